@@ -1,0 +1,107 @@
+#include "core/admission_sketch.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace mooncake {
+namespace {
+
+uint64_t Mix(uint64_t x) {  // splitmix64 finalizer
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+}  // namespace
+
+AdmissionSketch::AdmissionSketch(uint64_t width)
+    : width_(std::bit_ceil(std::max<uint64_t>(width, 64))),
+      lines_(width_ * kDepth / kLine),
+      counters_(new std::atomic<uint8_t>[lines_ * kLine]),
+      window_(width_ * 8),
+      aging_cursor_(lines_ * kLine) {
+    for (size_t i = 0; i < lines_ * kLine; ++i) counters_[i].store(0, std::memory_order_relaxed);
+}
+
+uint64_t AdmissionSketch::Hash(std::string_view key) {
+    // FNV-1a over the bytes, then a strong finalizer so every bit of the result is usable.
+    uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : key) {
+        h ^= c;
+        h *= 1099511628211ULL;
+    }
+    return Mix(h ^ key.size());
+}
+
+std::atomic<uint8_t>* AdmissionSketch::CounterFor(uint64_t hash, int row) const {
+    size_t line = static_cast<size_t>(hash % lines_);
+    // Row r uses its own 16-byte quarter of the line, indexed by 4 bits of the hash that the
+    // line choice did not consume (the high bits, mixed once more per row).
+    uint64_t h2 = Mix(hash + static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL);
+    size_t slot = static_cast<size_t>(row) * 16 + static_cast<size_t>(h2 >> 60);
+    return &counters_[line * kLine + slot];
+}
+
+uint32_t AdmissionSketch::Increment(uint64_t hash) {
+    uint32_t estimate = 255;
+    for (int row = 0; row < kDepth; ++row) {
+        std::atomic<uint8_t>* c = CounterFor(hash, row);
+        uint8_t v = c->load(std::memory_order_relaxed);
+        while (v < 255 && !c->compare_exchange_weak(v, static_cast<uint8_t>(v + 1),
+                                                    std::memory_order_relaxed)) {
+        }
+        estimate = std::min<uint32_t>(estimate, v < 255 ? v + 1u : 255u);
+    }
+    uint64_t seen = since_aging_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (seen >= window_.load(std::memory_order_relaxed)) {
+        // One thread wins the reset and starts a sweep; the sweep itself is shared out.
+        if (since_aging_.compare_exchange_strong(seen, 0, std::memory_order_relaxed)) {
+            aging_cursor_.store(0, std::memory_order_relaxed);
+            agings_.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+    HalveSome();
+    return estimate;
+}
+
+void AdmissionSketch::HalveSome() {
+    const size_t total = lines_ * kLine;
+    if (aging_cursor_.load(std::memory_order_relaxed) >= total) return;
+    size_t start = aging_cursor_.fetch_add(kChunk, std::memory_order_relaxed);
+    if (start >= total) return;
+    size_t end = std::min(total, start + kChunk);
+    for (size_t i = start; i < end; ++i) {
+        uint8_t v = counters_[i].load(std::memory_order_relaxed);
+        while (v != 0 && !counters_[i].compare_exchange_weak(v, static_cast<uint8_t>(v >> 1),
+                                                             std::memory_order_relaxed)) {
+        }
+    }
+}
+
+uint32_t AdmissionSketch::Estimate(uint64_t hash) const {
+    uint32_t estimate = 255;
+    for (int row = 0; row < kDepth; ++row) {
+        estimate = std::min<uint32_t>(estimate, CounterFor(hash, row)->load(std::memory_order_relaxed));
+    }
+    return estimate;
+}
+
+void AdmissionSketch::set_window(uint64_t window) {
+    if (window > 0) window_.store(window, std::memory_order_relaxed);
+}
+
+void AdmissionSketch::AgeNow() {
+    const size_t total = lines_ * kLine;
+    for (size_t i = 0; i < total; ++i) {
+        counters_[i].store(counters_[i].load(std::memory_order_relaxed) >> 1,
+                           std::memory_order_relaxed);
+    }
+    since_aging_.store(0, std::memory_order_relaxed);
+    aging_cursor_.store(total, std::memory_order_relaxed);
+    agings_.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace mooncake

@@ -1,0 +1,55 @@
+// AdmissionSketch: a count-min sketch of how often each key is read, for promotion admission.
+//
+// Depth 4, 8-bit saturating counters. "Blocked": the four counters of a key sit in one 64-byte
+// cache line (one row per 16-byte quarter), so an increment costs one cache miss, not four.
+// Aging: once `window` increments have been seen, every counter is halved — spread over the
+// next increments (each halves a small chunk), so no reader ever waits for a full sweep.
+//
+// Thread-safety: lock-free; Increment and Estimate may race freely (relaxed atomics; an
+// estimate may be off by the increments racing it, which admission tolerates).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+namespace mooncake {
+
+class AdmissionSketch {
+public:
+    // `width`: counters per row, rounded up to a power of two (at least 64).
+    explicit AdmissionSketch(uint64_t width);
+
+    static uint64_t Hash(std::string_view key);
+
+    // Counts one access; returns the key's estimate after it.
+    uint32_t Increment(uint64_t hash);
+    uint32_t Estimate(uint64_t hash) const;
+
+    // Increments between agings. 0 keeps the current window.
+    void set_window(uint64_t window);
+    uint64_t window() const { return window_.load(std::memory_order_relaxed); }
+    uint64_t width() const { return width_; }
+    uint64_t agings() const { return agings_.load(std::memory_order_relaxed); }
+    // Halves everything at once (tests; the amortized path is used in service).
+    void AgeNow();
+
+private:
+    static constexpr int kDepth = 4;
+    static constexpr size_t kLine = 64;
+    static constexpr size_t kChunk = 256;  // counters halved per increment while aging
+
+    std::atomic<uint8_t>* CounterFor(uint64_t hash, int row) const;
+    void HalveSome();
+
+    uint64_t width_;
+    size_t lines_;
+    std::unique_ptr<std::atomic<uint8_t>[]> counters_;  // lines_ * 64
+    std::atomic<uint64_t> window_;
+    std::atomic<uint64_t> since_aging_{0};
+    std::atomic<size_t> aging_cursor_;  // == total counters when no aging is in progress
+    std::atomic<uint64_t> agings_{0};
+};
+
+}  // namespace mooncake

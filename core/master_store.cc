@@ -1,0 +1,340 @@
+// MasterStore: construction, the object lifecycle (Put, Get, Remove), ticks and totals.
+// Eviction, offload, promotion, nodes and admin live in core/store_*.cc.
+#include "core/master_store.h"
+
+#include <algorithm>
+
+#include "core/store_internals.h"
+
+namespace mooncake {
+
+bool ObjectView::HasComplete(Tier tier) const {
+    return std::any_of(replicas.begin(), replicas.end(), [&](const ReplicaDesc& r) {
+        return r.tier == tier && r.state == ReplicaState::kComplete;
+    });
+}
+
+std::vector<Tier> ObjectView::CompleteTiers() const {
+    std::vector<Tier> tiers;
+    for (Tier tier : {Tier::kMemory, Tier::kLocalDisk}) {
+        if (HasComplete(tier)) tiers.push_back(tier);
+    }
+    return tiers;
+}
+
+std::string_view ManualOutcomeName(ManualOutcome outcome) {
+    switch (outcome) {
+        case ManualOutcome::kQueued: return "queued";
+        case ManualOutcome::kDone: return "done";
+        case ManualOutcome::kAlreadyThere: return "already";
+        case ManualOutcome::kInFlight: return "in_flight";
+    }
+    return "unknown";
+}
+
+MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& metrics,
+                         uint32_t epoch)
+    : config_(config),
+      clock_(clock),
+      metrics_(metrics),
+      in_(std::make_unique<StoreInternals>(*this, config, clock, metrics, epoch)) {}
+
+MasterStore::~MasterStore() = default;
+
+Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view key, uint64_t size,
+                                            NodeId preferred) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    if (size == 0) return Status::InvalidArgument("size is 0; values are 1 byte or more");
+    if (size > config_.max_value_size()) {
+        return Status::InvalidArgument("size " + std::to_string(size) +
+                                       " exceeds max_value_size (" +
+                                       config_.GetText(KnobId::max_value_size) + ")");
+    }
+    uint64_t largest_segment = 0;
+    for (auto& node : in_->AllNodes()) {
+        largest_segment = std::max(largest_segment, node->spec.segment_capacity);
+    }
+    if (SegmentAllocator::RoundUp(size) > largest_segment) {
+        return Status::InvalidArgument("size " + std::to_string(size) +
+                                       " is larger than any DRAM segment (largest " +
+                                       FormatSize(largest_segment) + ")");
+    }
+    Shard& shard = in_->ShardFor(key);
+    {
+        std::lock_guard lock(shard.mu);
+        if (shard.objects.count(std::string(key))) {
+            return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
+        }
+    }
+    Result<StoreInternals::Allocation> alloc = in_->AllocateWithEviction(
+        size, preferred, std::chrono::milliseconds(config_.put_wait_for_offload_ms()));
+    if (!alloc.ok()) {
+        in_->m.put_no_space.Inc();
+        return alloc.status();
+    }
+    std::lock_guard lock(shard.mu);
+    auto [it, inserted] = shard.objects.try_emplace(std::string(key));
+    if (!inserted) {  // raced with another Put of the same key
+        in_->FreeMemory(alloc->node, alloc->offset, size);
+        return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
+    }
+    ObjectMeta& meta = it->second;
+    meta.key = &it->first;
+    meta.generation = in_->NewGeneration();
+    meta.size = size;
+    meta.put_client = client;
+    meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
+    meta.hash = AdmissionSketch::Hash(key);
+    meta.replicas.push_back({Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, 0});
+    in_->live_objects.fetch_add(1, std::memory_order_relaxed);
+    PutStartReply reply;
+    reply.generation = meta.generation;
+    reply.replica = {Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, size, 0};
+    return reply;
+}
+
+namespace {
+
+// The object a client's PutEnd/PutRevoke names, checked: same generation, same client,
+// still PROCESSING.
+Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
+                            Generation generation) {
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) return Status::NotFound("no put of " + QuoteKey(key));
+    ObjectMeta& meta = it->second;
+    if (meta.generation != generation) {
+        return Status::StaleGeneration("generation " + std::to_string(generation) + " of " +
+                                       QuoteKey(key) + " is not the current one (" +
+                                       std::to_string(meta.generation) + ")");
+    }
+    if (meta.put_client != client) {
+        return Status::IllegalClient("the put of " + QuoteKey(key) +
+                                     " was started by another client");
+    }
+    return &meta;
+}
+
+}  // namespace
+
+Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation generation) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->ShardFor(key);
+    std::lock_guard lock(shard.mu);
+    Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
+    if (!found.ok()) return found.status();
+    ObjectMeta& meta = **found;
+    Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kProcessing);
+    if (mem == nullptr) return Status::Ok();  // already ended: idempotent
+    mem->state = ReplicaState::kComplete;
+    if (auto node = in_->GetNode(mem->node)) node->memory_objects.fetch_add(1);
+    in_->LruTouch(shard, meta);
+    in_->m.puts.Inc();
+    if (config_.enable_offload() && !config_.offload_on_evict()) {
+        auto node = in_->GetNode(mem->node);
+        if (node && node->has_disk()) in_->QueueOffload(meta, /*evict_after=*/false);
+    }
+    return Status::Ok();
+}
+
+Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation generation) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->ShardFor(key);
+    std::lock_guard lock(shard.mu);
+    Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
+    if (!found.ok()) return found.status();
+    ObjectMeta& meta = **found;
+    if (meta.HasComplete(Tier::kMemory)) {
+        return Status::InvalidArgument("the put of " + QuoteKey(key) +
+                                       " already ended; use Remove");
+    }
+    in_->DestroyObject(shard, meta);
+    return Status::Ok();
+}
+
+Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    const bool promote_on_hit = config_.promotion_on_hit();
+    Shard& shard = in_->ShardFor(key);
+    ObjectView view;
+    bool trigger = false;
+    {
+        std::lock_guard lock(shard.mu);
+        auto it = shard.objects.find(std::string(key));
+        if (it == shard.objects.end()) {
+            in_->m.get_misses.Inc();
+            return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+        }
+        ObjectMeta& meta = it->second;
+        bool in_memory = meta.HasComplete(Tier::kMemory);
+        bool on_disk = meta.HasComplete(Tier::kLocalDisk);
+        if (!in_memory && !on_disk) {
+            return Status::NotReady("key " + QuoteKey(key) + " is still being written");
+        }
+        meta.lease_expiry = clock_.Now() + std::chrono::milliseconds(config_.default_kv_lease_ttl());
+        in_->LruTouch(shard, meta);
+        view = in_->MakeView(meta, /*complete_only=*/true);
+        (in_memory ? in_->m.gets_memory : in_->m.gets_disk).Inc();
+        trigger = promote_on_hit && !in_memory && !meta.promotion;
+        if (promote_on_hit && !in_memory && meta.promotion) {
+            in_->m.promotion_attempts.Inc();
+            in_->m.promotion_deduplicated.Inc();
+        }
+    }
+    if (promote_on_hit) {
+        // Every read counts toward admission, so the sketch also knows how hot the MEMORY
+        // objects a promotion would displace are.
+        uint64_t hash = AdmissionSketch::Hash(key);
+        uint32_t estimate = in_->sketch.Increment(hash);
+        if (trigger) {
+            in_->m.promotion_attempts.Inc();
+            int64_t threshold = std::max<int64_t>(1, config_.promotion_admission_threshold());
+            if (estimate < threshold) {
+                in_->m.promotion_failed_admission.Inc();
+            } else {
+                in_->TryPromote(key, view.generation, view.size, hash, estimate,
+                                StoreInternals::Trigger::kHit);
+            }
+        }
+    }
+    return view;
+}
+
+std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
+    std::span<const std::string> keys) {
+    std::vector<Result<ObjectView>> out;
+    out.reserve(keys.size());
+    for (const std::string& key : keys) out.push_back(GetReplicaList(key));
+    return out;
+}
+
+Status MasterStore::Remove(std::string_view key, bool force) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->ShardFor(key);
+    std::lock_guard lock(shard.mu);
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) {
+        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+    }
+    ObjectMeta& meta = it->second;
+    if (!force && meta.Leased(clock_.Now())) {
+        return Status::HasLease("key " + QuoteKey(key) +
+                                " is leased by a reader; retry later or force");
+    }
+    in_->DestroyObject(shard, meta);
+    in_->m.removes.Inc();
+    return Status::Ok();
+}
+
+std::vector<Status> MasterStore::BatchRemove(std::span<const std::string> keys, bool force) {
+    std::vector<Status> out;
+    out.reserve(keys.size());
+    for (const std::string& key : keys) out.push_back(Remove(key, force));
+    return out;
+}
+
+size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped) {
+    size_t removed = 0;
+    size_t leased = 0;
+    Nanos now = clock_.Now();
+    for (Shard& shard : in_->shards) {
+        std::lock_guard lock(shard.mu);
+        std::vector<ObjectMeta*> victims;
+        for (auto& [key, meta] : shard.objects) {
+            if (key.compare(0, prefix.size(), prefix) != 0) continue;
+            if (!force && meta.Leased(now)) {
+                ++leased;
+                continue;
+            }
+            victims.push_back(&meta);
+        }
+        for (ObjectMeta* meta : victims) {
+            in_->DestroyObject(shard, *meta);
+            in_->m.removes.Inc();
+            ++removed;
+        }
+    }
+    if (skipped != nullptr) *skipped = leased;
+    return removed;
+}
+
+Result<bool> MasterStore::Exists(std::string_view key) const {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->ShardFor(key);
+    std::lock_guard lock(shard.mu);
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) return false;
+    return it->second.HasComplete(Tier::kMemory) || it->second.HasComplete(Tier::kLocalDisk);
+}
+
+Status MasterStore::Tune(const std::vector<std::pair<std::string, std::string>>& assignments) {
+    return config_.SetMany(assignments, SetMode::kRuntime);
+}
+
+namespace {
+
+// Puts started and never ended within put_timeout_sec: the client is gone; free the DRAM.
+size_t ReapStalePuts(StoreInternals& in) {
+    size_t reaped = 0;
+    Nanos now = in.clock.Now();
+    for (Shard& shard : in.shards) {
+        std::lock_guard lock(shard.mu);
+        std::vector<ObjectMeta*> stale;
+        for (auto& [key, meta] : shard.objects) {
+            if (meta.put_deadline < now && meta.Find(Tier::kMemory, ReplicaState::kProcessing) &&
+                !meta.HasComplete(Tier::kMemory) && !meta.HasComplete(Tier::kLocalDisk)) {
+                stale.push_back(&meta);
+            }
+        }
+        for (ObjectMeta* meta : stale) in.DestroyObject(shard, *meta);
+        reaped += stale.size();
+    }
+    return reaped;
+}
+
+}  // namespace
+
+void MasterStore::Tick() {
+    Nanos now = clock_.Now();
+    if (now >= in_->next_reap) {
+        // The scans below walk every shard: once per 100 ms is plenty for second-scale TTLs.
+        in_->next_reap = now + std::chrono::milliseconds(100);
+        ExpireNodes();
+        ReapPromotionTasks();
+        ReapStalePuts(*in_);
+        in_->UpdateSketchWindow();
+    }
+    RunWatermarkEviction();
+    RetryRefusedCandidates();
+    if (config_.proactive_promotion() && now >= in_->next_proactive) {
+        in_->next_proactive =
+            now + std::chrono::milliseconds(config_.proactive_promotion_interval_ms());
+        ProactivePromotionScan();
+    }
+}
+
+MasterStore::Totals MasterStore::ComputeTotals() const {
+    Totals t;
+    t.dram_capacity = in_->DramCapacity();
+    t.dram_used = in_->DramUsed();
+    for (Shard& shard : in_->shards) {
+        std::lock_guard lock(shard.mu);
+        for (auto& [key, meta] : shard.objects) {
+            ++t.objects;
+            for (const Replica& r : meta.replicas) {
+                t.pins += r.pins;
+                if (r.tier == Tier::kMemory) t.dram_allocated += SegmentAllocator::RoundUp(meta.size);
+            }
+            if (meta.promotion) {
+                ++t.promotion_tasks;
+                t.promotion_in_flight_bytes += meta.size;
+                if (meta.promotion->staging) {
+                    t.dram_allocated += SegmentAllocator::RoundUp(meta.size);
+                }
+            }
+            if (meta.offload) ++t.offload_tasks;
+        }
+    }
+    return t;
+}
+
+}  // namespace mooncake

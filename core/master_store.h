@@ -1,0 +1,172 @@
+// MasterStore: the master's metadata and every tier rule of mooncake-tier.
+//
+// It owns object metadata (sharded), the nodes and their DRAM segment allocators, eviction,
+// offload and promotion policy, the admission sketch and the metrics. It moves no object
+// bytes: nodes do, told by the tasks it hands out. The daemon adapts it to RPC; the trace
+// replay drives it directly with a ManualClock.
+//
+// Thread-safety: every public method may be called from any thread. Object metadata lives in
+// kShardCount shards, one mutex each; the Get path takes only its key's shard lock (plus
+// lock-free sketch and counter updates). Lock order, outermost first:
+//   eviction_mu_ -> Shard::mu -> NodeTable::mu -> Segment/queue mutexes (leaves).
+// No method calls back into the caller while holding a lock.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/knobs.h"
+#include "core/master_types.h"
+#include "core/status.h"
+
+namespace mooncake {
+
+class MetricsRegistry;
+class StoreInternals;  // defined in core/store_internals.h
+
+class MasterStore {
+public:
+    // `epoch` makes generations unique across master restarts: pass a value larger than any
+    // earlier master used (the daemon uses wall-clock seconds). config, clock and metrics
+    // must outlive the store.
+    MasterStore(Config& config, const Clock& clock, MetricsRegistry& metrics, uint32_t epoch);
+    ~MasterStore();
+    MasterStore(const MasterStore&) = delete;
+    MasterStore& operator=(const MasterStore&) = delete;
+
+    // ---------------- clients: object lifecycle ----------------
+
+    // Allocates DRAM for `size` bytes (in `preferred`'s segment first, else the segment with
+    // most room; evicting LRU objects if needed, waiting up to put_wait_for_offload_ms for
+    // offloads in flight) and records a PROCESSING MEMORY replica, invisible to readers.
+    // Errors: InvalidArgument (key, size 0, size > max_value_size or any segment),
+    // AlreadyExists, NoSpace.
+    Result<PutStartReply> PutStart(ClientId client, std::string_view key, uint64_t size,
+                                   NodeId preferred = kNoNode);
+    // Marks the put COMPLETE (grants no lease). Only the client that started it.
+    // With enable_offload and !offload_on_evict, queues the offload to LOCAL_DISK now.
+    Status PutEnd(ClientId client, std::string_view key, Generation generation);
+    // Abandons a put: frees its DRAM and forgets the key.
+    Status PutRevoke(ClientId client, std::string_view key, Generation generation);
+
+    // COMPLETE replicas, MEMORY first; grants a read lease of default_kv_lease_ttl, refreshes
+    // recency, and may trigger promotion (the reply is not changed by it).
+    // Errors: InvalidArgument, NotFound, NotReady (put still in progress).
+    Result<ObjectView> GetReplicaList(std::string_view key);
+    std::vector<Result<ObjectView>> BatchGetReplicaList(std::span<const std::string> keys);
+
+    // Removes the key: refused with HasLease while leased unless `force`. Cancels its tasks and
+    // frees its DRAM; disk copies are deleted by their nodes (told at the next heartbeat).
+    Status Remove(std::string_view key, bool force = false);
+    std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
+    // Removes every key starting with `prefix`; returns how many were removed. Leased keys are
+    // skipped unless `force` (their count is returned in `skipped`).
+    size_t RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped = nullptr);
+
+    // True when the key has a COMPLETE replica. Not an access.
+    Result<bool> Exists(std::string_view key) const;
+
+    // ---------------- nodes ----------------
+
+    // A node's name must not belong to a live node (InvalidArgument otherwise).
+    Result<NodeId> RegisterNode(const NodeSpec& spec);
+    // Refreshes liveness; returns what the node must release or delete.
+    Result<HeartbeatReply> Heartbeat(NodeId node);
+    // Graceful leave: the same cleanup as expiry.
+    Status UnregisterNode(NodeId node);
+    // LOCAL_DISK records a (re)started node holds. Each report is checked: a key with a newer
+    // generation, or already on disk elsewhere, is refused; a key unknown to the master is
+    // adopted as a LOCAL_DISK-only object. Returns one Status per report.
+    Result<std::vector<Status>> RegisterDiskReplicas(NodeId node,
+                                                     std::span<const DiskReplicaReport> reports);
+    // The node's disk dropped a record (disk eviction, or a checksum failure).
+    Status ReportDiskReplicaDropped(NodeId node, std::string_view key, Generation generation);
+
+    // ---------------- nodes: offload work ----------------
+
+    // Up to `max` pending offload tasks for `node`, oldest first; leftovers stay queued.
+    // With `wait` > 0, blocks up to that long (real time) while there is none.
+    std::vector<OffloadTask> OffloadObjectHeartbeat(NodeId node, size_t max, Nanos wait = Nanos(0));
+    // The node wrote (key, generation) to its disk: adds the COMPLETE LOCAL_DISK replica,
+    // unpins the source, and (offload on evict) drops the MEMORY replica.
+    Status NotifyOffloadSuccess(NodeId node, std::string_view key, Generation generation);
+    // Unpins the source; the DRAM copy stays.
+    Status NotifyOffloadFailure(NodeId node, std::string_view key, Generation generation);
+
+    // ---------------- nodes: promotion work ----------------
+
+    std::vector<PromotionTask> PromotionObjectHeartbeat(NodeId node, size_t max,
+                                                        Nanos wait = Nanos(0));
+    // Checks holder, generation and size, allocates DRAM (the holder's segment first) and
+    // stages an invisible PROCESSING MEMORY replica; resets the task's deadline. When room is
+    // on its way (eviction queued offloads), NotReady: the task stays, call again shortly.
+    // When room cannot be had, the task is dropped (alloc_failed) and NoSpace returned.
+    Result<ReplicaDesc> PromotionAllocStart(NodeId node, std::string_view key,
+                                            Generation generation, uint64_t size);
+    // Commits the staged replica COMPLETE with fresh recency, unpins the source, ends the task.
+    // For a task that was cancelled or expired meanwhile: commits nothing (staging freed),
+    // returns NotFound or StaleGeneration.
+    Status NotifyPromotionSuccess(NodeId node, std::string_view key, Generation generation);
+    // Idempotent: frees the staging, unpins the source, counts io_failed once.
+    Status NotifyPromotionFailure(NodeId node, std::string_view key, Generation generation);
+
+    // ---------------- admin (never an access: no lease, no recency, no sketch) ----------------
+
+    Result<ObjectView> Stat(std::string_view key) const;  // every replica, any state
+    std::vector<ObjectView> List(const ListOptions& options) const;  // sorted by key
+    std::vector<NodeInfo> Nodes() const;
+    std::vector<TaskView> Tasks() const;
+    std::vector<HotKey> Hot(size_t limit) const;  // LOCAL_DISK-only keys by sketch estimate
+    // Manual tier moves. promote bypasses admission; it respects DRAM pressure unless `force`.
+    Result<ManualOutcome> Promote(std::string_view key, bool force);
+    Result<ManualOutcome> Offload(std::string_view key);  // LOCAL_DISK copy, MEMORY kept
+    Result<ManualOutcome> Evict(std::string_view key);    // drop MEMORY (offload first if needed)
+    // Runtime tuning through the knob table (SetMode::kRuntime), all or nothing.
+    Status Tune(const std::vector<std::pair<std::string, std::string>>& assignments);
+
+    // ---------------- background work ----------------
+
+    // Runs whatever is due at the clock's now: node expiry, the promotion reaper, stale-put
+    // cleanup, watermark eviction, candidate retry, the proactive scan. The daemon calls it
+    // every few ms from one thread; tests and the replay call it as virtual time advances.
+    void Tick();
+    // Individual steps, for tests.
+    size_t ExpireNodes();
+    size_t ReapPromotionTasks();
+    size_t RunWatermarkEviction();
+    size_t RetryRefusedCandidates();
+    size_t ProactivePromotionScan();
+
+    // ---------------- accounting (tests, metrics) ----------------
+
+    struct Totals {
+        uint64_t dram_capacity = 0;
+        uint64_t dram_used = 0;         // allocator's view
+        uint64_t dram_allocated = 0;    // sum of live MEMORY replica allocations (metadata view)
+        uint64_t objects = 0;
+        uint64_t pins = 0;              // sum of replica pins
+        uint64_t promotion_tasks = 0;
+        uint64_t offload_tasks = 0;
+        uint64_t promotion_in_flight_bytes = 0;
+    };
+    Totals ComputeTotals() const;  // walks everything; for tests and invariant checks
+
+    Config& config() { return config_; }
+    const Clock& clock() const { return clock_; }
+    MetricsRegistry& metrics() { return metrics_; }
+
+private:
+    Config& config_;
+    const Clock& clock_;
+    MetricsRegistry& metrics_;
+    std::unique_ptr<StoreInternals> in_;
+};
+
+}  // namespace mooncake

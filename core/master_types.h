@@ -1,0 +1,137 @@
+// Plain values MasterStore takes and returns. Shared by the daemon's RPC handlers, the client
+// library and the trace replay; none of them holds a lock or points into the store.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/types.h"
+
+namespace mooncake {
+
+// Where one copy of an object lives. `offset` is the byte offset in the node's DRAM segment
+// (MEMORY only); a LOCAL_DISK replica is found by the holder from (key, generation).
+struct ReplicaDesc {
+    Tier tier = Tier::kMemory;
+    ReplicaState state = ReplicaState::kComplete;
+    NodeId node = kNoNode;
+    uint64_t offset = 0;
+    uint64_t size = 0;  // object bytes (the DRAM range may be rounded up to 4 KiB)
+    uint32_t pins = 0;  // in-flight offload or promotion using this replica as its source
+};
+
+struct ObjectView {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    std::vector<ReplicaDesc> replicas;  // readers: COMPLETE only, MEMORY first
+    Nanos lease_expiry{0};
+    uint64_t recency = 0;          // larger = more recently read
+    uint32_t sketch_estimate = 0;  // admission sketch's count (inspection only)
+    bool promotion_in_flight = false;
+    bool offload_in_flight = false;
+
+    bool HasComplete(Tier tier) const;
+    // Tier names that hold a COMPLETE replica, MEMORY first.
+    std::vector<Tier> CompleteTiers() const;
+};
+
+struct PutStartReply {
+    Generation generation = kNoGeneration;
+    ReplicaDesc replica;  // the PROCESSING MEMORY range to write the bytes into
+};
+
+struct NodeSpec {
+    std::string name;          // advertised RPC address, unique among live nodes
+    std::string data_address;  // HOST:PORT of its byte data channel
+    uint64_t segment_capacity = 0;  // DRAM bytes contributed (0: none)
+    uint64_t disk_capacity = 0;     // LOCAL_DISK bytes (0: no disk tier on this node)
+};
+
+struct NodeInfo {
+    NodeId id = kNoNode;
+    NodeSpec spec;
+    uint64_t segment_used = 0;
+    uint64_t disk_used = 0;  // sum of the sizes of its LOCAL_DISK replicas
+    uint64_t memory_objects = 0;
+    uint64_t disk_objects = 0;
+    Nanos last_heartbeat{0};
+};
+
+// What the master tells a node at each heartbeat: ranges it no longer holds data for, and disk
+// records to delete (removed keys, dropped sources). The node acts on them, then forgets them.
+struct ReleasedRange {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+};
+struct DiskDelete {
+    std::string key;
+    Generation generation = kNoGeneration;
+};
+struct HeartbeatReply {
+    std::vector<ReleasedRange> released;
+    std::vector<DiskDelete> disk_deletes;
+};
+
+// A node's report of a LOCAL_DISK record it holds (after restart, or master restart).
+struct DiskReplicaReport {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+};
+
+struct OffloadTask {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    uint64_t source_offset = 0;  // in this node's DRAM segment
+};
+
+struct PromotionTask {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    NodeId holder = kNoNode;  // the node whose disk has the source
+    Nanos start{0};
+};
+
+enum class TaskKind { kOffload, kPromotion };
+struct TaskView {
+    TaskKind kind = TaskKind::kPromotion;
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    NodeId node = kNoNode;  // the node doing the work
+    Nanos age{0};
+    bool delivered = false;  // handed to the node already
+    bool staged = false;     // promotion: DRAM allocated, bytes being written
+};
+
+struct HotKey {
+    std::string key;
+    uint64_t size = 0;
+    uint32_t estimate = 0;
+};
+
+// Outcome of a manual promote/offload/evict for one key.
+enum class ManualOutcome {
+    kQueued,         // work queued (promotion or offload task created)
+    kDone,           // completed at once (evict dropped MEMORY)
+    kAlreadyThere,   // the key already is in the asked state
+    kInFlight,       // a task for the key already exists
+};
+std::string_view ManualOutcomeName(ManualOutcome outcome);
+
+struct ListOptions {
+    std::optional<Tier> tier;  // keys with a COMPLETE replica in this tier
+    std::string prefix;
+    std::string start_after;  // paging: keys strictly greater than this
+    size_t limit = 1000;
+};
+
+}  // namespace mooncake

@@ -1,0 +1,118 @@
+// Inspection for operators. None of it is an access: no lease, no recency, no sketch count.
+#include <algorithm>
+#include <queue>
+
+#include "core/store_internals.h"
+
+namespace mooncake {
+
+Result<ObjectView> MasterStore::Stat(std::string_view key) const {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->ShardFor(key);
+    std::lock_guard lock(shard.mu);
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) {
+        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+    }
+    ObjectView view = in_->MakeView(it->second, /*complete_only=*/false);
+    view.sketch_estimate = in_->sketch.Estimate(it->second.hash);
+    return view;
+}
+
+std::vector<ObjectView> MasterStore::List(const ListOptions& options) const {
+    // Keep the `limit` smallest matching keys in a max-heap: one pass, O(n log limit), so
+    // paging through 100,000 keys never sorts them all.
+    auto cmp = [](const ObjectView& a, const ObjectView& b) { return a.key < b.key; };
+    std::priority_queue<ObjectView, std::vector<ObjectView>, decltype(cmp)> heap(cmp);
+    if (options.limit == 0) return {};
+    for (Shard& shard : in_->shards) {
+        std::lock_guard lock(shard.mu);
+        for (auto& [key, meta] : shard.objects) {
+            if (key.compare(0, options.prefix.size(), options.prefix) != 0) continue;
+            if (!options.start_after.empty() && key <= options.start_after) continue;
+            if (options.tier ? !meta.HasComplete(*options.tier)
+                             : !(meta.HasComplete(Tier::kMemory) ||
+                                 meta.HasComplete(Tier::kLocalDisk))) {
+                continue;
+            }
+            if (heap.size() == options.limit && !(key < heap.top().key)) continue;
+            heap.push(in_->MakeView(meta, /*complete_only=*/true));
+            if (heap.size() > options.limit) heap.pop();
+        }
+    }
+    std::vector<ObjectView> out;
+    out.reserve(heap.size());
+    while (!heap.empty()) {
+        out.push_back(heap.top());
+        heap.pop();
+    }
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+std::vector<NodeInfo> MasterStore::Nodes() const {
+    std::vector<NodeInfo> out;
+    for (auto& node : in_->AllNodes()) {
+        NodeInfo info;
+        info.id = node->id;
+        info.spec = node->spec;
+        {
+            std::lock_guard lock(node->segment_mu);
+            info.segment_used = node->segment.used();
+        }
+        info.disk_used = node->disk_used.load();
+        info.memory_objects = node->memory_objects.load();
+        info.disk_objects = node->disk_objects.load();
+        info.last_heartbeat = Nanos(node->last_heartbeat_ns.load());
+        out.push_back(std::move(info));
+    }
+    return out;
+}
+
+std::vector<TaskView> MasterStore::Tasks() const {
+    std::vector<TaskView> out;
+    Nanos now = clock_.Now();
+    for (Shard& shard : in_->shards) {
+        std::lock_guard lock(shard.mu);
+        for (auto& [key, meta] : shard.objects) {
+            if (meta.promotion) {
+                const PromotionState& p = *meta.promotion;
+                out.push_back({TaskKind::kPromotion, key, meta.generation, meta.size, p.holder,
+                               now - p.start, p.delivered, p.staging.has_value()});
+            }
+            if (meta.offload) {
+                const OffloadState& o = *meta.offload;
+                out.push_back({TaskKind::kOffload, key, meta.generation, meta.size, o.node,
+                               now - o.start, o.delivered, false});
+            }
+        }
+    }
+    std::sort(out.begin(), out.end(),
+              [](const TaskView& a, const TaskView& b) { return a.age > b.age; });
+    return out;
+}
+
+std::vector<HotKey> MasterStore::Hot(size_t limit) const {
+    auto colder = [](const HotKey& a, const HotKey& b) {
+        return a.estimate != b.estimate ? a.estimate > b.estimate : a.key < b.key;
+    };
+    std::priority_queue<HotKey, std::vector<HotKey>, decltype(colder)> heap(colder);
+    if (limit == 0) return {};
+    for (Shard& shard : in_->shards) {
+        std::lock_guard lock(shard.mu);
+        for (auto& [key, meta] : shard.objects) {
+            if (meta.HasComplete(Tier::kMemory) || !meta.HasComplete(Tier::kLocalDisk)) continue;
+            heap.push({key, meta.size, in_->sketch.Estimate(meta.hash)});
+            if (heap.size() > limit) heap.pop();
+        }
+    }
+    std::vector<HotKey> out;
+    while (!heap.empty()) {
+        out.push_back(heap.top());
+        heap.pop();
+    }
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace mooncake

@@ -1,0 +1,264 @@
+// The inside of MasterStore: object metadata shards, the node table, task queues, metric
+// handles. Only core/store_*.cc include this.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/admission_sketch.h"
+#include "core/master_store.h"
+#include "core/metrics.h"
+#include "core/segment_allocator.h"
+#include "core/thread_annotations.h"
+
+namespace mooncake {
+
+struct Replica {
+    Tier tier = Tier::kMemory;
+    ReplicaState state = ReplicaState::kProcessing;
+    NodeId node = kNoNode;
+    uint64_t offset = 0;  // MEMORY: range start in the node's segment
+    uint32_t pins = 0;    // sources of in-flight offload/promotion
+};
+
+struct PromotionState {
+    NodeId holder = kNoNode;
+    Nanos start{0};       // admission time (latency histogram)
+    Nanos deadline{0};    // reaper expires the task after this
+    bool delivered = false;
+    std::optional<Replica> staging;  // PROCESSING MEMORY range, once allocated
+};
+
+struct OffloadState {
+    NodeId node = kNoNode;  // holder of the MEMORY source and of the disk it writes to
+    Nanos start{0};
+    Nanos deadline{0};
+    bool delivered = false;
+    bool evict_after = false;  // offload-on-evict: drop MEMORY once the disk copy exists
+};
+
+struct ObjectMeta {
+    const std::string* key = nullptr;  // the map's key (stable: unordered_map nodes do not move)
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    ClientId put_client = 0;
+    Nanos put_deadline{0};  // while the MEMORY replica is PROCESSING
+    std::vector<Replica> replicas;
+    Nanos lease_expiry{0};
+    uint64_t recency = 0;
+    uint64_t hash = 0;  // AdmissionSketch::Hash(key)
+    bool in_lru = false;
+    std::list<ObjectMeta*>::iterator lru_it;
+    std::optional<OffloadState> offload;
+    std::optional<PromotionState> promotion;
+
+    Replica* Find(Tier tier, ReplicaState state);
+    const Replica* Find(Tier tier, ReplicaState state) const;
+    bool HasComplete(Tier tier) const { return Find(tier, ReplicaState::kComplete) != nullptr; }
+    bool Leased(Nanos now) const { return lease_expiry > now; }
+};
+
+struct Shard {
+    mutable std::mutex mu;
+    std::unordered_map<std::string, ObjectMeta> objects MC_GUARDED_BY(mu);
+    // Objects with a COMPLETE MEMORY replica, most recently used first.
+    std::list<ObjectMeta*> lru MC_GUARDED_BY(mu);
+};
+
+struct TaskRef {
+    std::string key;
+    Generation generation;
+};
+
+struct NodeState {
+    NodeId id = kNoNode;
+    NodeSpec spec;
+    std::atomic<int64_t> last_heartbeat_ns{0};
+
+    mutable std::mutex segment_mu;
+    SegmentAllocator segment MC_GUARDED_BY(segment_mu);
+
+    // Leaves in the lock order: nothing else is locked while one of these is held.
+    std::mutex queue_mu;
+    std::condition_variable work_cv;
+    std::deque<TaskRef> offload_queue MC_GUARDED_BY(queue_mu);
+    std::deque<TaskRef> promotion_queue MC_GUARDED_BY(queue_mu);
+    HeartbeatReply pending MC_GUARDED_BY(queue_mu);
+    bool gone MC_GUARDED_BY(queue_mu) = false;  // expired/unregistered: wake long-polls
+
+    std::atomic<uint64_t> disk_used{0};
+    std::atomic<uint64_t> memory_objects{0};
+    std::atomic<uint64_t> disk_objects{0};
+    std::atomic<uint64_t> offload_pending{0};
+
+    NodeState(NodeId id_, const NodeSpec& spec_)
+        : id(id_), spec(spec_), segment(spec_.segment_capacity) {}
+    bool has_disk() const { return spec.disk_capacity > 0; }
+};
+
+// Metric handles, looked up once.
+struct StoreMetrics {
+    explicit StoreMetrics(MetricsRegistry& registry);
+
+    Counter& promotion_attempts;
+    Counter& promotion_queued;
+    Counter& promotion_completed;
+    Counter& promotion_failed_admission;
+    Counter& promotion_failed_watermark;
+    Counter& promotion_failed_queue_full;
+    Counter& promotion_failed_alloc;
+    Counter& promotion_failed_io;
+    Counter& promotion_deduplicated;
+    Counter& promotion_cancelled;
+    Counter& promotion_expired;
+    Counter& promotion_retried;
+    Counter& promotion_proactive;
+    Gauge& promotion_in_flight;
+    Histogram& promotion_latency;
+
+    Counter& offload_queued;
+    Counter& offload_completed;
+    Counter& offload_failed;
+    Counter& offload_cancelled;
+    Counter& offload_bytes;
+    Gauge& offload_in_flight;
+
+    Counter& evictions;
+    Counter& evicted_bytes;
+    Counter& gets_memory;
+    Counter& gets_disk;
+    Counter& get_misses;
+    Counter& puts;
+    Counter& put_no_space;
+    Counter& removes;
+    Counter& nodes_expired;
+};
+
+// A refused promotion candidate, remembered for retry when room appears.
+struct RetryCandidate {
+    Generation generation = kNoGeneration;
+    Nanos next_try{0};
+    Nanos expiry{0};
+    Nanos backoff{0};
+};
+
+class StoreInternals {
+public:
+    static constexpr size_t kShardCount = 64;
+
+    StoreInternals(MasterStore& store, Config& config, const Clock& clock,
+                   MetricsRegistry& registry, uint32_t epoch);
+
+    MasterStore& store;
+    Config& config;
+    const Clock& clock;
+    StoreMetrics m;
+    AdmissionSketch sketch;
+
+    std::array<Shard, kShardCount> shards;
+    Shard& ShardFor(std::string_view key);
+    size_t ShardIndex(std::string_view key) const;
+
+    // Generations: epoch << 32 | counter.
+    std::atomic<uint64_t> next_generation;
+    Generation NewGeneration() { return next_generation.fetch_add(1, std::memory_order_relaxed); }
+    std::atomic<uint64_t> recency_clock{1};
+    uint64_t NextRecency() { return recency_clock.fetch_add(1, std::memory_order_relaxed); }
+
+    // ---- nodes ----
+    mutable std::shared_mutex nodes_mu;
+    std::map<NodeId, std::shared_ptr<NodeState>> nodes MC_GUARDED_BY(nodes_mu);
+    NodeId next_node_id MC_GUARDED_BY(nodes_mu) = 1;
+    std::shared_ptr<NodeState> GetNode(NodeId id) const;
+    std::vector<std::shared_ptr<NodeState>> AllNodes() const;
+    void PushReleased(NodeId node, ReleasedRange range);
+    void PushDiskDelete(NodeId node, DiskDelete del);
+
+    // ---- DRAM ----
+    struct Allocation {
+        NodeId node;
+        uint64_t offset;
+    };
+    // One attempt, no eviction: `preferred` first, then the node with the most free room.
+    std::optional<Allocation> TryAllocate(uint64_t size, NodeId preferred);
+    void FreeMemory(NodeId node, uint64_t offset, uint64_t size);
+    // Allocates, evicting LRU objects for room; waits up to `wait` (real time) for offloads
+    // in flight. NoSpace when room cannot be had.
+    Result<Allocation> AllocateWithEviction(uint64_t size, NodeId preferred, Nanos wait);
+    uint64_t DramCapacity() const;
+    uint64_t DramUsed() const;
+    uint64_t LargestFreeExtent() const;
+    std::atomic<uint64_t> live_objects{0};
+    std::atomic<uint64_t> memory_objects{0};  // objects with a COMPLETE MEMORY replica
+    std::atomic<uint64_t> memory_object_bytes{0};
+
+    // ---- eviction ----
+    std::mutex eviction_mu;  // one evictor at a time, so rounds do not over-evict
+    std::mutex room_mu;      // with room_cv: Puts waiting for offloads to free DRAM
+    std::condition_variable room_cv;
+    uint64_t room_events MC_GUARDED_BY(room_mu) = 0;  // bumped whenever DRAM may have freed
+    std::atomic<uint64_t> evict_pending_bytes{0};  // MEMORY bytes queued for offload-then-drop
+    struct EvictResult {
+        uint64_t freed = 0;    // DRAM freed now
+        uint64_t pending = 0;  // DRAM that frees when queued offloads finish
+        size_t victims = 0;
+    };
+    // Evicts about `target` bytes, least recently used first, never leased or pinned objects.
+    EvictResult Evict(uint64_t target);
+    struct VictimInfo {
+        bool found = false;
+        uint32_t max_estimate = 0;
+    };
+    // The objects an allocation of `size` would displace, without touching them.
+    VictimInfo PeekVictims(uint64_t size);
+    void NotifyRoom();
+
+    // ---- shared object operations (callers hold the shard lock) ----
+    void LruTouch(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
+    void LruUnlink(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
+    // Drops the replica at `index`, freeing DRAM or telling the node to delete its disk record.
+    void DropReplica(Shard& shard, ObjectMeta& meta, size_t index) MC_REQUIRES(shard.mu);
+    // Ends the object's tasks (counted as cancelled), freeing staging and unpinning.
+    void CancelTasks(ObjectMeta& meta);
+    // Removes the object from its shard (after CancelTasks + dropping every replica).
+    void EraseObject(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
+    // Drops everything the object holds and erases it.
+    void DestroyObject(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
+    void QueueOffload(ObjectMeta& meta, bool evict_after);
+    ObjectView MakeView(const ObjectMeta& meta, bool complete_only) const;
+
+    // ---- promotion ----
+    std::atomic<int64_t> promotion_in_flight{0};
+    std::atomic<uint64_t> promotion_in_flight_bytes{0};
+    std::atomic<int64_t> offload_in_flight{0};
+    enum class Trigger { kHit, kManual, kManualForce, kRetry, kProactive };
+    // Gates 2..5 (gate 1 is applied by the caller for hits). Returns the outcome.
+    enum class GateResult { kQueued, kAdmissionGated, kWatermarkGated, kDeduplicated, kQueueFull,
+                            kNotEligible };
+    GateResult TryPromote(std::string_view key, Generation generation, uint64_t size,
+                          uint64_t hash, uint32_t estimate, Trigger trigger);
+    uint64_t PromotionBytesLimit() const;
+    void EndPromotion(ObjectMeta& meta);  // frees staging, unpins source, erases the task
+
+    std::mutex retry_mu;
+    std::unordered_map<std::string, RetryCandidate> retry MC_GUARDED_BY(retry_mu);
+    void RememberRefused(std::string_view key, Generation generation);
+    std::atomic<size_t> proactive_cursor{0};
+
+    // ---- ticks ----
+    Nanos next_reap{0};
+    Nanos next_proactive{0};
+    void UpdateSketchWindow();
+};
+
+}  // namespace mooncake

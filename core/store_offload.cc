@@ -1,0 +1,201 @@
+// Offload: MEMORY objects get a LOCAL_DISK copy written by the node that holds them — at
+// PutEnd (offload_on_evict off), when evicted (on), or when an operator asks.
+#include "core/store_internals.h"
+
+namespace mooncake {
+
+std::vector<OffloadTask> MasterStore::OffloadObjectHeartbeat(NodeId node_id, size_t max,
+                                                             Nanos wait) {
+    std::vector<OffloadTask> out;
+    auto node = in_->GetNode(node_id);
+    if (!node || max == 0) return out;
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    while (out.size() < max) {
+        std::vector<TaskRef> refs;
+        {
+            std::unique_lock lock(node->queue_mu);
+            if (out.empty() && wait.count() > 0) {
+                node->work_cv.wait_until(lock, deadline, [&] {
+                    return !node->offload_queue.empty() || node->gone;
+                });
+            }
+            while (!node->offload_queue.empty() && refs.size() < max - out.size()) {
+                refs.push_back(std::move(node->offload_queue.front()));
+                node->offload_queue.pop_front();
+            }
+        }
+        if (refs.empty()) break;
+        for (TaskRef& ref : refs) {
+            Shard& shard = in_->ShardFor(ref.key);
+            std::lock_guard lock(shard.mu);
+            auto it = shard.objects.find(ref.key);
+            if (it == shard.objects.end()) continue;
+            ObjectMeta& meta = it->second;
+            if (meta.generation != ref.generation || !meta.offload ||
+                meta.offload->node != node_id || meta.offload->delivered) {
+                continue;
+            }
+            const Replica* src = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+            if (src == nullptr) continue;
+            meta.offload->delivered = true;
+            out.push_back({ref.key, meta.generation, meta.size, src->offset});
+        }
+    }
+    return out;
+}
+
+namespace {
+
+Result<ObjectMeta*> FindOffload(Shard& shard, NodeId node, std::string_view key,
+                                Generation generation) {
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) {
+        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+    }
+    ObjectMeta& meta = it->second;
+    if (meta.generation != generation) {
+        return Status::StaleGeneration("generation " + std::to_string(generation) + " of " +
+                                       QuoteKey(key) + " is not the current one");
+    }
+    if (!meta.offload) {
+        return Status::NotFound("no offload task for " + QuoteKey(key));
+    }
+    if (meta.offload->node != node) {
+        return Status::IllegalClient("node " + std::to_string(node) +
+                                     " does not hold the offload task of " + QuoteKey(key));
+    }
+    return &meta;
+}
+
+// Ends the offload task without counting it as cancelled.
+void FinishOffload(StoreInternals& in, ObjectMeta& meta, Replica* src) {
+    if (src != nullptr && src->pins > 0) --src->pins;
+    if (meta.offload->evict_after) {
+        in.evict_pending_bytes.fetch_sub(SegmentAllocator::RoundUp(meta.size));
+    }
+    if (auto node = in.GetNode(meta.offload->node)) node->offload_pending.fetch_sub(1);
+    meta.offload.reset();
+    in.offload_in_flight.fetch_sub(1, std::memory_order_relaxed);
+    in.m.offload_in_flight.Dec();
+}
+
+}  // namespace
+
+Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
+                                         Generation generation) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->ShardFor(key);
+    {
+        std::lock_guard lock(shard.mu);
+        Result<ObjectMeta*> found = FindOffload(shard, node_id, key, generation);
+        if (!found.ok()) return found.status();
+        ObjectMeta& meta = **found;
+        bool evict_after = meta.offload->evict_after;
+        FinishOffload(*in_, meta, meta.Find(Tier::kMemory, ReplicaState::kComplete));
+        if (!meta.HasComplete(Tier::kLocalDisk)) {
+            meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
+            if (auto node = in_->GetNode(node_id)) {
+                node->disk_used.fetch_add(meta.size);
+                node->disk_objects.fetch_add(1);
+            }
+        }
+        in_->m.offload_completed.Inc();
+        in_->m.offload_bytes.Inc(static_cast<double>(meta.size));
+        // Evicted while being written: drop MEMORY now — unless a reader leased it since
+        // (it may be reading that copy); the next eviction round drops it at no cost.
+        if (evict_after && !meta.Leased(clock_.Now())) {
+            for (size_t i = 0; i < meta.replicas.size(); ++i) {
+                const Replica& r = meta.replicas[i];
+                if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins == 0) {
+                    in_->DropReplica(shard, meta, i);
+                    break;
+                }
+            }
+        }
+    }
+    in_->NotifyRoom();
+    return Status::Ok();
+}
+
+Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
+                                         Generation generation) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->ShardFor(key);
+    {
+        std::lock_guard lock(shard.mu);
+        Result<ObjectMeta*> found = FindOffload(shard, node_id, key, generation);
+        if (!found.ok()) {
+            if (found.status().Is(StatusCode::kNotFound)) return Status::Ok();  // repeated
+            return found.status();
+        }
+        ObjectMeta& meta = **found;
+        FinishOffload(*in_, meta, meta.Find(Tier::kMemory, ReplicaState::kComplete));
+        in_->m.offload_failed.Inc();
+    }
+    in_->NotifyRoom();  // waiting Puts re-evaluate: this DRAM will not free by itself
+    return Status::Ok();
+}
+
+Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->ShardFor(key);
+    std::lock_guard lock(shard.mu);
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) {
+        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+    }
+    ObjectMeta& meta = it->second;
+    if (meta.HasComplete(Tier::kLocalDisk)) return ManualOutcome::kAlreadyThere;
+    if (meta.offload) return ManualOutcome::kInFlight;
+    const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+    if (mem == nullptr) {
+        return Status::NotReady("key " + QuoteKey(key) + " is still being written");
+    }
+    auto node = in_->GetNode(mem->node);
+    if (!node || !node->has_disk()) {
+        return Status::InvalidArgument("the node holding " + QuoteKey(key) +
+                                       " has no LOCAL_DISK tier");
+    }
+    in_->QueueOffload(meta, /*evict_after=*/false);
+    return ManualOutcome::kQueued;
+}
+
+Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->ShardFor(key);
+    std::lock_guard lock(shard.mu);
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) {
+        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+    }
+    ObjectMeta& meta = it->second;
+    const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+    if (mem == nullptr) {
+        if (meta.Find(Tier::kMemory, ReplicaState::kProcessing)) {
+            return Status::NotReady("key " + QuoteKey(key) + " is still being written");
+        }
+        return ManualOutcome::kAlreadyThere;
+    }
+    if (meta.offload) return ManualOutcome::kInFlight;
+    if (meta.Leased(clock_.Now())) {
+        return Status::HasLease("key " + QuoteKey(key) + " is leased by a reader; retry later");
+    }
+    if (mem->pins > 0) return Status::Busy("key " + QuoteKey(key) + " is pinned by a task");
+    auto node = in_->GetNode(mem->node);
+    if (!meta.HasComplete(Tier::kLocalDisk) && config_.enable_offload() && node &&
+        node->has_disk()) {
+        in_->QueueOffload(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
+        return ManualOutcome::kQueued;
+    }
+    for (size_t i = 0; i < meta.replicas.size(); ++i) {
+        if (meta.replicas[i].tier == Tier::kMemory) {
+            in_->DropReplica(shard, meta, i);
+            break;
+        }
+    }
+    in_->m.evictions.Inc();
+    if (meta.replicas.empty()) in_->DestroyObject(shard, meta);
+    return ManualOutcome::kDone;
+}
+
+}  // namespace mooncake

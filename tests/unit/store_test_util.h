@@ -1,0 +1,104 @@
+// Shared fixture pieces for MasterStore tests: a store on a ManualClock with nodes, a
+// simulated node that does offload/promotion work instantly, and invariant checks.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "core/clock.h"
+#include "core/knobs.h"
+#include "core/master_store.h"
+#include "core/metrics.h"
+
+namespace mooncake::testing {
+
+class StoreFixture : public ::testing::Test {
+protected:
+    static constexpr uint64_t kObject = 4096;
+
+    void SetUp() override {
+        config_.Set("put_wait_for_offload_ms", "0").ok();
+        config_.Set("default_kv_lease_ttl", "0").ok();
+    }
+
+    MasterStore& store() {
+        if (!store_) store_ = std::make_unique<MasterStore>(config_, clock_, metrics_, 7);
+        return *store_;
+    }
+
+    NodeId AddNode(const std::string& name, uint64_t dram, uint64_t disk = 1ull << 30) {
+        Result<NodeId> id = store().RegisterNode({name, name + ":data", dram, disk});
+        EXPECT_TRUE(id.ok()) << id.status().ToString();
+        return id.ok() ? *id : kNoNode;
+    }
+
+    // PutStart + PutEnd; returns the generation.
+    Generation Put(const std::string& key, uint64_t size = kObject, NodeId preferred = kNoNode) {
+        Result<PutStartReply> start = store().PutStart(1, key, size, preferred);
+        EXPECT_TRUE(start.ok()) << key << ": " << start.status().ToString();
+        if (!start.ok()) return kNoGeneration;
+        Status end = store().PutEnd(1, key, start->generation);
+        EXPECT_TRUE(end.ok()) << end.ToString();
+        return start->generation;
+    }
+
+    // A node that does its work at once: offloads succeed, promotions allocate and commit.
+    size_t RunOffloads(NodeId node) {
+        size_t done = 0;
+        for (const OffloadTask& t : store().OffloadObjectHeartbeat(node, 1 << 20)) {
+            EXPECT_TRUE(store().NotifyOffloadSuccess(node, t.key, t.generation).ok());
+            ++done;
+        }
+        return done;
+    }
+    // Room made by offload-on-evict is waited for by running the node's offloads.
+    size_t RunPromotions(NodeId node) {
+        size_t done = 0;
+        for (const PromotionTask& t : store().PromotionObjectHeartbeat(node, 1 << 20)) {
+            Result<ReplicaDesc> staged =
+                store().PromotionAllocStart(node, t.key, t.generation, t.size);
+            while (!staged.ok() && staged.status().Is(StatusCode::kNotReady) &&
+                   RunOffloads(node) > 0) {
+                staged = store().PromotionAllocStart(node, t.key, t.generation, t.size);
+            }
+            if (!staged.ok()) continue;
+            EXPECT_TRUE(store().NotifyPromotionSuccess(node, t.key, t.generation).ok());
+            ++done;
+        }
+        return done;
+    }
+
+    std::vector<Tier> TiersOf(const std::string& key) {
+        Result<ObjectView> view = store().Stat(key);
+        return view.ok() ? view->CompleteTiers() : std::vector<Tier>{};
+    }
+
+    double Metric(const std::string& name, const Labels& labels = {}) {
+        return metrics_.Value(name, labels).value_or(-1);
+    }
+
+    // DRAM used = sum of live allocations; pins and tasks as expected; the funnel holds.
+    void ExpectInvariants(uint64_t expected_pins = 0, uint64_t expected_tasks = 0) {
+        MasterStore::Totals t = store().ComputeTotals();
+        EXPECT_EQ(t.dram_used, t.dram_allocated);
+        EXPECT_EQ(t.pins, expected_pins);
+        EXPECT_EQ(t.promotion_tasks + t.offload_tasks, expected_tasks);
+        double queued = Metric("promotion_queued_total");
+        double ended = Metric("promotion_completed_total") +
+                       Metric("promotion_failed_total", {{"reason", "alloc_failed"}}) +
+                       Metric("promotion_failed_total", {{"reason", "io_failed"}}) +
+                       Metric("promotion_cancelled_total") + Metric("promotion_expired_total") +
+                       Metric("promotion_in_flight");
+        EXPECT_EQ(queued, ended) << "promotion funnel invariant";
+        EXPECT_EQ(Metric("promotion_in_flight"), static_cast<double>(t.promotion_tasks));
+    }
+
+    Config config_;
+    ManualClock clock_;
+    MetricsRegistry metrics_;
+    std::unique_ptr<MasterStore> store_;
+};
+
+}  // namespace mooncake::testing
