@@ -87,6 +87,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.hash = AdmissionSketch::Hash(key);
     meta.replicas.push_back({Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, 0});
     in_->live_objects.fetch_add(1, std::memory_order_relaxed);
+    in_->puts_in_progress.fetch_add(1);
     PutStartReply reply;
     reply.generation = meta.generation;
     reply.replica = {Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, size, 0};
@@ -126,6 +127,7 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
     Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kProcessing);
     if (mem == nullptr) return Status::Ok();  // already ended: idempotent
     mem->state = ReplicaState::kComplete;
+    in_->puts_in_progress.fetch_sub(1);
     if (auto node = in_->GetNode(mem->node)) node->memory_objects.fetch_add(1);
     in_->LruTouch(shard, meta);
     in_->m.puts.Inc();
@@ -162,6 +164,9 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) {
             in_->m.get_misses.Inc();
+            // A miss is a request for the key too: counted, so a block that is put after a
+            // miss and read back later has the history an exact frequency count would give.
+            if (promote_on_hit) in_->sketch.Increment(AdmissionSketch::Hash(key));
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");
         }
         ObjectMeta& meta = it->second;
@@ -275,6 +280,7 @@ namespace {
 // Puts started and never ended within put_timeout_sec: the client is gone; free the DRAM.
 size_t ReapStalePuts(StoreInternals& in) {
     size_t reaped = 0;
+    if (in.puts_in_progress.load() == 0) return 0;
     Nanos now = in.clock.Now();
     for (Shard& shard : in.shards) {
         std::lock_guard lock(shard.mu);

@@ -19,6 +19,7 @@ struct Candidate {
     Generation generation;
     uint64_t bytes;
     uint64_t hash;
+    bool clean;  // has a LOCAL_DISK copy: dropping it loses nothing
 };
 
 bool Evictable(const ObjectMeta& meta, Nanos now) {
@@ -26,19 +27,22 @@ bool Evictable(const ObjectMeta& meta, Nanos now) {
     return mem != nullptr && mem->pins == 0 && !meta.offload && !meta.Leased(now);
 }
 
-// Up to `target` bytes of the coldest evictable objects of every shard, coldest first.
-std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t target) {
+// Up to `per_shard` bytes of the coldest evictable objects of every shard, coldest first.
+// With per_shard = target the globally coldest `target` bytes are surely among them.
+std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
     std::vector<Candidate> out;
     Nanos now = in.clock.Now();
     for (size_t s = 0; s < StoreInternals::kShardCount; ++s) {
         Shard& shard = in.shards[s];
         std::lock_guard lock(shard.mu);
         uint64_t collected = 0;
-        for (auto it = shard.lru.rbegin(); it != shard.lru.rend() && collected < target; ++it) {
+        for (auto it = shard.lru.rbegin(); it != shard.lru.rend() && collected < per_shard;
+             ++it) {
             const ObjectMeta& meta = **it;
             if (!Evictable(meta, now)) continue;
             uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
-            out.push_back({meta.recency, s, *meta.key, meta.generation, bytes, meta.hash});
+            out.push_back({meta.recency, s, *meta.key, meta.generation, bytes, meta.hash,
+                           meta.HasComplete(Tier::kLocalDisk)});
             collected += bytes;
         }
     }
@@ -106,18 +110,57 @@ StoreInternals::VictimInfo StoreInternals::PeekVictims(uint64_t size) {
     return info;
 }
 
+size_t StoreInternals::Clean(uint64_t target) {
+    std::lock_guard evict_lock(eviction_mu);
+    // Keys spread evenly over shards, so twice each shard's fair share of the cold end covers
+    // the global cold end closely enough — cleaning need not be exact, and this keeps a round
+    // cheap however large the cache is.
+    uint64_t per_shard = 2 * target / kShardCount + SegmentAllocator::RoundUp(1);
+    uint64_t covered = clean_pending_bytes.load();
+    size_t queued = 0;
+    for (const Candidate& c : CollectCandidates(*this, per_shard)) {
+        if (covered >= target) break;
+        covered += c.bytes;
+        if (c.clean) continue;
+        Shard& shard = shards[c.shard];
+        std::lock_guard lock(shard.mu);
+        auto it = shard.objects.find(c.key);
+        if (it == shard.objects.end()) continue;
+        ObjectMeta& meta = it->second;
+        if (meta.generation != c.generation || meta.offload ||
+            meta.HasComplete(Tier::kLocalDisk)) {
+            continue;
+        }
+        const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+        auto node = mem ? GetNode(mem->node) : nullptr;
+        if (!node || !node->has_disk() || mem->pins > 0) continue;
+        QueueOffload(meta, /*evict_after=*/false);
+        meta.offload->cleaning = true;
+        clean_pending_bytes.fetch_add(c.bytes);
+        ++queued;
+    }
+    return queued;
+}
+
 size_t MasterStore::RunWatermarkEviction() {
     uint64_t capacity = in_->DramCapacity();
     if (capacity == 0) return 0;
     uint64_t used = in_->DramUsed();
     double high = config_.eviction_high_watermark_ratio();
     if (static_cast<double>(used) <= high * static_cast<double>(capacity)) return 0;
-    // Free about eviction_ratio of capacity, counting DRAM already on its way out.
     uint64_t target = static_cast<uint64_t>(config_.eviction_ratio() *
                                             static_cast<double>(capacity));
-    uint64_t pending = in_->evict_pending_bytes.load();
-    if (target <= pending) return 0;
-    return in_->Evict(target - pending).victims;
+    if (config_.eviction_watermark_drop()) {
+        // Free about eviction_ratio of capacity now, counting DRAM already on its way out.
+        uint64_t pending = in_->evict_pending_bytes.load();
+        if (target <= pending) return 0;
+        return in_->Evict(target - pending).victims;
+    }
+    // DRAM you pay for is DRAM you use: keep it full, but make sure the coldest
+    // eviction_ratio of it has LOCAL_DISK copies, so an allocation can drop them at once
+    // instead of waiting for a disk write. Without offload, dropping is instant already.
+    if (!config_.enable_offload() || !config_.offload_on_evict()) return 0;
+    return in_->Clean(target);
 }
 
 }  // namespace mooncake

@@ -284,6 +284,7 @@ void StoreInternals::DropReplica(Shard& shard, ObjectMeta& meta, size_t index) {
     meta.replicas.erase(meta.replicas.begin() + static_cast<ptrdiff_t>(index));
     auto node = GetNode(r.node);
     if (r.tier == Tier::kMemory) {
+        if (r.state == ReplicaState::kProcessing) puts_in_progress.fetch_sub(1);
         if (r.state == ReplicaState::kComplete) {
             if (!meta.HasComplete(Tier::kMemory)) LruUnlink(shard, meta);
             if (node) node->memory_objects.fetch_sub(1, std::memory_order_relaxed);
@@ -320,19 +321,23 @@ void StoreInternals::CancelTasks(ObjectMeta& meta) {
         m.promotion_cancelled.Inc();
     }
     if (meta.offload) {
-        if (Replica* src = meta.Find(Tier::kMemory, ReplicaState::kComplete)) {
-            if (src->pins > 0) --src->pins;
-        }
-        if (meta.offload->evict_after) {
-            evict_pending_bytes.fetch_sub(SegmentAllocator::RoundUp(meta.size));
-        }
-        if (auto node = GetNode(meta.offload->node)) node->offload_pending.fetch_sub(1);
-        meta.offload.reset();
-        offload_in_flight.fetch_sub(1, std::memory_order_relaxed);
-        m.offload_in_flight.Dec();
+        EndOffload(meta);
         m.offload_cancelled.Inc();
         NotifyRoom();
     }
+}
+
+void StoreInternals::EndOffload(ObjectMeta& meta) {
+    if (Replica* src = meta.Find(Tier::kMemory, ReplicaState::kComplete)) {
+        if (src->pins > 0) --src->pins;
+    }
+    uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
+    if (meta.offload->evict_after) evict_pending_bytes.fetch_sub(bytes);
+    if (meta.offload->cleaning) clean_pending_bytes.fetch_sub(bytes);
+    if (auto node = GetNode(meta.offload->node)) node->offload_pending.fetch_sub(1);
+    meta.offload.reset();
+    offload_in_flight.fetch_sub(1, std::memory_order_relaxed);
+    m.offload_in_flight.Dec();
 }
 
 void StoreInternals::EraseObject(Shard& shard, ObjectMeta& meta) {

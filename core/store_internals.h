@@ -45,6 +45,7 @@ struct OffloadState {
     Nanos deadline{0};
     bool delivered = false;
     bool evict_after = false;  // offload-on-evict: drop MEMORY once the disk copy exists
+    bool cleaning = false;     // queued by the watermark round (counted in clean_pending_bytes)
 };
 
 struct ObjectMeta {
@@ -199,6 +200,7 @@ public:
     uint64_t DramUsed() const;
     uint64_t LargestFreeExtent() const;
     std::atomic<uint64_t> live_objects{0};
+    std::atomic<int64_t> puts_in_progress{0};  // PROCESSING MEMORY replicas of unended Puts
     std::atomic<uint64_t> memory_objects{0};  // objects with a COMPLETE MEMORY replica
     std::atomic<uint64_t> memory_object_bytes{0};
 
@@ -208,6 +210,7 @@ public:
     std::condition_variable room_cv;
     uint64_t room_events MC_GUARDED_BY(room_mu) = 0;  // bumped whenever DRAM may have freed
     std::atomic<uint64_t> evict_pending_bytes{0};  // MEMORY bytes queued for offload-then-drop
+    std::atomic<uint64_t> clean_pending_bytes{0};  // MEMORY bytes queued for a disk copy only
     struct EvictResult {
         uint64_t freed = 0;    // DRAM freed now
         uint64_t pending = 0;  // DRAM that frees when queued offloads finish
@@ -221,6 +224,10 @@ public:
     };
     // The objects an allocation of `size` would displace, without touching them.
     VictimInfo PeekVictims(uint64_t size);
+    // Queues LOCAL_DISK copies (MEMORY kept) for the coldest `target` bytes lacking one.
+    size_t Clean(uint64_t target);
+    // Ends an offload task's accounting (pin, pending bytes, gauges); the caller counts it.
+    void EndOffload(ObjectMeta& meta);
     void NotifyRoom();
 
     // ---- shared object operations (callers hold the shard lock) ----

@@ -67,18 +67,6 @@ Result<ObjectMeta*> FindOffload(Shard& shard, NodeId node, std::string_view key,
     return &meta;
 }
 
-// Ends the offload task without counting it as cancelled.
-void FinishOffload(StoreInternals& in, ObjectMeta& meta, Replica* src) {
-    if (src != nullptr && src->pins > 0) --src->pins;
-    if (meta.offload->evict_after) {
-        in.evict_pending_bytes.fetch_sub(SegmentAllocator::RoundUp(meta.size));
-    }
-    if (auto node = in.GetNode(meta.offload->node)) node->offload_pending.fetch_sub(1);
-    meta.offload.reset();
-    in.offload_in_flight.fetch_sub(1, std::memory_order_relaxed);
-    in.m.offload_in_flight.Dec();
-}
-
 }  // namespace
 
 Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
@@ -91,7 +79,7 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
         if (!found.ok()) return found.status();
         ObjectMeta& meta = **found;
         bool evict_after = meta.offload->evict_after;
-        FinishOffload(*in_, meta, meta.Find(Tier::kMemory, ReplicaState::kComplete));
+        in_->EndOffload(meta);
         if (!meta.HasComplete(Tier::kLocalDisk)) {
             meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
             if (auto node = in_->GetNode(node_id)) {
@@ -129,7 +117,7 @@ Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
             return found.status();
         }
         ObjectMeta& meta = **found;
-        FinishOffload(*in_, meta, meta.Find(Tier::kMemory, ReplicaState::kComplete));
+        in_->EndOffload(meta);
         in_->m.offload_failed.Inc();
     }
     in_->NotifyRoom();  // waiting Puts re-evaluate: this DRAM will not free by itself

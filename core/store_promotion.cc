@@ -371,6 +371,7 @@ Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
 
 size_t MasterStore::ReapPromotionTasks() {
     size_t reaped = 0;
+    if (in_->promotion_in_flight.load() == 0 && in_->offload_in_flight.load() == 0) return 0;
     Nanos now = clock_.Now();
     for (Shard& shard : in_->shards) {
         std::lock_guard lock(shard.mu);

@@ -1,0 +1,204 @@
+// mooncake-replay: replays a Mooncake KV-cache trace through the real core and reports how
+// often blocks were served from MEMORY, from LOCAL_DISK, or missed.
+//
+//   mooncake-replay TRACE [--mem-fraction F] [--policy P] [--object-size BYTES]
+//                   [--promotion_admission_threshold N] [--set KNOB=VALUE]... [--json]
+//
+// MEMORY capacity = F x distinct blocks x object size. Policies: dram-only, no-promotion
+// (offload on evict), promotion, reference-lru (exact LRU + instant promotion after the same
+// admission threshold, computed on the side), reference-lru-no-promotion, or all.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <unordered_set>
+
+#include "bench/replay/reference_lru.h"
+#include "bench/replay/store_replay.h"
+#include "bench/replay/trace_reader.h"
+
+namespace mooncake::replay {
+namespace {
+
+const std::vector<std::string> kPolicies = {"dram-only", "no-promotion", "promotion",
+                                            "reference-lru", "reference-lru-no-promotion"};
+
+struct PolicyRun {
+    std::string policy;
+    SimCounts counts;
+    double mean_dram_fill = -1;  // store policies only
+};
+
+Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRequest>& trace,
+                            uint64_t capacity_objects, uint64_t object_size, uint32_t threshold,
+                            uint64_t window,
+                            const std::vector<std::pair<std::string, std::string>>& extra,
+                            bool dump_metrics) {
+    PolicyRun run;
+    run.policy = policy;
+    if (policy == "reference-lru" || policy == "reference-lru-no-promotion") {
+        ReferenceLru sim(capacity_objects, policy == "reference-lru", threshold, window);
+        for (const TraceRequest& req : trace) {
+            for (int64_t block : req.blocks) sim.Access(block);
+        }
+        run.counts = sim.counts();
+        return run;
+    }
+    ReplayOptions options;
+    options.capacity_bytes = capacity_objects * object_size;
+    options.object_size = object_size;
+    options.dump_metrics = dump_metrics;
+    options.knobs = {{"promotion_admission_threshold", std::to_string(threshold)},
+                     {"promotion_sketch_window", std::to_string(window)}};
+    if (policy == "dram-only") {
+        options.knobs.push_back({"enable_offload", "false"});
+        options.knobs.push_back({"promotion_on_hit", "false"});
+    } else if (policy == "no-promotion") {
+        options.knobs.push_back({"enable_offload", "true"});
+        options.knobs.push_back({"offload_on_evict", "true"});
+        options.knobs.push_back({"promotion_on_hit", "false"});
+    } else if (policy == "promotion") {
+        options.knobs.push_back({"enable_offload", "true"});
+        options.knobs.push_back({"offload_on_evict", "true"});
+        options.knobs.push_back({"promotion_on_hit", "true"});
+    } else {
+        return Status::InvalidArgument("unknown policy '" + policy + "'");
+    }
+    options.knobs.insert(options.knobs.end(), extra.begin(), extra.end());
+    Result<ReplayResult> result = RunStoreReplay(trace, options);
+    if (!result.ok()) return result.status();
+    run.counts = result->counts;
+    run.mean_dram_fill = result->mean_dram_fill;
+    return run;
+}
+
+double Ratio(uint64_t part, uint64_t whole) {
+    return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
+}
+
+}  // namespace
+}  // namespace mooncake::replay
+
+int main(int argc, char** argv) {
+    using namespace mooncake;
+    using namespace mooncake::replay;
+    CLI::App app{"Replay a Mooncake KV-cache trace through the mooncake-tier core"};
+    std::string trace_path;
+    double mem_fraction = 0.1;
+    std::string policy = "promotion";
+    uint64_t object_size = 65536;
+    int threshold = 2;
+    std::vector<std::string> sets;
+    bool json = false;
+    bool dump_metrics = false;
+    app.add_option("trace", trace_path, "trace file (JSON lines with timestamp and hash_ids)")
+        ->required();
+    app.add_option("--mem-fraction", mem_fraction,
+                   "MEMORY capacity as a fraction of the distinct blocks")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--policy", policy, "dram-only | no-promotion | promotion | reference-lru | "
+                                       "reference-lru-no-promotion | all");
+    app.add_option("--object-size", object_size, "bytes per block")->check(CLI::Range(1, 1 << 30));
+    app.add_option("--promotion_admission_threshold", threshold,
+                   "reads a LOCAL_DISK block needs before promotion (0 acts as 1)")
+        ->check(CLI::Range(0, 255));
+    app.add_option("--set", sets, "extra knob for the store policies, NAME=VALUE (repeatable)");
+    app.add_flag("--json", json, "print JSON");
+    app.add_flag("--metrics", dump_metrics, "print each store run's metrics to stderr");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+    std::vector<std::pair<std::string, std::string>> extra;
+    for (const std::string& s : sets) {
+        size_t eq = s.find('=');
+        if (eq == std::string::npos) {
+            std::fprintf(stderr, "mooncake-replay: --set expects NAME=VALUE, got '%s'\n", s.c_str());
+            return 2;
+        }
+        extra.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
+    std::vector<std::string> policies;
+    if (policy == "all") {
+        policies = kPolicies;
+    } else if (std::find(kPolicies.begin(), kPolicies.end(), policy) != kPolicies.end()) {
+        policies = {policy};
+    } else {
+        std::fprintf(stderr, "mooncake-replay: unknown policy '%s'\n", policy.c_str());
+        return 2;
+    }
+
+    Result<std::vector<TraceRequest>> trace = ReadTrace(trace_path);
+    if (!trace.ok()) {
+        std::fprintf(stderr, "mooncake-replay: %s\n", trace.status().message().c_str());
+        return 1;
+    }
+    std::unordered_set<int64_t> distinct;
+    uint64_t references = 0;
+    for (const TraceRequest& req : *trace) {
+        for (int64_t b : req.blocks) distinct.insert(b);
+        references += req.blocks.size();
+    }
+    uint64_t capacity_objects =
+        static_cast<uint64_t>(mem_fraction * static_cast<double>(distinct.size()));
+    // The sketch's aging window, the same for the store and the reference: the store's own
+    // default rule (8 x DRAM capacity in objects, at least 4096).
+    uint64_t window = std::max<uint64_t>(4096, capacity_objects * 8);
+
+    std::vector<PolicyRun> runs;
+    for (const std::string& p : policies) {
+        Result<PolicyRun> run = RunPolicy(p, *trace, capacity_objects, object_size,
+                                          static_cast<uint32_t>(threshold), window, extra,
+                                          dump_metrics);
+        if (!run.ok()) {
+            std::fprintf(stderr, "mooncake-replay: %s\n", run.status().ToString().c_str());
+            return 1;
+        }
+        runs.push_back(std::move(run).value());
+    }
+
+    if (json) {
+        std::printf("%s", runs.size() > 1 ? "[\n" : "");
+        for (size_t i = 0; i < runs.size(); ++i) {
+            const SimCounts& c = runs[i].counts;
+            std::printf(
+                "{\"policy\": \"%s\", \"mem_fraction\": %g, \"capacity_objects\": %llu, "
+                "\"distinct_blocks\": %zu, \"references\": %llu, \"mem_hit_ratio\": %.6f, "
+                "\"disk_hit_ratio\": %.6f, \"miss_ratio\": %.6f, \"promotions\": %.6f, "
+                "\"promotion_count\": %llu",
+                runs[i].policy.c_str(), mem_fraction,
+                static_cast<unsigned long long>(capacity_objects), distinct.size(),
+                static_cast<unsigned long long>(c.references), Ratio(c.mem_hits, c.references),
+                Ratio(c.disk_hits, c.references), Ratio(c.misses, c.references),
+                Ratio(c.promotions, c.references), static_cast<unsigned long long>(c.promotions));
+            if (runs[i].mean_dram_fill >= 0) {
+                std::printf(", \"mean_dram_fill\": %.4f", runs[i].mean_dram_fill);
+            }
+            std::printf("}%s\n", i + 1 < runs.size() ? "," : "");
+        }
+        std::printf("%s", runs.size() > 1 ? "]\n" : "");
+        return 0;
+    }
+    std::printf("trace %s: %zu requests, %llu block references, %zu distinct blocks\n",
+                trace_path.c_str(), trace->size(), static_cast<unsigned long long>(references),
+                distinct.size());
+    std::printf("MEMORY capacity: %llu objects (%.3f of distinct), object size %llu B\n\n",
+                static_cast<unsigned long long>(capacity_objects), mem_fraction,
+                static_cast<unsigned long long>(object_size));
+    std::printf("%-28s %9s %9s %9s %11s %10s\n", "policy", "mem_hit", "disk_hit", "miss",
+                "promotions", "dram_fill");
+    for (const PolicyRun& run : runs) {
+        const SimCounts& c = run.counts;
+        std::printf("%-28s %9.4f %9.4f %9.4f %11.4f ", run.policy.c_str(),
+                    Ratio(c.mem_hits, c.references), Ratio(c.disk_hits, c.references),
+                    Ratio(c.misses, c.references), Ratio(c.promotions, c.references));
+        if (run.mean_dram_fill >= 0) {
+            std::printf("%10.4f\n", run.mean_dram_fill);
+        } else {
+            std::printf("%10s\n", "-");
+        }
+    }
+    return 0;
+}
