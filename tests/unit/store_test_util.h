@@ -15,7 +15,7 @@
 namespace mooncake::testing {
 
 class StoreFixture : public ::testing::Test {
-protected:
+public:  // tests drive the fixture from helper functions too
     static constexpr uint64_t kObject = 4096;
 
     void SetUp() override {

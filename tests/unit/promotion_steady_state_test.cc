@@ -1,0 +1,203 @@
+// Issue 5: promotion in a full cache — displacing colder objects, refusing when room cannot be
+// had or the candidate is colder, retrying refused candidates, the byte budget, the proactive
+// scan (v2), drop-source (v3), and the oscillation guard.
+#include "tests/unit/store_test_util.h"
+
+namespace mooncake::testing {
+namespace {
+
+class PromotionSteadyStateTest : public StoreFixture {
+public:
+    // A full DRAM of `n` objects m0..m(n-1), each read `reads` times, plus disk-only d0..d(k-1).
+    NodeId FillAndSpill(int n, int reads, int disk_only) {
+        NodeId node = AddNode("n1", static_cast<uint64_t>(n) * kObject);
+        for (int i = 0; i < disk_only; ++i) {
+            Put("d" + std::to_string(i));
+            EXPECT_EQ(store().Evict("d" + std::to_string(i)).value(), ManualOutcome::kQueued);
+            RunOffloads(node);
+            EXPECT_EQ(TiersOf("d" + std::to_string(i)), std::vector<Tier>{Tier::kLocalDisk});
+        }
+        for (int i = 0; i < n; ++i) Put("m" + std::to_string(i));
+        for (int r = 0; r < reads; ++r) {
+            for (int i = 0; i < n; ++i) EXPECT_TRUE(store().GetReplicaList("m" + std::to_string(i)).ok());
+        }
+        RunOffloads(node);
+        return node;
+    }
+    double Gated() { return Metric("promotion_failed_total", {{"reason", "watermark_gated"}}); }
+};
+
+TEST_F(PromotionSteadyStateTest, PromotionInFullCacheDisplacesColderObjects) {
+    NodeId node = FillAndSpill(4, 0, 1);  // MEMORY objects never read: estimate 0
+    EXPECT_EQ(store().ComputeTotals().dram_used, 4 * kObject);
+    store().GetReplicaList("d0");
+    store().GetReplicaList("d0");
+    EXPECT_EQ(Metric("promotion_queued_total"), 1);
+    EXPECT_EQ(RunPromotions(node), 1u);
+    EXPECT_EQ(TiersOf("d0").front(), Tier::kMemory);
+    EXPECT_EQ(store().ComputeTotals().dram_used, 4 * kObject);  // still full: DRAM used
+    ExpectInvariants();
+}
+
+TEST_F(PromotionSteadyStateTest, ColderCandidateThanVictimsIsRefusedAndRemembered) {
+    FillAndSpill(4, 5, 1);  // MEMORY objects read 5 times each
+    store().GetReplicaList("d0");
+    store().GetReplicaList("d0");  // estimate 2 < 5
+    EXPECT_EQ(Metric("promotion_queued_total"), 0);
+    EXPECT_EQ(Gated(), 1);
+    ExpectInvariants();
+}
+
+TEST_F(PromotionSteadyStateTest, PromotionRefusedWhenEverythingEvictableIsLeased) {
+    config_.Set("default_kv_lease_ttl", "60000").ok();
+    FillAndSpill(4, 1, 1);  // the reads leased every MEMORY object for a minute
+    store().GetReplicaList("d0");
+    store().GetReplicaList("d0");
+    EXPECT_EQ(Metric("promotion_queued_total"), 0);
+    EXPECT_EQ(Gated(), 1);
+    ExpectInvariants();
+}
+
+TEST_F(PromotionSteadyStateTest, RefusedCandidateIsRetriedWhenRoomAppears) {
+    config_.Set("default_kv_lease_ttl", "60000").ok();
+    NodeId node = FillAndSpill(4, 1, 1);
+    store().GetReplicaList("d0");
+    store().GetReplicaList("d0");
+    ASSERT_EQ(Gated(), 1);
+    EXPECT_EQ(store().RetryRefusedCandidates(), 0u);  // not due yet, and still no room
+    ASSERT_TRUE(store().Remove("m0", /*force=*/true).ok());  // room appears
+    clock_.Advance(std::chrono::milliseconds(100));
+    EXPECT_EQ(store().RetryRefusedCandidates(), 1u);
+    EXPECT_EQ(Metric("promotion_retried_total"), 1);
+    EXPECT_EQ(RunPromotions(node), 1u);
+    EXPECT_EQ(TiersOf("d0").front(), Tier::kMemory);
+    ExpectInvariants();
+}
+
+TEST_F(PromotionSteadyStateTest, RefusedCandidatesExpireAndAreBounded) {
+    config_.Set("default_kv_lease_ttl", "60000").ok();
+    config_.Set("promotion_retry_limit", "2").ok();
+    config_.Set("promotion_retry_ttl_ms", "1000").ok();
+    FillAndSpill(2, 1, 3);
+    for (int i = 0; i < 3; ++i) {
+        store().GetReplicaList("d" + std::to_string(i));
+        store().GetReplicaList("d" + std::to_string(i));
+    }
+    EXPECT_EQ(Gated(), 3);
+    clock_.Advance(std::chrono::seconds(2));  // past the TTL: forgotten, nothing retried
+    ASSERT_TRUE(store().Remove("m0", true).ok());
+    EXPECT_EQ(store().RetryRefusedCandidates(), 0u);
+    EXPECT_EQ(Metric("promotion_queued_total"), 0);
+}
+
+TEST_F(PromotionSteadyStateTest, StrictWatermarkKnobRefusesAtHighWatermark) {
+    config_.Set("promotion_strict_watermark", "true").ok();
+    FillAndSpill(4, 0, 1);
+    store().GetReplicaList("d0");
+    store().GetReplicaList("d0");
+    EXPECT_EQ(Metric("promotion_queued_total"), 0);
+    EXPECT_EQ(Gated(), 1);
+}
+
+TEST_F(PromotionSteadyStateTest, ByteBudgetCapsPromotionsInFlight) {
+    config_.Set("promotion_inflight_bytes_limit", std::to_string(2 * kObject)).ok();
+    config_.Set("promotion_admission_threshold", "1").ok();
+    NodeId node = AddNode("n1", 64 * kObject);
+    for (int i = 0; i < 4; ++i) {
+        std::string key = "d" + std::to_string(i);
+        Put(key);
+        store().Evict(key).ok();
+    }
+    RunOffloads(node);
+    for (int i = 0; i < 4; ++i) store().GetReplicaList("d" + std::to_string(i));
+    EXPECT_EQ(Metric("promotion_queued_total"), 2);
+    EXPECT_EQ(Metric("promotion_failed_total", {{"reason", "queue_full"}}), 2);
+    ExpectInvariants(2, 2);
+    EXPECT_EQ(RunPromotions(node), 2u);
+    ExpectInvariants();
+}
+
+TEST_F(PromotionSteadyStateTest, ProactiveScanPromotesHotDiskKeysWithoutAnotherGet) {
+    config_.Set("promotion_on_hit", "true").ok();
+    config_.Set("promotion_admission_threshold", "255").ok();  // hits never promote
+    config_.Set("proactive_promotion_threshold", "3").ok();
+    NodeId node = AddNode("n1", 64 * kObject);
+    for (int i = 0; i < 3; ++i) {
+        std::string key = "d" + std::to_string(i);
+        Put(key);
+        store().Evict(key).ok();
+    }
+    RunOffloads(node);
+    for (int r = 0; r < 3; ++r) store().GetReplicaList("d0");  // hot
+    store().GetReplicaList("d1");                              // lukewarm
+    EXPECT_EQ(Metric("promotion_queued_total"), 0);
+    EXPECT_EQ(store().ProactivePromotionScan(), 1u);
+    EXPECT_EQ(Metric("promotion_proactive_total"), 1);
+    EXPECT_EQ(RunPromotions(node), 1u);
+    EXPECT_EQ(TiersOf("d0").front(), Tier::kMemory);
+    EXPECT_EQ(TiersOf("d1"), std::vector<Tier>{Tier::kLocalDisk});
+    EXPECT_EQ(TiersOf("d2"), std::vector<Tier>{Tier::kLocalDisk});
+    ExpectInvariants();
+}
+
+TEST_F(PromotionSteadyStateTest, ProactiveScanRunsFromTickOnlyWhenEnabled) {
+    config_.Set("promotion_admission_threshold", "255").ok();
+    config_.Set("proactive_promotion_threshold", "2").ok();
+    NodeId node = AddNode("n1", 64 * kObject);
+    Put("d0");
+    store().Evict("d0").ok();
+    RunOffloads(node);
+    store().GetReplicaList("d0");
+    store().GetReplicaList("d0");
+    store().Tick();
+    EXPECT_EQ(Metric("promotion_queued_total"), 0);
+    config_.Set("proactive_promotion", "true").ok();
+    clock_.Advance(std::chrono::seconds(2));
+    store().Tick();
+    EXPECT_EQ(Metric("promotion_queued_total"), 1);
+}
+
+TEST_F(PromotionSteadyStateTest, DropSourceRemovesDiskCopyAfterCommit) {
+    config_.Set("promotion_drop_source", "true").ok();
+    NodeId node = AddNode("n1", 64 * kObject);
+    Put("d0");
+    store().Evict("d0").ok();
+    RunOffloads(node);
+    store().GetReplicaList("d0");
+    store().GetReplicaList("d0");
+    EXPECT_EQ(RunPromotions(node), 1u);
+    EXPECT_EQ(TiersOf("d0"), std::vector<Tier>{Tier::kMemory});
+    Result<HeartbeatReply> beat = store().Heartbeat(node);
+    ASSERT_TRUE(beat.ok());
+    ASSERT_EQ(beat->disk_deletes.size(), 1u);  // the node is told to free the space
+    EXPECT_EQ(beat->disk_deletes[0].key, "d0");
+    ExpectInvariants();
+}
+
+// With offload-on-evict and promotion both on, a key read just often enough must not bounce
+// between tiers on every access: admission compares it with what it would displace.
+// d0 is read every other round, the hot MEMORY keys every round: d0 is the colder one.
+double PromotionsWhileColdKeyCompetes(PromotionSteadyStateTest& t, NodeId node) {
+    for (int round = 0; round < 20; ++round) {
+        for (int i = 0; i < 4; ++i) (void)t.store().GetReplicaList("m" + std::to_string(i));
+        if (round % 2 == 0) (void)t.store().GetReplicaList("d0");
+        t.RunPromotions(node);
+        t.RunOffloads(node);
+    }
+    return t.Metric("promotion_completed_total");
+}
+
+TEST_F(PromotionSteadyStateTest, OscillationGuardKeepsColdKeyFromBouncing) {
+    NodeId node = FillAndSpill(4, 4, 1);
+    EXPECT_EQ(PromotionsWhileColdKeyCompetes(*this, node), 0)
+        << "the colder key displaced hot ones";
+}
+
+TEST_F(PromotionSteadyStateTest, WithoutTheGuardKeysDoBounce) {
+    config_.Set("promotion_compare_victims", "false").ok();
+    NodeId node = FillAndSpill(4, 4, 1);
+    EXPECT_GT(PromotionsWhileColdKeyCompetes(*this, node), 5);
+}
+
+}  // namespace
+}  // namespace mooncake::testing
