@@ -6,13 +6,15 @@
 //
 // MEMORY capacity = F x distinct blocks x object size. Policies: dram-only, no-promotion
 // (offload on evict), promotion, reference-lru (exact LRU + instant promotion after the same
-// admission threshold, computed on the side), reference-lru-no-promotion, or all.
+// admission threshold, computed on the side), reference-lru-no-promotion, belady (the offline
+// optimum for MEMORY), or all.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <iostream>
 #include <unordered_set>
 
+#include "bench/replay/belady.h"
 #include "bench/replay/reference_lru.h"
 #include "bench/replay/store_replay.h"
 #include "bench/replay/trace_reader.h"
@@ -20,8 +22,9 @@
 namespace mooncake::replay {
 namespace {
 
-const std::vector<std::string> kPolicies = {"dram-only", "no-promotion", "promotion",
-                                            "reference-lru", "reference-lru-no-promotion"};
+const std::vector<std::string> kPolicies = {"dram-only",     "no-promotion",
+                                            "promotion",     "reference-lru",
+                                            "reference-lru-no-promotion", "belady"};
 
 struct PolicyRun {
     std::string policy;
@@ -36,6 +39,10 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
                             bool dump_metrics) {
     PolicyRun run;
     run.policy = policy;
+    if (policy == "belady") {
+        run.counts = RunBelady(trace, capacity_objects);
+        return run;
+    }
     if (policy == "reference-lru" || policy == "reference-lru-no-promotion") {
         ReferenceLru sim(capacity_objects, policy == "reference-lru", threshold, window);
         for (const TraceRequest& req : trace) {
@@ -97,7 +104,7 @@ int main(int argc, char** argv) {
                    "MEMORY capacity as a fraction of the distinct blocks")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--policy", policy, "dram-only | no-promotion | promotion | reference-lru | "
-                                       "reference-lru-no-promotion | all");
+                                       "reference-lru-no-promotion | belady | all");
     app.add_option("--object-size", object_size, "bytes per block")->check(CLI::Range(1, 1 << 30));
     app.add_option("--promotion_admission_threshold", threshold,
                    "reads a LOCAL_DISK block needs before promotion (0 acts as 1)")
