@@ -19,7 +19,7 @@ public:
         }
         for (int i = 0; i < n; ++i) Put("m" + std::to_string(i));
         for (int r = 0; r < reads; ++r) {
-            for (int i = 0; i < n; ++i) EXPECT_TRUE(store().GetReplicaList("m" + std::to_string(i)).ok());
+            for (int i = 0; i < n; ++i) Read("m" + std::to_string(i));
         }
         RunOffloads(node);
         return node;
@@ -30,8 +30,8 @@ public:
 TEST_F(PromotionSteadyStateTest, PromotionInFullCacheDisplacesColderObjects) {
     NodeId node = FillAndSpill(4, 0, 1);  // MEMORY objects never read: estimate 0
     EXPECT_EQ(store().ComputeTotals().dram_used, 4 * kObject);
-    store().GetReplicaList("d0");
-    store().GetReplicaList("d0");
+    Read("d0");
+    Read("d0");
     EXPECT_EQ(Metric("promotion_queued_total"), 1);
     EXPECT_EQ(RunPromotions(node), 1u);
     EXPECT_EQ(TiersOf("d0").front(), Tier::kMemory);
@@ -41,8 +41,8 @@ TEST_F(PromotionSteadyStateTest, PromotionInFullCacheDisplacesColderObjects) {
 
 TEST_F(PromotionSteadyStateTest, ColderCandidateThanVictimsIsRefusedAndRemembered) {
     FillAndSpill(4, 5, 1);  // MEMORY objects read 5 times each
-    store().GetReplicaList("d0");
-    store().GetReplicaList("d0");  // estimate 2 < 5
+    Read("d0");
+    Read("d0");  // estimate 2 < 5
     EXPECT_EQ(Metric("promotion_queued_total"), 0);
     EXPECT_EQ(Gated(), 1);
     ExpectInvariants();
@@ -51,8 +51,8 @@ TEST_F(PromotionSteadyStateTest, ColderCandidateThanVictimsIsRefusedAndRemembere
 TEST_F(PromotionSteadyStateTest, PromotionRefusedWhenEverythingEvictableIsLeased) {
     config_.Set("default_kv_lease_ttl", "60000").ok();
     FillAndSpill(4, 1, 1);  // the reads leased every MEMORY object for a minute
-    store().GetReplicaList("d0");
-    store().GetReplicaList("d0");
+    Read("d0");
+    Read("d0");
     EXPECT_EQ(Metric("promotion_queued_total"), 0);
     EXPECT_EQ(Gated(), 1);
     ExpectInvariants();
@@ -61,8 +61,8 @@ TEST_F(PromotionSteadyStateTest, PromotionRefusedWhenEverythingEvictableIsLeased
 TEST_F(PromotionSteadyStateTest, RefusedCandidateIsRetriedWhenRoomAppears) {
     config_.Set("default_kv_lease_ttl", "60000").ok();
     NodeId node = FillAndSpill(4, 1, 1);
-    store().GetReplicaList("d0");
-    store().GetReplicaList("d0");
+    Read("d0");
+    Read("d0");
     ASSERT_EQ(Gated(), 1);
     EXPECT_EQ(store().RetryRefusedCandidates(), 0u);  // not due yet, and still no room
     ASSERT_TRUE(store().Remove("m0", /*force=*/true).ok());  // room appears
@@ -80,8 +80,8 @@ TEST_F(PromotionSteadyStateTest, RefusedCandidatesExpireAndAreBounded) {
     config_.Set("promotion_retry_ttl_ms", "1000").ok();
     FillAndSpill(2, 1, 3);
     for (int i = 0; i < 3; ++i) {
-        store().GetReplicaList("d" + std::to_string(i));
-        store().GetReplicaList("d" + std::to_string(i));
+        Read("d" + std::to_string(i));
+        Read("d" + std::to_string(i));
     }
     EXPECT_EQ(Gated(), 3);
     clock_.Advance(std::chrono::seconds(2));  // past the TTL: forgotten, nothing retried
@@ -93,8 +93,8 @@ TEST_F(PromotionSteadyStateTest, RefusedCandidatesExpireAndAreBounded) {
 TEST_F(PromotionSteadyStateTest, StrictWatermarkKnobRefusesAtHighWatermark) {
     config_.Set("promotion_strict_watermark", "true").ok();
     FillAndSpill(4, 0, 1);
-    store().GetReplicaList("d0");
-    store().GetReplicaList("d0");
+    Read("d0");
+    Read("d0");
     EXPECT_EQ(Metric("promotion_queued_total"), 0);
     EXPECT_EQ(Gated(), 1);
 }
@@ -109,7 +109,7 @@ TEST_F(PromotionSteadyStateTest, ByteBudgetCapsPromotionsInFlight) {
         store().Evict(key).ok();
     }
     RunOffloads(node);
-    for (int i = 0; i < 4; ++i) store().GetReplicaList("d" + std::to_string(i));
+    for (int i = 0; i < 4; ++i) Read("d" + std::to_string(i));
     EXPECT_EQ(Metric("promotion_queued_total"), 2);
     EXPECT_EQ(Metric("promotion_failed_total", {{"reason", "queue_full"}}), 2);
     ExpectInvariants(2, 2);
@@ -128,8 +128,8 @@ TEST_F(PromotionSteadyStateTest, ProactiveScanPromotesHotDiskKeysWithoutAnotherG
         store().Evict(key).ok();
     }
     RunOffloads(node);
-    for (int r = 0; r < 3; ++r) store().GetReplicaList("d0");  // hot
-    store().GetReplicaList("d1");                              // lukewarm
+    for (int r = 0; r < 3; ++r) Read("d0");  // hot
+    Read("d1");                              // lukewarm
     EXPECT_EQ(Metric("promotion_queued_total"), 0);
     EXPECT_EQ(store().ProactivePromotionScan(), 1u);
     EXPECT_EQ(Metric("promotion_proactive_total"), 1);
@@ -147,8 +147,8 @@ TEST_F(PromotionSteadyStateTest, ProactiveScanRunsFromTickOnlyWhenEnabled) {
     Put("d0");
     store().Evict("d0").ok();
     RunOffloads(node);
-    store().GetReplicaList("d0");
-    store().GetReplicaList("d0");
+    Read("d0");
+    Read("d0");
     store().Tick();
     EXPECT_EQ(Metric("promotion_queued_total"), 0);
     config_.Set("proactive_promotion", "true").ok();
@@ -163,8 +163,8 @@ TEST_F(PromotionSteadyStateTest, DropSourceRemovesDiskCopyAfterCommit) {
     Put("d0");
     store().Evict("d0").ok();
     RunOffloads(node);
-    store().GetReplicaList("d0");
-    store().GetReplicaList("d0");
+    Read("d0");
+    Read("d0");
     EXPECT_EQ(RunPromotions(node), 1u);
     EXPECT_EQ(TiersOf("d0"), std::vector<Tier>{Tier::kMemory});
     Result<HeartbeatReply> beat = store().Heartbeat(node);
@@ -179,8 +179,8 @@ TEST_F(PromotionSteadyStateTest, DropSourceRemovesDiskCopyAfterCommit) {
 // d0 is read every other round, the hot MEMORY keys every round: d0 is the colder one.
 double PromotionsWhileColdKeyCompetes(PromotionSteadyStateTest& t, NodeId node) {
     for (int round = 0; round < 20; ++round) {
-        for (int i = 0; i < 4; ++i) (void)t.store().GetReplicaList("m" + std::to_string(i));
-        if (round % 2 == 0) (void)t.store().GetReplicaList("d0");
+        for (int i = 0; i < 4; ++i) t.Read("m" + std::to_string(i));
+        if (round % 2 == 0) t.Read("d0");
         t.RunPromotions(node);
         t.RunOffloads(node);
     }

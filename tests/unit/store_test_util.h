@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/knobs.h"
@@ -70,6 +71,61 @@ public:  // tests drive the fixture from helper functions too
         return done;
     }
 
+    // A LOCAL_DISK-only object on `node`'s disk, the way real ones get there: put into the
+    // node's DRAM, evicted (offload on evict), the node writes it. Runs every offload the node
+    // has queued. Needs enable_offload (the default).
+    Generation PutOnDisk(const std::string& key, NodeId node, uint64_t size = kObject) {
+        Generation generation = Put(key, size, node);
+        Result<ManualOutcome> evicted = store().Evict(key);
+        EXPECT_TRUE(evicted.ok() && *evicted == ManualOutcome::kQueued)
+            << key << ": " << evicted.status().ToString();
+        RunOffloads(node);
+        EXPECT_EQ(TiersOf(key), std::vector<Tier>{Tier::kLocalDisk}) << key;
+        return generation;
+    }
+
+    // A LOCAL_DISK-only object adopted from a node's disk report (no DRAM involved).
+    void AdoptOnDisk(NodeId node, const std::string& key, Generation generation,
+                     uint64_t size = kObject) {
+        std::vector<DiskReplicaReport> reports{{key, generation, size}};
+        Result<std::vector<Status>> out = store().RegisterDiskReplicas(node, reports);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        ASSERT_TRUE((*out)[0].ok()) << (*out)[0].ToString();
+    }
+
+    // A reader's Get; the status code (kOk when found).
+    StatusCode Get(const std::string& key) { return store().GetReplicaList(key).status().code(); }
+
+    // Runs offloads and promotions until the node has none left.
+    void Drain(NodeId node) {
+        while (RunOffloads(node) + RunPromotions(node) > 0) {
+        }
+    }
+
+    // Sum of the pins of the key's replicas (0 when the key is gone).
+    uint64_t PinsOf(const std::string& key) {
+        Result<ObjectView> view = store().Stat(key);
+        uint64_t pins = 0;
+        if (view.ok()) {
+            for (const ReplicaDesc& r : view->replicas) pins += r.pins;
+        }
+        return pins;
+    }
+
+    double Failed(const std::string& reason) {
+        return Metric("promotion_failed_total", {{"reason", reason}});
+    }
+
+    // The allocator's view, summed over live nodes (cheap: no walk over the objects).
+    uint64_t DramUsed() {
+        uint64_t used = 0;
+        for (const NodeInfo& n : store().Nodes()) used += n.segment_used;
+        return used;
+    }
+
+    // A reader's Get of the metadata (lease, recency, promotion trigger); result not needed.
+    void Read(const std::string& key) { (void)store().GetReplicaList(key); }
+
     std::vector<Tier> TiersOf(const std::string& key) {
         Result<ObjectView> view = store().Stat(key);
         return view.ok() ? view->CompleteTiers() : std::vector<Tier>{};
@@ -93,6 +149,12 @@ public:  // tests drive the fixture from helper functions too
                        Metric("promotion_in_flight");
         EXPECT_EQ(queued, ended) << "promotion funnel invariant";
         EXPECT_EQ(Metric("promotion_in_flight"), static_cast<double>(t.promotion_tasks));
+        // The same funnel for offloads.
+        EXPECT_EQ(Metric("offload_queued_total"),
+                  Metric("offload_completed_total") + Metric("offload_failed_total") +
+                      Metric("offload_cancelled_total") + Metric("offload_in_flight"))
+            << "offload funnel invariant";
+        EXPECT_EQ(Metric("offload_in_flight"), static_cast<double>(t.offload_tasks));
     }
 
     Config config_;

@@ -1,0 +1,858 @@
+#include "core/disk/disk_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <list>
+#include <map>
+#include <mutex>
+#include <random>
+#include <semaphore>
+#include <thread>
+#include <unordered_map>
+
+#include "core/disk/extent_allocator.h"
+#include "core/disk/format.h"
+#include "core/disk/journal.h"
+#include "core/disk/rate_limiter.h"
+
+namespace mooncake {
+
+using disk_format::Extent;
+using disk_format::PutEntry;
+
+namespace {
+
+constexpr char kImageFile[] = "mooncake-disk.img";
+constexpr char kLockFile[] = "LOCK";
+constexpr uint64_t kMiB = 1 << 20;
+constexpr uint64_t kMaxIoBytes = 1 << 20;  // one libaio request at most
+
+struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+std::string ErrnoText(int err) { return std::strerror(err); }
+
+std::string Describe(std::string_view key, Generation gen) {
+    return QuoteKey(key) + " generation " + std::to_string(gen);
+}
+
+// One object as the index holds it.
+struct Object {
+    std::string key;
+    Generation gen = kNoGeneration;
+    uint64_t size = 0;
+    uint64_t hash = 0;
+    uint64_t id = 0;
+    std::vector<Extent> extents;
+    uint64_t index_bytes = 0;  // its Put entry in the journal
+    int pins = 0;
+    int readers = 0;
+    bool in_index = false;
+    bool del_durable = false;  // dropped, and its Del is on disk
+    bool freed = false;        // extents returned to the allocator
+    std::list<Object*>::iterator lru;
+
+    uint64_t allocated() const {
+        uint64_t n = 0;
+        for (const Extent& e : extents) n += e.length;
+        return n;
+    }
+    DiskObjectInfo Info() const { return {key, gen, size}; }
+};
+using ObjectPtr = std::shared_ptr<Object>;
+
+// Maps an object's logical blocks [0, AlignUp(size)) onto its extents as device requests of
+// at most kMaxIoBytes. Logical bytes below `split` use `main + pos`, the rest `tail + pos - split`.
+std::vector<IoRequest> PlanIo(const std::vector<Extent>& extents, uint64_t split, std::byte* main,
+                              std::byte* tail) {
+    std::vector<IoRequest> reqs;
+    uint64_t logical = 0;
+    for (const Extent& e : extents) {
+        uint64_t done = 0;
+        while (done < e.length) {
+            uint64_t len = std::min(kMaxIoBytes, e.length - done);
+            std::byte* buf;
+            if (logical < split) {
+                len = std::min(len, split - logical);
+                buf = main + logical;
+            } else {
+                buf = tail + (logical - split);
+            }
+            reqs.push_back({e.offset + done, buf, len});
+            done += len;
+            logical += len;
+        }
+    }
+    return reqs;
+}
+
+}  // namespace
+
+struct DiskStore::Impl {
+    DiskStoreOptions options;
+    std::unique_ptr<Device> device;
+    disk_format::Superblock sb;
+    std::unique_ptr<Journal> journal;
+    int lock_fd = -1;
+    SteadyClock steady_clock;
+    const Clock* clock = nullptr;
+    std::unique_ptr<RateLimiter> limiter;
+    std::unique_ptr<std::counting_semaphore<>> background_slots;
+    uint64_t index_budget = 0;
+
+    mutable std::mutex mu;
+    std::condition_variable cv;  // space released, a write finished
+    std::unordered_map<std::string, ObjectPtr, StringHash, std::equal_to<>> index;  // guarded by mu
+    std::list<Object*> lru;                      // front = least recently used; guarded by mu
+    std::unique_ptr<ExtentAllocator> allocator;  // guarded by mu
+    std::unordered_multimap<std::string, Generation, StringHash, std::equal_to<>> writing;  // mu
+    uint64_t index_bytes = 0;    // Put entries of live, in-flight and not-yet-deleted objects
+    uint64_t pending_bytes = 0;  // extents of dropped objects not yet freed
+    uint64_t pending_index = 0;  // index bytes of dropped objects whose Del is not durable
+    uint64_t next_object_id = 1;
+
+    std::mutex listener_mu;
+    std::function<void(const DiskObjectInfo&, DropReason)> listener;
+
+    std::atomic<uint64_t> reads{0}, read_bytes{0}, writes{0}, write_bytes{0}, removes{0},
+        evictions{0}, corruptions{0};
+    DiskStoreStats recovery;
+
+    ~Impl() {
+        if (lock_fd >= 0) close(lock_fd);  // releases the flock
+    }
+
+    // ---- open ----
+    Status Init(uint64_t capacity);
+    Status FormatDevice(uint64_t capacity);
+    Status Recover();
+
+    // ---- index helpers (mu held) ----
+    // Takes `o` out of the index (if there) and counts its space as coming back.
+    void DetachLocked(Object& o) {
+        if (o.in_index) {
+            index.erase(index.find(std::string_view(o.key)));
+            lru.erase(o.lru);
+            o.in_index = false;
+        }
+        pending_bytes += o.allocated();
+        pending_index += o.index_bytes;
+    }
+    void ReleaseIfDoneLocked(Object& o) {
+        if (o.freed || !o.del_durable || o.readers > 0) return;
+        for (const Extent& e : o.extents) allocator->Free(e);
+        o.freed = true;
+        pending_bytes -= o.allocated();
+        cv.notify_all();
+    }
+    void InsertLocked(const ObjectPtr& o) {
+        o->in_index = true;
+        o->lru = lru.insert(lru.end(), o.get());
+        index.emplace(o->key, o);
+    }
+
+    // Makes the Dels of detached objects durable, then frees their space. Without mu.
+    Status Drop(const std::vector<ObjectPtr>& victims, std::optional<DropReason> notify) {
+        if (victims.empty()) return Status::Ok();
+        std::vector<uint64_t> ids;
+        for (const ObjectPtr& o : victims) ids.push_back(o->id);
+        Status st = journal->Commit({}, std::move(ids));
+        {
+            std::lock_guard lock(mu);
+            for (const ObjectPtr& o : victims) {
+                if (!st.ok()) {
+                    // Whether the Del reached the disk is unknown: the space stays unusable
+                    // until a reopen sorts it out, and nobody waits for it.
+                    pending_bytes -= o->allocated();
+                    pending_index -= o->index_bytes;
+                    o->freed = true;
+                    continue;
+                }
+                o->del_durable = true;
+                index_bytes -= o->index_bytes;
+                pending_index -= o->index_bytes;
+                ReleaseIfDoneLocked(*o);
+            }
+            cv.notify_all();
+        }
+        if (st.ok() && notify) {
+            std::function<void(const DiskObjectInfo&, DropReason)> fn;
+            {
+                std::lock_guard lock(listener_mu);
+                fn = listener;
+            }
+            if (fn) {
+                for (const ObjectPtr& o : victims) fn(o->Info(), *notify);
+            }
+        }
+        return st;
+    }
+
+    void BackgroundGate(uint64_t bytes) {
+        Nanos wait = limiter->Reserve(bytes, clock->Now());
+        if (wait.count() > 0) std::this_thread::sleep_for(wait);
+        background_slots->acquire();
+    }
+
+    struct WritePlan {
+        std::vector<IoRequest> reqs;
+        AlignedBuffer bounce;  // padding of the last block, or all of an unaligned source
+    };
+    static WritePlan PlanWrite(const std::vector<Extent>& extents, std::span<const std::byte> data);
+    Status ReadData(const Object& o, std::span<std::byte> out);
+    // Reserves space for a write (evicting as needed). mu held through `lock`.
+    Status Reserve(std::unique_lock<std::mutex>& lock, std::string_view key, Generation gen,
+                   uint64_t size, std::vector<Extent>* extents, uint64_t* index_cost,
+                   bool* already_stored);
+};
+
+// ---------------------------------------------------------------------------------------------
+// Open
+
+Status DiskStore::Impl::FormatDevice(uint64_t capacity) {
+    std::random_device rd;
+    uint64_t store_id =
+        (uint64_t{rd()} << 32) ^ rd() ^
+        static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+    sb = disk_format::Superblock::ForCapacity(capacity, store_id);
+    MC_RETURN_IF_ERROR(
+        Journal::Format(device.get(), sb.journal_offset, sb.journal_size, sb.store_id));
+    // The superblock goes last: a store without one is blank and formatted again.
+    AlignedBuffer blocks(kDeviceBlockSize * disk_format::kSuperblockCopies);
+    for (uint64_t i = 0; i < disk_format::kSuperblockCopies; ++i) {
+        disk_format::EncodeSuperblock(sb, {blocks.data() + i * kDeviceBlockSize, kDeviceBlockSize});
+    }
+    MC_RETURN_IF_ERROR(device->Write(0, blocks.data(), blocks.size()));
+    return device->Flush();
+}
+
+Status DiskStore::Impl::Init(uint64_t capacity) {
+    AlignedBuffer blocks(kDeviceBlockSize * disk_format::kSuperblockCopies);
+    MC_RETURN_IF_ERROR(device->Read(0, blocks.data(), blocks.size()));
+    disk_format::Superblock copies[2];
+    disk_format::SuperblockState states[2];
+    for (int i = 0; i < 2; ++i) {
+        states[i] = disk_format::DecodeSuperblock(
+            {blocks.data() + i * kDeviceBlockSize, kDeviceBlockSize}, &copies[i]);
+    }
+    using S = disk_format::SuperblockState;
+    for (int i = 0; i < 2; ++i) {
+        if (states[i] == S::kNewerVersion) {
+            return Status::InvalidArgument(
+                "disk store format version " + std::to_string(copies[i].format_version) +
+                " is newer than this build supports (" +
+                std::to_string(disk_format::kFormatVersion) +
+                "); run a newer mooncake-tier or point disk_dir elsewhere");
+        }
+    }
+    if (states[0] == S::kValid || states[1] == S::kValid) {
+        sb = states[0] == S::kValid ? copies[0] : copies[1];
+        if (sb.capacity != capacity) {
+            return Status::InvalidArgument("the disk store was created with capacity " +
+                                           FormatSize(sb.capacity) + ", not " +
+                                           FormatSize(capacity) + "; resizing is not supported");
+        }
+        if (sb.capacity > device->size()) {
+            return Status::Corruption("superblock names " + std::to_string(sb.capacity) +
+                                      " bytes but the device has " +
+                                      std::to_string(device->size()));
+        }
+    } else if (states[0] == S::kBlank && states[1] == S::kBlank) {
+        MC_RETURN_IF_ERROR(FormatDevice(capacity));
+    } else if (states[0] == S::kForeign || states[1] == S::kForeign) {
+        return Status::InvalidArgument("not a mooncake-tier disk store (bad magic)");
+    } else {
+        return Status::Corruption("both superblock copies of the disk store are damaged");
+    }
+    allocator = std::make_unique<ExtentAllocator>(sb.data_offset, sb.data_size);
+    return Recover();
+}
+
+Status DiskStore::Impl::Recover() {
+    Journal::Recovered rec;
+    auto j = Journal::Recover(device.get(), sb.journal_offset, sb.journal_size, sb.store_id, &rec);
+    if (!j.ok()) return j.status();
+    journal = std::move(*j);
+    index_budget = journal->index_budget();
+    next_object_id = rec.max_object_id + 1;
+
+    std::vector<uint64_t> drop;
+    // 1. Structural checks, and one entry per key: the newest generation (then the newest id).
+    std::unordered_map<std::string_view, const PutEntry*> best;
+    for (auto& [id, put] : rec.puts) {
+        uint64_t total = 0;
+        bool aligned = true;
+        for (const Extent& e : put.extents) {
+            total += e.length;
+            aligned = aligned && IsAligned(e.offset) && IsAligned(e.length) && e.length > 0;
+        }
+        if (!ValidateKey(put.key).ok() || put.generation == kNoGeneration || !aligned ||
+            total != AlignUp(put.size)) {
+            drop.push_back(id);
+            continue;
+        }
+        auto [it, inserted] = best.emplace(put.key, &put);
+        if (!inserted) {
+            const PutEntry* other = it->second;
+            bool newer = put.generation > other->generation ||
+                         (put.generation == other->generation && put.object_id > other->object_id);
+            drop.push_back(newer ? other->object_id : id);
+            if (newer) it->second = &put;
+        }
+    }
+    // 2. Claim space, newest first: of two overlapping entries the older lost its bytes.
+    std::vector<const PutEntry*> keep;
+    for (auto& [key, put] : best) keep.push_back(put);
+    std::sort(keep.begin(), keep.end(),
+              [](const PutEntry* a, const PutEntry* b) { return a->object_id > b->object_id; });
+    std::vector<const PutEntry*> claimed;
+    for (const PutEntry* put : keep) {
+        size_t n = 0;
+        while (n < put->extents.size() && allocator->Claim(put->extents[n])) ++n;
+        if (n < put->extents.size()) {
+            for (size_t i = 0; i < n; ++i) allocator->Free(put->extents[i]);
+            drop.push_back(put->object_id);
+            continue;
+        }
+        claimed.push_back(put);
+    }
+    // 3. The newest commit's objects may have lost their bytes to a power cut: verify them.
+    std::vector<const PutEntry*> live;
+    for (const PutEntry* put : claimed) {
+        if (put->commit_seq == rec.last_commit_seq && put->size > 0) {
+            Object probe;
+            probe.size = put->size;
+            probe.hash = put->data_hash;
+            probe.extents = put->extents;
+            std::vector<std::byte> buf(put->size);
+            Status st = ReadData(probe, buf);
+            if (!st.ok() || disk_format::Hash(buf) != put->data_hash) {
+                for (const Extent& e : put->extents) allocator->Free(e);
+                drop.push_back(put->object_id);
+                continue;
+            }
+        }
+        live.push_back(put);
+    }
+    std::sort(live.begin(), live.end(),
+              [](const PutEntry* a, const PutEntry* b) { return a->object_id < b->object_id; });
+    for (const PutEntry* put : live) {
+        auto o = std::make_shared<Object>();
+        o->key = put->key;
+        o->gen = put->generation;
+        o->size = put->size;
+        o->hash = put->data_hash;
+        o->id = put->object_id;
+        o->extents = put->extents;
+        o->index_bytes = disk_format::EncodedPutSize(o->key.size(), o->extents.size());
+        index_bytes += o->index_bytes;
+        InsertLocked(o);
+    }
+    recovery.recovered_objects = live.size();
+    recovery.recovery_dropped = drop.size();
+    recovery.recovery_skipped_batches = rec.skipped_batches;
+    if (!drop.empty()) MC_RETURN_IF_ERROR(journal->Commit({}, std::move(drop)));
+    return Status::Ok();
+}
+
+DiskStore::DiskStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DiskStore::~DiskStore() = default;
+
+Result<std::unique_ptr<DiskStore>> DiskStore::OpenOnDevice(std::unique_ptr<Device> device,
+                                                           const DiskStoreOptions& options) {
+    if (!device) return Status::InvalidArgument("no device");
+    uint64_t capacity = options.capacity != 0 ? options.capacity : device->size() / kMiB * kMiB;
+    if (capacity % kMiB != 0 || capacity < disk_format::kMinCapacity) {
+        return Status::InvalidArgument("disk store capacity " + std::to_string(capacity) +
+                                       " must be a multiple of 1 MiB and at least 4 MiB");
+    }
+    if (capacity > device->size()) {
+        return Status::InvalidArgument("disk store capacity " + FormatSize(capacity) +
+                                       " exceeds the device (" + FormatSize(device->size()) + ")");
+    }
+    if (options.queue_depth < 1 || options.queue_depth > 1024) {
+        return Status::InvalidArgument("disk queue depth " + std::to_string(options.queue_depth) +
+                                       " is out of range 1..1024");
+    }
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    impl->device = std::move(device);
+    impl->clock = options.clock ? options.clock : &impl->steady_clock;
+    impl->limiter = std::make_unique<RateLimiter>(options.background_bytes_per_sec);
+    impl->background_slots =
+        std::make_unique<std::counting_semaphore<>>(std::max(1, options.queue_depth / 4));
+    MC_RETURN_IF_ERROR(impl->Init(capacity));
+    return std::unique_ptr<DiskStore>(new DiskStore(std::move(impl)));
+}
+
+Result<std::unique_ptr<DiskStore>> DiskStore::Open(const DiskStoreOptions& options) {
+    const std::string& dir = options.dir;
+    if (dir.empty()) return Status::InvalidArgument("disk_dir is empty");
+    if (options.capacity % kMiB != 0 || options.capacity < disk_format::kMinCapacity) {
+        return Status::InvalidArgument("disk store capacity " + std::to_string(options.capacity) +
+                                       " must be a multiple of 1 MiB and at least 4 MiB");
+    }
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0) {
+        if (errno != ENOENT || mkdir(dir.c_str(), 0755) != 0) {
+            return Status::InvalidArgument(
+                "disk_dir " + dir + " does not exist and cannot be created: " + ErrnoText(errno));
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        return Status::InvalidArgument("disk_dir " + dir + " is not a directory");
+    }
+    if (access(dir.c_str(), W_OK | X_OK) != 0) {
+        return Status::InvalidArgument("disk_dir " + dir + " is not writable: " + ErrnoText(errno));
+    }
+    // Refuse a directory that holds anything but our own files.
+    if (DIR* d = opendir(dir.c_str())) {
+        std::string foreign;
+        while (dirent* e = readdir(d)) {
+            std::string_view name = e->d_name;
+            if (name == "." || name == ".." || name == kImageFile || name == kLockFile ||
+                name == "lost+found") {
+                continue;
+            }
+            foreign = name;
+            break;
+        }
+        closedir(d);
+        if (!foreign.empty()) {
+            return Status::InvalidArgument(
+                "disk_dir " + dir + " holds files that are not a mooncake-tier store (e.g. '" +
+                foreign + "'); use an empty directory");
+        }
+    } else {
+        return Status::InvalidArgument("cannot list disk_dir " + dir + ": " + ErrnoText(errno));
+    }
+
+    const std::string lock_path = dir + "/" + kLockFile;
+    int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd < 0) return Status::IoError("open " + lock_path + ": " + ErrnoText(errno));
+    if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        int err = errno;
+        char pid[32] = {};
+        ssize_t n = pread(lock_fd, pid, sizeof pid - 1, 0);
+        close(lock_fd);
+        if (err == EWOULDBLOCK) {
+            std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "unknown";
+            while (!holder.empty() && (holder.back() == '\n')) holder.pop_back();
+            return Status::Busy("disk_dir " + dir + " is in use by another disk store (pid " +
+                                holder + ")");
+        }
+        return Status::IoError("flock " + lock_path + ": " + ErrnoText(err));
+    }
+    std::string pid = std::to_string(getpid()) + "\n";
+    if (ftruncate(lock_fd, 0) != 0 || pwrite(lock_fd, pid.data(), pid.size(), 0) < 0) {
+        // The lock itself holds; the pid is only for messages.
+    }
+
+    const std::string image = dir + "/" + kImageFile;
+    auto fail = [&](Status s) -> Result<std::unique_ptr<DiskStore>> {
+        close(lock_fd);
+        return s;
+    };
+    struct stat ist {};
+    bool exists = stat(image.c_str(), &ist) == 0 && ist.st_size > 0;
+    if (exists && static_cast<uint64_t>(ist.st_size) != options.capacity) {
+        return fail(Status::InvalidArgument(
+            image + " holds a store of " + FormatSize(static_cast<uint64_t>(ist.st_size)) +
+            ", not " + FormatSize(options.capacity) + "; resizing is not supported"));
+    }
+    if (!exists) {
+        struct statvfs vfs {};
+        if (statvfs(dir.c_str(), &vfs) == 0) {
+            uint64_t avail = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+            if (options.capacity > avail) {
+                return fail(Status::InvalidArgument("disk store capacity " +
+                                                    FormatSize(options.capacity) +
+                                                    " exceeds the free space of " + dir + " (" +
+                                                    std::to_string(avail >> 20) + " MiB)"));
+            }
+        }
+    }
+    auto device = OpenAioDevice(image, options.capacity, options.queue_depth);
+    if (!device.ok()) return fail(device.status());
+    auto store = OpenOnDevice(std::move(*device), options);
+    if (!store.ok()) return fail(store.status());
+    (*store)->impl_->lock_fd = lock_fd;
+    return store;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data I/O
+
+DiskStore::Impl::WritePlan DiskStore::Impl::PlanWrite(const std::vector<Extent>& extents,
+                                                      std::span<const std::byte> data) {
+    WritePlan plan;
+    if (data.empty()) return plan;
+    const uint64_t size = data.size();
+    if (IsAligned(data.data())) {
+        // Whole blocks straight from the caller; only the last partial block is copied.
+        const uint64_t full = size / kDeviceBlockSize * kDeviceBlockSize;
+        if (full < size) {
+            plan.bounce = AlignedBuffer(kDeviceBlockSize);
+            std::memset(plan.bounce.data(), 0, kDeviceBlockSize);
+            std::memcpy(plan.bounce.data(), data.data() + full, size - full);
+        }
+        plan.reqs = PlanIo(extents, full, const_cast<std::byte*>(data.data()), plan.bounce.data());
+    } else {
+        plan.bounce = AlignedBuffer(AlignUp(size));
+        std::memcpy(plan.bounce.data(), data.data(), size);
+        std::memset(plan.bounce.data() + size, 0, AlignUp(size) - size);
+        plan.reqs = PlanIo(extents, AlignUp(size), plan.bounce.data(), nullptr);
+    }
+    return plan;
+}
+
+Status DiskStore::Impl::ReadData(const Object& o, std::span<std::byte> out) {
+    if (o.size == 0) return Status::Ok();
+    std::vector<IoRequest> reqs;
+    AlignedBuffer bounce;
+    uint64_t full = 0;
+    if (IsAligned(out.data())) {
+        full = o.size / kDeviceBlockSize * kDeviceBlockSize;
+        if (full < o.size) bounce = AlignedBuffer(kDeviceBlockSize);
+        reqs = PlanIo(o.extents, full, out.data(), bounce.data());
+    } else {
+        bounce = AlignedBuffer(AlignUp(o.size));
+        reqs = PlanIo(o.extents, 0, nullptr, bounce.data());
+    }
+    MC_RETURN_IF_ERROR(device->ReadV(reqs));
+    if (full < o.size) std::memcpy(out.data() + full, bounce.data(), o.size - full);
+    return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Space
+
+Status DiskStore::Impl::Reserve(std::unique_lock<std::mutex>& lock, std::string_view key,
+                                Generation gen, uint64_t size, std::vector<Extent>* extents,
+                                uint64_t* index_cost, bool* already_stored) {
+    const uint64_t need = AlignUp(size);
+    const uint64_t min_index = disk_format::EncodedPutSize(key.size(), size > 0 ? 1 : 0);
+    for (;;) {
+        if (auto it = index.find(key); it != index.end()) {
+            if (it->second->gen == gen) {
+                *already_stored = true;
+                return Status::Ok();
+            }
+            if (it->second->gen > gen) {
+                return Status::StaleGeneration("disk store holds " +
+                                               Describe(key, it->second->gen) + ", newer than " +
+                                               std::to_string(gen));
+            }
+        }
+        bool wait_for_twin = false;
+        auto [first, last] = writing.equal_range(key);
+        for (auto w = first; w != last; ++w) {
+            if (w->second == gen) wait_for_twin = true;
+            if (w->second > gen) {
+                return Status::StaleGeneration("a write of " + Describe(key, w->second) +
+                                               " is in flight");
+            }
+        }
+        if (wait_for_twin) {  // the same write is in flight: its outcome decides ours
+            cv.wait(lock);
+            continue;
+        }
+
+        if (index_bytes + min_index <= index_budget) {
+            if (auto got = allocator->Allocate(size, disk_format::kMaxExtentsPerObject)) {
+                uint64_t cost = disk_format::EncodedPutSize(key.size(), got->size());
+                if (index_bytes + cost <= index_budget) {
+                    *extents = std::move(*got);
+                    *index_cost = cost;
+                    index_bytes += cost;
+                    return Status::Ok();
+                }
+                for (const Extent& e : *got) allocator->Free(e);
+            }
+        }
+
+        // Not enough room: count what is coming back anyway, then pick LRU victims.
+        const uint64_t free_soon = allocator->free_bytes() + pending_bytes;
+        uint64_t bytes_short = need > free_soon ? need - free_soon : 0;
+        const uint64_t cost = disk_format::EncodedPutSize(key.size(), 1);
+        const uint64_t index_soon = index_bytes - pending_index;
+        uint64_t index_short =
+            index_soon + cost > index_budget ? index_soon + cost - index_budget : 0;
+        if (bytes_short == 0 && index_short == 0) {
+            if (pending_bytes > 0 || pending_index > 0) {
+                cv.wait(lock);  // a Del in flight or a reader will give space back
+                continue;
+            }
+            bytes_short = kDeviceBlockSize;  // free but too fragmented: evict one more
+        }
+        std::vector<ObjectPtr> victims;
+        uint64_t got_bytes = 0, got_index = 0;
+        for (Object* o : lru) {
+            if (got_bytes >= bytes_short && got_index >= index_short) break;
+            if (o->pins > 0) continue;
+            victims.push_back(index.find(std::string_view(o->key))->second);
+            got_bytes += o->allocated();
+            got_index += o->index_bytes;
+        }
+        if (got_bytes < bytes_short || got_index < index_short) {
+            return Status::NoSpace("disk store cannot make room for " + std::to_string(size) +
+                                   " bytes: " + std::to_string(allocator->free_bytes()) +
+                                   " free of " + std::to_string(allocator->size()) +
+                                   ", the rest pinned or in flight");
+        }
+        for (const ObjectPtr& v : victims) DetachLocked(*v);
+        lock.unlock();
+        evictions.fetch_add(victims.size(), std::memory_order_relaxed);
+        Status st = Drop(victims, DropReason::kEvicted);
+        lock.lock();
+        MC_RETURN_IF_ERROR(st);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+
+Status DiskStore::Write(std::string_view key, Generation gen, std::span<const std::byte> data,
+                        IoPriority priority) {
+    Impl& s = *impl_;
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    if (gen == kNoGeneration) return Status::InvalidArgument("generation 0 names no incarnation");
+    if (AlignUp(data.size()) > s.allocator->size()) {
+        return Status::NoSpace("object of " + std::to_string(data.size()) +
+                               " bytes is larger than the disk store (" +
+                               std::to_string(s.allocator->size()) + " bytes)");
+    }
+    if (disk_format::EncodedPutSize(key.size(), 1) > s.index_budget) {
+        return Status::NoSpace("disk store index is too small for a key of this size");
+    }
+    std::vector<Extent> extents;
+    uint64_t index_cost = 0;
+    uint64_t object_id = 0;
+    {
+        std::unique_lock lock(s.mu);
+        bool already = false;
+        MC_RETURN_IF_ERROR(s.Reserve(lock, key, gen, data.size(), &extents, &index_cost, &already));
+        if (already) return Status::Ok();
+        object_id = s.next_object_id++;
+        s.writing.emplace(std::string(key), gen);
+    }
+
+    // Data and Put go to the journal together: it writes the data either alongside its batch
+    // (one round trip when idle) or at once, overlapping the commit in flight.
+    const uint64_t hash = disk_format::Hash(data);
+    Impl::WritePlan plan = Impl::PlanWrite(extents, data);
+    PutEntry put;
+    put.object_id = object_id;
+    put.generation = gen;
+    put.size = data.size();
+    put.data_hash = hash;
+    put.extents = extents;
+    put.key = std::string(key);
+    std::vector<PutEntry> puts;
+    puts.push_back(std::move(put));
+    if (priority == IoPriority::kBackground) s.BackgroundGate(data.size());
+    bool data_failed = false;
+    Status st = s.journal->Commit(std::move(puts), {}, plan.reqs, &data_failed);
+    if (priority == IoPriority::kBackground) s.background_slots->release();
+
+    auto o = std::make_shared<Object>();
+    o->key = std::string(key);
+    o->gen = gen;
+    o->size = data.size();
+    o->hash = hash;
+    o->id = object_id;
+    o->extents = std::move(extents);
+    o->index_bytes = index_cost;
+    std::vector<ObjectPtr> to_drop;
+    Status result = st;
+    {
+        std::lock_guard lock(s.mu);
+        auto [first, last] = s.writing.equal_range(key);
+        for (auto w = first; w != last; ++w) {
+            if (w->second == gen) {
+                s.writing.erase(w);
+                break;
+            }
+        }
+        s.cv.notify_all();
+        if (!st.ok()) {
+            if (!data_failed) return st;  // the Put may be on disk: leave its space alone
+            for (const Extent& e : o->extents) s.allocator->Free(e);
+            s.index_bytes -= index_cost;
+            return st;
+        }
+        auto it = s.index.find(key);
+        if (it != s.index.end() && it->second->gen > gen) {
+            // A newer generation landed while this one was written: this one is stale.
+            s.DetachLocked(*o);
+            to_drop.push_back(o);
+            result = Status::StaleGeneration("disk store holds " + Describe(key, it->second->gen) +
+                                             ", newer than " + std::to_string(gen));
+        } else {
+            if (it != s.index.end()) {
+                ObjectPtr old = it->second;
+                s.DetachLocked(*old);
+                to_drop.push_back(old);
+            }
+            s.InsertLocked(o);
+        }
+    }
+    s.writes.fetch_add(1, std::memory_order_relaxed);
+    s.write_bytes.fetch_add(data.size(), std::memory_order_relaxed);
+    if (!to_drop.empty()) {
+        Status dropped = s.Drop(to_drop, std::nullopt);
+        if (result.ok() && !dropped.ok()) result = dropped;
+    }
+    return result;
+}
+
+Status DiskStore::Read(std::string_view key, Generation gen, std::span<std::byte> out,
+                       IoPriority priority) {
+    Impl& s = *impl_;
+    ObjectPtr o;
+    {
+        std::lock_guard lock(s.mu);
+        auto it = s.index.find(key);
+        if (it == s.index.end()) {
+            return Status::NotFound("disk store has no " + QuoteKey(key));
+        }
+        o = it->second;
+        if (o->gen != gen) {
+            return Status::StaleGeneration("disk store holds " + Describe(key, o->gen) +
+                                           ", not generation " + std::to_string(gen));
+        }
+        if (out.size() != o->size) {
+            return Status::InvalidArgument("read of " + Describe(key, gen) + " into " +
+                                           std::to_string(out.size()) + " bytes; it has " +
+                                           std::to_string(o->size));
+        }
+        ++o->readers;
+        s.lru.splice(s.lru.end(), s.lru, o->lru);
+    }
+    if (priority == IoPriority::kBackground) s.BackgroundGate(o->size);
+    Status st = s.ReadData(*o, out);
+    if (priority == IoPriority::kBackground) s.background_slots->release();
+    bool corrupt = st.ok() && disk_format::Hash(out) != o->hash;
+    std::vector<ObjectPtr> victims;
+    {
+        std::lock_guard lock(s.mu);
+        --o->readers;
+        s.ReleaseIfDoneLocked(*o);
+        if (corrupt && o->in_index) {
+            s.DetachLocked(*o);
+            victims.push_back(o);
+        }
+    }
+    if (!st.ok()) return st;
+    if (corrupt) {
+        s.corruptions.fetch_add(1, std::memory_order_relaxed);
+        Status dropped = s.Drop(victims, DropReason::kCorrupt);
+        (void)dropped;  // the object is out of the index either way
+        return Status::Corruption("checksum mismatch reading " + Describe(key, gen) +
+                                  " from disk; the copy was dropped");
+    }
+    s.reads.fetch_add(1, std::memory_order_relaxed);
+    s.read_bytes.fetch_add(o->size, std::memory_order_relaxed);
+    return Status::Ok();
+}
+
+Result<uint64_t> DiskStore::SizeOf(std::string_view key, Generation gen) const {
+    std::lock_guard lock(impl_->mu);
+    auto it = impl_->index.find(key);
+    if (it == impl_->index.end()) return Status::NotFound("disk store has no " + QuoteKey(key));
+    if (it->second->gen != gen) {
+        return Status::StaleGeneration("disk store holds " + Describe(key, it->second->gen) +
+                                       ", not generation " + std::to_string(gen));
+    }
+    return it->second->size;
+}
+
+Status DiskStore::Remove(std::string_view key, Generation gen) {
+    Impl& s = *impl_;
+    std::vector<ObjectPtr> victims;
+    {
+        std::lock_guard lock(s.mu);
+        auto it = s.index.find(key);
+        if (it == s.index.end()) return Status::NotFound("disk store has no " + QuoteKey(key));
+        if (it->second->gen != gen) {
+            return Status::StaleGeneration("disk store holds " + Describe(key, it->second->gen) +
+                                           ", not generation " + std::to_string(gen));
+        }
+        victims.push_back(it->second);
+        s.DetachLocked(*victims.back());
+    }
+    s.removes.fetch_add(1, std::memory_order_relaxed);
+    return s.Drop(victims, std::nullopt);
+}
+
+void DiskStore::Pin(std::string_view key, Generation gen) {
+    std::lock_guard lock(impl_->mu);
+    auto it = impl_->index.find(key);
+    if (it != impl_->index.end() && it->second->gen == gen) ++it->second->pins;
+}
+
+void DiskStore::Unpin(std::string_view key, Generation gen) {
+    std::lock_guard lock(impl_->mu);
+    auto it = impl_->index.find(key);
+    if (it != impl_->index.end() && it->second->gen == gen && it->second->pins > 0) {
+        --it->second->pins;
+    }
+}
+
+std::vector<DiskObjectInfo> DiskStore::List() const {
+    std::lock_guard lock(impl_->mu);
+    std::vector<DiskObjectInfo> out;
+    out.reserve(impl_->lru.size());
+    for (const Object* o : impl_->lru) out.push_back(o->Info());
+    return out;
+}
+
+void DiskStore::SetDropListener(std::function<void(const DiskObjectInfo&, DropReason)> listener) {
+    std::lock_guard lock(impl_->listener_mu);
+    impl_->listener = std::move(listener);
+}
+
+void DiskStore::SetBackgroundBytesPerSec(uint64_t bytes_per_sec) {
+    impl_->limiter->SetRate(bytes_per_sec);
+}
+
+uint64_t DiskStore::capacity() const { return impl_->allocator->size(); }
+
+uint64_t DiskStore::used() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->allocator->size() - impl_->allocator->free_bytes();
+}
+
+size_t DiskStore::object_count() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->index.size();
+}
+
+DiskStoreStats DiskStore::stats() const {
+    const Impl& s = *impl_;
+    DiskStoreStats st = s.recovery;
+    st.reads = s.reads.load();
+    st.read_bytes = s.read_bytes.load();
+    st.writes = s.writes.load();
+    st.write_bytes = s.write_bytes.load();
+    st.removes = s.removes.load();
+    st.evictions = s.evictions.load();
+    st.corruptions = s.corruptions.load();
+    st.journal_commits = s.journal->commits();
+    st.journal_checkpoints = s.journal->checkpoints();
+    return st;
+}
+
+}  // namespace mooncake

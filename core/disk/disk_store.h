@@ -1,0 +1,168 @@
+// DiskStore: the LOCAL_DISK tier of one node. Whole objects, named by (key, generation), kept
+// on a local SSD through libaio + O_DIRECT, evicted least-recently-used when room is needed.
+//
+// ---- On-disk layout (one preallocated file, <dir>/mooncake-disk.img, `capacity` bytes) ----
+//
+//   [0, 4K)  [4K, 8K)   superblock, two copies: magic "MCTIERDK", format version, the region
+//                       offsets below, a random store id; XXH3-hashed
+//   [8K, 1M)            reserved
+//   [1M, 1M + J)        index journal, two halves of J/2 (J = capacity/32, 2 MiB..1 GiB)
+//   [1M + J, capacity)  data region: objects as extents of whole 4 KiB blocks
+//
+// An object's bytes sit alone in its extents (usually one; up to 128 when free space is
+// fragmented), padded to a block, with no header: reads and writes are exactly the object's
+// blocks, straight into or out of the caller's buffer when it is 4 KiB aligned. Everything
+// else lives in the journal: Put{object id, key, generation, size, XXH3 of the bytes,
+// extents} and Del{object id}. Appends are batches with a seeded header and payload hash; when
+// a half fills, the live index is written as a checkpoint into the other half under a new
+// lap. See journal.h.
+//
+// Why this shape:
+//  - Eviction is LRU per object (the tier above relies on it), so space must be reusable one
+//    object at a time: an extent allocator does that without the compaction a log-structured
+//    store would need to evict from the middle of its log.
+//  - Recovery reads only the journal (bounded by J), never the data region: opening a large
+//    disk takes as long as reading its index, not the disk.
+//  - No per-object header in the data region keeps I/O aligned to the object (fio parity).
+//  - Space is reused only after the Del (or eviction) that frees it is durable and no reader
+//    holds it, so a journal entry never names bytes that belong to someone else. Commits are
+//    serialized (one flush finishes before the next commit starts), so only the newest commit
+//    can have a journal batch on disk without its data (power lost during its flush); recovery
+//    re-reads and verifies that commit's objects only. Any other corruption is caught by the
+//    checksum on Read, and such an object is dropped, never returned.
+//
+// ---- Durability ----
+// Write: the object's blocks and a journal batch naming them (one submission, data first,
+// when the journal is idle; otherwise the data goes out at once and the entry joins the next
+// group), then one fdatasync; OK means both are on disk.
+// Remove and eviction: a Del entry, durable before the call returns (or the space is reused).
+// Concurrent callers share journal batches and flushes (group commit).
+// Recovery: torn or corrupt journal batches, entries with impossible extents, overlapping
+// entries (the newer wins), older generations of one key, and objects of the newest commit
+// whose bytes fail their checksum are skipped and then deleted. After a restart recency is
+// the write order; pins are not persistent.
+//
+// ---- Thread-safety and lock rules ----
+// Every method may be called from any thread. One mutex guards the in-memory index, the LRU
+// list, the extent allocator and pins; it is held only for in-memory work, never across I/O,
+// the journal or the drop listener. The journal has its own lock (group commit). Reads go
+// straight to the device once the index lookup is done, so a foreground Read never waits for
+// a Write's I/O or flush. Background I/O (offload writes, promotion reads) passes a token
+// bucket of background_bytes_per_sec, and at most queue_depth/4 background operations run at
+// once, so foreground reads keep finding device slots.
+//
+// The drop listener runs on the thread whose call dropped the object, without locks held; it
+// may call back into the store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/disk/device.h"
+#include "core/status.h"
+#include "core/types.h"
+
+namespace mooncake {
+
+struct DiskStoreOptions {
+    // Directory of the store; created if missing (its parent must exist). Must hold nothing
+    // but the store's own files (lost+found is tolerated).
+    std::string dir;
+    // Bytes of disk the store takes, a multiple of 1 MiB, at least 4 MiB. Fixed at creation.
+    // OpenOnDevice: 0 means the whole device.
+    uint64_t capacity = 0;
+    // libaio queue depth (device slots in flight), 1..1024.
+    int queue_depth = 32;
+    // Bytes per second of background I/O; 0 = unlimited.
+    uint64_t background_bytes_per_sec = 0;
+    // Time source for the rate limiter; nullptr = a steady clock.
+    const Clock* clock = nullptr;
+};
+
+struct DiskObjectInfo {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+};
+
+enum class IoPriority { kForeground, kBackground };
+enum class DropReason { kEvicted, kCorrupt };
+
+struct DiskStoreStats {
+    uint64_t reads = 0, read_bytes = 0;
+    uint64_t writes = 0, write_bytes = 0;
+    uint64_t removes = 0;
+    uint64_t evictions = 0;
+    uint64_t corruptions = 0;        // objects dropped by a failed checksum
+    uint64_t recovered_objects = 0;  // found by the last open
+    uint64_t recovery_dropped = 0;   // skipped by the last open (torn, overlapping, ...)
+    uint64_t recovery_skipped_batches = 0;
+    uint64_t journal_commits = 0;
+    uint64_t journal_checkpoints = 0;
+};
+
+class DiskStore {
+  public:
+    // The real store in options.dir: validates (or creates) the directory, locks it (a second
+    // process, or a second open in this one, fails with kBusy; the lock dies with its holder),
+    // reads or writes the superblock (a newer format version fails clearly) and recovers the
+    // index from the journal.
+    static Result<std::unique_ptr<DiskStore>> Open(const DiskStoreOptions& options);
+    // The same on a given device (tests); options.dir is not used.
+    static Result<std::unique_ptr<DiskStore>> OpenOnDevice(std::unique_ptr<Device> device,
+                                                           const DiskStoreOptions& options);
+    ~DiskStore();
+
+    // Stores the object; durable when it returns OK. Makes room by evicting least recently
+    // used unpinned objects (reported to the drop listener). If room cannot be had (everything
+    // evictable is pinned, or the object is larger than the store) -> kNoSpace and nothing is
+    // written or evicted. The same (key, generation) already stored -> OK. An older generation
+    // of the key is replaced (silently: its owner asked for that); a newer one -> kStaleGeneration.
+    Status Write(std::string_view key, Generation generation, std::span<const std::byte> data,
+                 IoPriority priority);
+
+    // The whole object into `out` (out.size() == the stored size; any alignment, 4 KiB-aligned
+    // buffers are read into directly). The checksum is verified: on a mismatch the object is
+    // dropped (listener: kCorrupt) and kCorruption returned; `out` then holds garbage. Unknown
+    // key -> kNotFound; a different generation -> kStaleGeneration. Refreshes recency.
+    Status Read(std::string_view key, Generation generation, std::span<std::byte> out,
+                IoPriority priority);
+
+    Result<uint64_t> SizeOf(std::string_view key, Generation generation) const;
+
+    // Durable: a restart never brings it back. Pinned objects are removed too.
+    Status Remove(std::string_view key, Generation generation);
+
+    // Counted pins; a pinned object is never evicted. Unknown (key, generation): no effect.
+    void Pin(std::string_view key, Generation generation);
+    void Unpin(std::string_view key, Generation generation);
+
+    // Every stored object, least recently used first.
+    std::vector<DiskObjectInfo> List() const;
+
+    void SetDropListener(std::function<void(const DiskObjectInfo&, DropReason)> listener);
+
+    // Runtime tuning of DiskStoreOptions::background_bytes_per_sec (0 = unlimited).
+    void SetBackgroundBytesPerSec(uint64_t bytes_per_sec);
+
+    // Bytes of the data region (capacity less superblock and journal).
+    uint64_t capacity() const;
+    // Bytes of the data region in use (whole blocks), counting writes in flight and dropped
+    // objects whose space is not yet reusable.
+    uint64_t used() const;
+    size_t object_count() const;
+    DiskStoreStats stats() const;
+
+  private:
+    struct Impl;
+    explicit DiskStore(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mooncake
