@@ -42,13 +42,19 @@ MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& me
 MasterStore::~MasterStore() = default;
 
 Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view key, uint64_t size,
-                                            NodeId preferred) {
+                                            NodeId preferred, const PutHint* hint) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     if (size == 0) return Status::InvalidArgument("size is 0; values are 1 byte or more");
     if (size > config_.max_value_size()) {
         return Status::InvalidArgument("size " + std::to_string(size) +
                                        " exceeds max_value_size (" +
                                        config_.GetText(KnobId::max_value_size) + ")");
+    }
+    // A preferred node must be a live one: an unknown (or expired) id is the caller's error,
+    // reported as such rather than silently ignored (issue 2, "Bad input: unknown node id").
+    if (preferred != kNoNode && !in_->GetNode(preferred)) {
+        return Status::UnknownNode("preferred node " + std::to_string(preferred) +
+                                   " is not registered (expired?)");
     }
     uint64_t largest_segment = 0;
     for (auto& node : in_->AllNodes()) {
@@ -85,6 +91,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     meta.hash = AdmissionSketch::Hash(key);
+    in_->policy.OnPut(meta.policy, hint, clock_.Now(), in_->memory_objects.load());  // eviction_policy hook
     meta.replicas.push_back({Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, 0});
     in_->live_objects.fetch_add(1, std::memory_order_relaxed);
     in_->puts_in_progress.fetch_add(1);
@@ -133,7 +140,10 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
     in_->m.puts.Inc();
     if (config_.enable_offload() && !config_.offload_on_evict()) {
         auto node = in_->GetNode(mem->node);
-        if (node && node->has_disk()) in_->QueueOffload(meta, /*evict_after=*/false);
+        // Beyond the node's queue bound the copy is made later, when the object is evicted.
+        if (node && node->has_disk() && !in_->OffloadQueueFull(node->id)) {
+            in_->QueueOffload(meta, /*evict_after=*/false);
+        }
     }
     return Status::Ok();
 }
@@ -176,6 +186,7 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
             return Status::NotReady("key " + QuoteKey(key) + " is still being written");
         }
         meta.lease_expiry = clock_.Now() + std::chrono::milliseconds(config_.default_kv_lease_ttl());
+        in_->policy.OnGet(meta.policy, clock_.Now(), in_->memory_objects.load());  // eviction_policy hook
         in_->LruTouch(shard, meta);
         view = in_->MakeView(meta, /*complete_only=*/true);
         (in_memory ? in_->m.gets_memory : in_->m.gets_disk).Inc();

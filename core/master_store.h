@@ -24,6 +24,7 @@
 #include "core/clock.h"
 #include "core/knobs.h"
 #include "core/master_types.h"
+#include "core/put_hint.h"
 #include "core/status.h"
 
 namespace mooncake {
@@ -48,8 +49,10 @@ public:
     // offloads in flight) and records a PROCESSING MEMORY replica, invisible to readers.
     // Errors: InvalidArgument (key, size 0, size > max_value_size or any segment),
     // AlreadyExists, NoSpace.
+    // `hint` (optional) is what the engine knows about the block (core/put_hint.h); only
+    // eviction_policy=hit_density reads it.
     Result<PutStartReply> PutStart(ClientId client, std::string_view key, uint64_t size,
-                                   NodeId preferred = kNoNode);
+                                   NodeId preferred = kNoNode, const PutHint* hint = nullptr);
     // Marks the put COMPLETE (grants no lease). Only the client that started it.
     // With enable_offload and !offload_on_evict, queues the offload to LOCAL_DISK now.
     Status PutEnd(ClientId client, std::string_view key, Generation generation);

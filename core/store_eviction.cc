@@ -20,6 +20,7 @@ struct Candidate {
     uint64_t bytes;
     uint64_t hash;
     bool clean;  // has a LOCAL_DISK copy: dropping it loses nothing
+    double score = 0;  // eviction_policy=hit_density: expected re-reads per DRAM second
 };
 
 bool Evictable(const ObjectMeta& meta, Nanos now) {
@@ -32,6 +33,34 @@ bool Evictable(const ObjectMeta& meta, Nanos now) {
 std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
     std::vector<Candidate> out;
     Nanos now = in.clock.Now();
+    // ---- eviction_policy=hit_density (core/eviction_policy.h): the cold end of every class
+    // list, lowest expected hit density first. Within a class the score falls with age, so the
+    // lowest `per_shard` bytes of each shard are among these.
+    if (in.policy.enabled()) {
+        HitDensityEstimator::Table table = in.policy.estimator().Snapshot();
+        for (size_t s = 0; s < StoreInternals::kShardCount; ++s) {
+            Shard& shard = in.shards[s];
+            std::lock_guard lock(shard.mu);
+            for (const std::list<ObjectMeta*>& list : shard.policy_lists.lists) {
+                uint64_t collected = 0;
+                for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
+                    const ObjectMeta& meta = **it;
+                    if (!Evictable(meta, now)) continue;
+                    uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
+                    out.push_back({meta.recency, s, *meta.key, meta.generation, bytes, meta.hash,
+                                   meta.HasComplete(Tier::kLocalDisk),
+                                   HitDensityEstimator::Score(table, meta.policy.cls,
+                                                              now - meta.policy.last_access)});
+                    collected += bytes;
+                }
+            }
+        }
+        std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+            return a.score != b.score ? a.score < b.score : a.recency < b.recency;
+        });
+        return out;
+    }
+    // ---- end eviction_policy
     for (size_t s = 0; s < StoreInternals::kShardCount; ++s) {
         Shard& shard = in.shards[s];
         std::lock_guard lock(shard.mu);
@@ -71,8 +100,11 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
         auto node = GetNode(mem->node);
         bool keep_on_disk = offload && node && node->has_disk() &&
                             !meta.HasComplete(Tier::kLocalDisk);
+        // The node's offload queue is at offload_queue_limit: this one cannot go yet.
+        if (keep_on_disk && OffloadQueueFull(mem->node)) continue;
         m.evictions.Inc();
         m.evicted_bytes.Inc(static_cast<double>(c.bytes));
+        policy.OnEvict(meta.policy, clock.Now());  // eviction_policy hook
         ++result.victims;
         if (keep_on_disk) {
             // Offload first; the MEMORY copy stays readable until the disk copy exists.
@@ -133,7 +165,7 @@ size_t StoreInternals::Clean(uint64_t target) {
         }
         const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
         auto node = mem ? GetNode(mem->node) : nullptr;
-        if (!node || !node->has_disk() || mem->pins > 0) continue;
+        if (!node || !node->has_disk() || mem->pins > 0 || OffloadQueueFull(node->id)) continue;
         QueueOffload(meta, /*evict_after=*/false);
         meta.offload->cleaning = true;
         clean_pending_bytes.fetch_add(c.bytes);

@@ -84,6 +84,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       clock(clock_),
       m(registry),
       sketch(static_cast<uint64_t>(config_.promotion_sketch_width())),
+      policy(ParseEvictionPolicy(config_.eviction_policy())),
       next_generation((static_cast<uint64_t>(epoch) << 32) | 1) {
     registry.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},
                               [this] { return static_cast<double>(DramCapacity()); });
@@ -204,6 +205,17 @@ Result<StoreInternals::Allocation> StoreInternals::AllocateWithEviction(uint64_t
                                                                         NodeId preferred,
                                                                         Nanos wait) {
     const auto give_up_at = std::chrono::steady_clock::now() + wait;
+    const uint64_t need = SegmentAllocator::RoundUp(size);
+    struct WaitingCount {  // this allocation's share of waiting_bytes while it waits
+        std::atomic<uint64_t>& total;
+        uint64_t bytes = 0;
+        void Add(uint64_t b) {
+            if (bytes == 0) total.fetch_add(bytes = b);
+        }
+        ~WaitingCount() {
+            if (bytes != 0) total.fetch_sub(bytes);
+        }
+    } waiting{waiting_bytes};
     for (;;) {
         uint64_t seen_events;
         {
@@ -211,14 +223,40 @@ Result<StoreInternals::Allocation> StoreInternals::AllocateWithEviction(uint64_t
             seen_events = room_events;
         }
         if (auto a = TryAllocate(size, preferred)) return *a;
-        EvictResult evicted = Evict(SegmentAllocator::RoundUp(size));
+        // Evict only when the DRAM already on its way out does not cover what the waiting
+        // allocations (this one included) need. (Was: Evict on every wake-up, so a waiter that
+        // lost the freed room to another queued one more victim each time, and racing Puts
+        // drained DRAM far below capacity; ConcurrencyTest.PutsUnderPressureWait...)
+        EvictResult evicted;
+        const uint64_t wanted = waiting_bytes.load() + (waiting.bytes ? 0 : need);
+        const uint64_t coming = evict_pending_bytes.load();
+        if (coming < wanted) evicted = Evict(wanted - coming);
         if (evicted.freed > 0) continue;
-        if (evict_pending_bytes.load() == 0) {
+        // Room is on its way while any offload is in flight: an offload-on-evict drops its
+        // MEMORY copy when done, and any other (at PutEnd, manual, watermark clean) makes its
+        // pinned MEMORY copy droppable. Only with none in flight is waiting pointless.
+        // (Was: evict_pending_bytes only, so with offload at PutEnd a Put into DRAM full of
+        // objects pinned by their disk writes failed at once instead of waiting; see
+        // OffloadTest.PutWaitsForPutEndOffloadsInFlightBeforeGivingUp.)
+        // Checked under room_mu, with the room events: EndOffload ends an offload's accounting
+        // under room_mu with an event, after the DRAM it frees is free. So an offload that
+        // ended after seen_events makes us look again, and one that ended before had freed its
+        // room before TryAllocate looked: DRAM freed by another thread (an offload done, a
+        // Remove) is never missed. (Was: NoSpace with free DRAM under concurrency;
+        // ConcurrencyTest.PutsUnderPressureWaitWhileANodeDrainsOffloads.)
+        bool nothing_coming;
+        {
+            std::lock_guard lock(room_mu);
+            if (room_events != seen_events) continue;
+            nothing_coming = evict_pending_bytes.load() == 0 && offload_in_flight.load() == 0;
+        }
+        if (nothing_coming) {
             return Status::NoSpace("DRAM is full and every evictable object is leased or "
                                    "pinned (" + FormatSize(DramUsed()) + " of " +
                                    FormatSize(DramCapacity()) + " in use)");
         }
         // Offloads in flight will free room: wait for one to finish, within the budget.
+        waiting.Add(need);
         std::unique_lock lock(room_mu);
         if (!room_cv.wait_until(lock, give_up_at, [&] { return room_events != seen_events; })) {
             lock.unlock();
@@ -262,7 +300,9 @@ void StoreInternals::LruTouch(Shard& shard, ObjectMeta& meta) {
     meta.recency = NextRecency();
     if (meta.in_lru) {
         shard.lru.splice(shard.lru.begin(), shard.lru, meta.lru_it);
+        policy.Link(shard.policy_lists, &meta, meta.policy);  // eviction_policy hook
     } else if (meta.HasComplete(Tier::kMemory)) {
+        policy.Link(shard.policy_lists, &meta, meta.policy);  // eviction_policy hook
         shard.lru.push_front(&meta);
         meta.lru_it = shard.lru.begin();
         meta.in_lru = true;
@@ -274,6 +314,7 @@ void StoreInternals::LruTouch(Shard& shard, ObjectMeta& meta) {
 void StoreInternals::LruUnlink(Shard& shard, ObjectMeta& meta) {
     if (!meta.in_lru) return;
     shard.lru.erase(meta.lru_it);
+    policy.Unlink(shard.policy_lists, meta.policy);  // eviction_policy hook
     meta.in_lru = false;
     memory_objects.fetch_sub(1, std::memory_order_relaxed);
     memory_object_bytes.fetch_sub(meta.size, std::memory_order_relaxed);
@@ -332,11 +373,19 @@ void StoreInternals::EndOffload(ObjectMeta& meta) {
         if (src->pins > 0) --src->pins;
     }
     uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
-    if (meta.offload->evict_after) evict_pending_bytes.fetch_sub(bytes);
     if (meta.offload->cleaning) clean_pending_bytes.fetch_sub(bytes);
     if (auto node = GetNode(meta.offload->node)) node->offload_pending.fetch_sub(1);
+    {
+        // Under room_mu with a room event (see AllocateWithEviction); callers that free the
+        // offload's DRAM (NotifyOffloadSuccess, DestroyObject) drop it before calling this, so
+        // a waiting allocation never sees "nothing in flight" before it can see the room.
+        std::lock_guard lock(room_mu);
+        if (meta.offload->evict_after) evict_pending_bytes.fetch_sub(bytes);
+        offload_in_flight.fetch_sub(1, std::memory_order_relaxed);
+        ++room_events;
+        room_cv.notify_all();
+    }
     meta.offload.reset();
-    offload_in_flight.fetch_sub(1, std::memory_order_relaxed);
     m.offload_in_flight.Dec();
 }
 
@@ -348,8 +397,11 @@ void StoreInternals::EraseObject(Shard& shard, ObjectMeta& meta) {
 }
 
 void StoreInternals::DestroyObject(Shard& shard, ObjectMeta& meta) {
-    CancelTasks(meta);
+    // Replicas first, tasks second: an offload's accounting ends (EndOffload) only once the
+    // DRAM it was to free is free, so a waiting Put never sees "nothing in flight" before
+    // it sees the room (see AllocateWithEviction). Unpinning a dropped source is a no-op.
     while (!meta.replicas.empty()) DropReplica(shard, meta, meta.replicas.size() - 1);
+    CancelTasks(meta);
     EraseObject(shard, meta);
 }
 
@@ -371,6 +423,12 @@ void StoreInternals::QueueOffload(ObjectMeta& meta, bool evict_after) {
         node->offload_queue.push_back({*meta.key, meta.generation});
         node->work_cv.notify_all();
     }
+}
+
+bool StoreInternals::OffloadQueueFull(NodeId id) const {
+    auto node = GetNode(id);
+    return node && node->offload_pending.load() >=
+                       static_cast<uint64_t>(config.offload_queue_limit());
 }
 
 ObjectView StoreInternals::MakeView(const ObjectMeta& meta, bool complete_only) const {

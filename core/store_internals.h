@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/admission_sketch.h"
+#include "core/eviction_policy.h"
 #include "core/master_store.h"
 #include "core/metrics.h"
 #include "core/segment_allocator.h"
@@ -60,6 +61,7 @@ struct ObjectMeta {
     uint64_t hash = 0;  // AdmissionSketch::Hash(key)
     bool in_lru = false;
     std::list<ObjectMeta*>::iterator lru_it;
+    PolicyMeta policy;  // eviction_policy state (core/eviction_policy.h)
     std::optional<OffloadState> offload;
     std::optional<PromotionState> promotion;
 
@@ -74,6 +76,8 @@ struct Shard {
     std::unordered_map<std::string, ObjectMeta> objects MC_GUARDED_BY(mu);
     // Objects with a COMPLETE MEMORY replica, most recently used first.
     std::list<ObjectMeta*> lru MC_GUARDED_BY(mu);
+    // eviction_policy=hit_density: the same objects, one LRU list per access class.
+    PolicyLists policy_lists MC_GUARDED_BY(mu);
 };
 
 struct TaskRef {
@@ -165,6 +169,7 @@ public:
     const Clock& clock;
     StoreMetrics m;
     AdmissionSketch sketch;
+    EvictionPolicy policy;  // the eviction_policy knob, read once at start
 
     std::array<Shard, kShardCount> shards;
     Shard& ShardFor(std::string_view key);
@@ -210,6 +215,9 @@ public:
     std::condition_variable room_cv;
     uint64_t room_events MC_GUARDED_BY(room_mu) = 0;  // bumped whenever DRAM may have freed
     std::atomic<uint64_t> evict_pending_bytes{0};  // MEMORY bytes queued for offload-then-drop
+    // Bytes the allocations waiting in AllocateWithEviction need: eviction queues no more
+    // offload-then-drop bytes than that, so racing waiters do not over-evict.
+    std::atomic<uint64_t> waiting_bytes{0};
     std::atomic<uint64_t> clean_pending_bytes{0};  // MEMORY bytes queued for a disk copy only
     struct EvictResult {
         uint64_t freed = 0;    // DRAM freed now
@@ -242,6 +250,9 @@ public:
     // Drops everything the object holds and erases it.
     void DestroyObject(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
     void QueueOffload(ObjectMeta& meta, bool evict_after);
+    // The node has offload_queue_limit offload tasks in flight already: queue no more for it
+    // (issue 3: per-node queues are bounded). Callers skip, defer or answer Busy.
+    bool OffloadQueueFull(NodeId node) const;
     ObjectView MakeView(const ObjectMeta& meta, bool complete_only) const;
 
     // ---- promotion ----

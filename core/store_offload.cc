@@ -79,7 +79,6 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
         if (!found.ok()) return found.status();
         ObjectMeta& meta = **found;
         bool evict_after = meta.offload->evict_after;
-        in_->EndOffload(meta);
         if (!meta.HasComplete(Tier::kLocalDisk)) {
             meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
             if (auto node = in_->GetNode(node_id)) {
@@ -91,15 +90,19 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
         in_->m.offload_bytes.Inc(static_cast<double>(meta.size));
         // Evicted while being written: drop MEMORY now — unless a reader leased it since
         // (it may be reading that copy); the next eviction round drops it at no cost.
+        // The drop comes before EndOffload (the source's one pin is this task's), so the
+        // task's accounting ends only once its room is free: a waiting Put that sees no
+        // offload in flight also sees the room (see AllocateWithEviction).
         if (evict_after && !meta.Leased(clock_.Now())) {
             for (size_t i = 0; i < meta.replicas.size(); ++i) {
                 const Replica& r = meta.replicas[i];
-                if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins == 0) {
+                if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins <= 1) {
                     in_->DropReplica(shard, meta, i);
                     break;
                 }
             }
         }
+        in_->EndOffload(meta);
     }
     in_->NotifyRoom();
     return Status::Ok();
@@ -144,6 +147,10 @@ Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
         return Status::InvalidArgument("the node holding " + QuoteKey(key) +
                                        " has no LOCAL_DISK tier");
     }
+    if (in_->OffloadQueueFull(node->id)) {
+        return Status::Busy("node " + std::to_string(node->id) +
+                            " has offload_queue_limit offloads pending; retry later");
+    }
     in_->QueueOffload(meta, /*evict_after=*/false);
     return ManualOutcome::kQueued;
 }
@@ -164,7 +171,16 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         }
         return ManualOutcome::kAlreadyThere;
     }
-    if (meta.offload) return ManualOutcome::kInFlight;
+    if (meta.offload) {
+        // A disk copy is being written (at PutEnd, manual, watermark clean): make the evict
+        // happen when it lands, as for an offload-on-evict. (Was: "in flight" answered but
+        // MEMORY never dropped; EvictionTest.ManualEvictDuringAPutEndOffloadDropsMemory...)
+        if (!meta.offload->evict_after) {
+            meta.offload->evict_after = true;
+            in_->evict_pending_bytes.fetch_add(SegmentAllocator::RoundUp(meta.size));
+        }
+        return ManualOutcome::kInFlight;
+    }
     if (meta.Leased(clock_.Now())) {
         return Status::HasLease("key " + QuoteKey(key) + " is leased by a reader; retry later");
     }
@@ -172,6 +188,10 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
     auto node = in_->GetNode(mem->node);
     if (!meta.HasComplete(Tier::kLocalDisk) && config_.enable_offload() && node &&
         node->has_disk()) {
+        if (in_->OffloadQueueFull(node->id)) {
+            return Status::Busy("node " + std::to_string(node->id) +
+                                " has offload_queue_limit offloads pending; retry later");
+        }
         in_->QueueOffload(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
         return ManualOutcome::kQueued;
     }

@@ -155,6 +155,33 @@ public:  // tests drive the fixture from helper functions too
                       Metric("offload_cancelled_total") + Metric("offload_in_flight"))
             << "offload funnel invariant";
         EXPECT_EQ(Metric("offload_in_flight"), static_cast<double>(t.offload_tasks));
+        // The gauges kept incrementally agree with a walk over everything.
+        EXPECT_EQ(Metric("objects"), static_cast<double>(t.objects));
+        EXPECT_EQ(Metric("dram_used_bytes"), static_cast<double>(t.dram_used));
+        EXPECT_EQ(Metric("promotion_in_flight_bytes"),
+                  static_cast<double>(t.promotion_in_flight_bytes));
+        ListOptions all;
+        all.limit = size_t{1} << 30;
+        uint64_t memory_objects = 0, disk_bytes = 0, disk_objects = 0;
+        for (const ObjectView& v : store().List(all)) {
+            memory_objects += v.HasComplete(Tier::kMemory);
+            for (const ReplicaDesc& r : v.replicas) {
+                if (r.tier == Tier::kLocalDisk) {
+                    disk_bytes += v.size;
+                    ++disk_objects;
+                }
+            }
+        }
+        uint64_t node_memory_objects = 0, node_disk_bytes = 0, node_disk_objects = 0;
+        for (const NodeInfo& n : store().Nodes()) {
+            node_memory_objects += n.memory_objects;
+            node_disk_bytes += n.disk_used;
+            node_disk_objects += n.disk_objects;
+        }
+        EXPECT_EQ(Metric("memory_objects"), static_cast<double>(memory_objects));
+        EXPECT_EQ(node_memory_objects, memory_objects);
+        EXPECT_EQ(node_disk_bytes, disk_bytes);
+        EXPECT_EQ(node_disk_objects, disk_objects);
     }
 
     Config config_;

@@ -1,0 +1,177 @@
+// eviction_policy=hit_density: the access classes, the estimator's scores, and the store
+// evicting by them (core/eviction_policy.h).
+#include "core/eviction_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/unit/store_test_util.h"
+
+namespace mooncake {
+namespace {
+
+using namespace std::chrono_literals;
+using E = HitDensityEstimator;
+
+PutHint Hint(int32_t pos, int32_t blocks, int32_t prefix_hit, bool last_partial) {
+    PutHint h;
+    h.position = pos;
+    h.request_blocks = blocks;
+    h.prefix_hit_blocks = prefix_hit;
+    h.last_partial = last_partial;
+    return h;
+}
+
+TEST(EvictionPolicyParse, NamesAndDefault) {
+    EXPECT_EQ(ParseEvictionPolicy("lru"), EvictionPolicyKind::kLru);
+    EXPECT_EQ(ParseEvictionPolicy("hit_density"), EvictionPolicyKind::kHitDensity);
+    Config config;
+    EXPECT_EQ(config.eviction_policy(), "lru");
+    EXPECT_TRUE(config.Set("eviction_policy", "hit_density").ok());
+    EXPECT_FALSE(config.Set("eviction_policy", "fifo").ok());
+    // Start-only: the store reads it once.
+    EXPECT_FALSE(config.Set("eviction_policy", "lru", SetMode::kRuntime).ok());
+}
+
+TEST(HitDensityClasses, FromAccessCountAndHint) {
+    EXPECT_EQ(E::ClassOf(0, nullptr), E::kNoHint);
+    PutHint none;
+    EXPECT_EQ(E::ClassOf(0, &none), E::kNoHint);
+    PutHint h = Hint(9, 10, 1, true);
+    EXPECT_EQ(E::ClassOf(0, &h), E::kPartialLast);
+    h = Hint(3, 10, 1, false);
+    EXPECT_EQ(E::ClassOf(0, &h), E::kFirstSmall);
+    h = Hint(40, 100, 0, false);
+    EXPECT_EQ(E::ClassOf(0, &h), E::kFirstLarge);
+    h = Hint(20, 21, 20, false);  // one new block
+    EXPECT_EQ(E::ClassOf(0, &h), E::kCont + 0);
+    h = Hint(20, 30, 20, false);  // ten new blocks
+    EXPECT_EQ(E::ClassOf(0, &h), E::kCont + 2);
+    h = Hint(20, 100, 20, false);
+    EXPECT_EQ(E::ClassOf(0, &h), E::kCont + 3);
+    // Re-reads are classed by their count alone; the hint describes the put only.
+    EXPECT_EQ(E::ClassOf(1, &h), E::kReread1);
+    EXPECT_EQ(E::ClassOf(2, nullptr), E::kReread1 + 1);
+    EXPECT_EQ(E::ClassOf(3, nullptr), E::kReread1 + 2);
+    EXPECT_EQ(E::ClassOf(1000, nullptr), E::kReread1 + 2);
+    EXPECT_LT(E::kReread1 + 2, E::kClasses);
+}
+
+TEST(HitDensityBuckets, LogSpacedAndConsistent) {
+    EXPECT_EQ(E::AgeBucket(0s), 0);
+    EXPECT_EQ(E::AgeBucket(Nanos(-5)), 0);
+    int prev = 0;
+    for (int s = 0; s < 20000; s += 7) {
+        int b = E::AgeBucket(std::chrono::seconds(s));
+        EXPECT_GE(b, prev);
+        prev = b;
+    }
+    EXPECT_EQ(E::AgeBucket(std::chrono::hours(1000000)), E::kAgeBuckets - 1);
+    for (int b = 1; b < E::kAgeBuckets - 1; ++b) {
+        EXPECT_EQ(E::AgeBucket(E::BucketStart(b) + 1ms), b) << b;
+    }
+}
+
+TEST(HitDensityEstimator, NoDataMeansRecencyDecides) {
+    E est;
+    est.Rebuild();
+    E::Table t = est.Snapshot();
+    EXPECT_FALSE(t.ready);
+    EXPECT_EQ(E::Score(t, E::kPartialLast, 10s), E::Score(t, E::kReread1, 10s));
+}
+
+TEST(HitDensityEstimator, ReusedClassOutranksDeadClass) {
+    E est;
+    for (int i = 0; i < 1000; ++i) {
+        est.RecordAccess(E::kFirstSmall, 0);
+        est.RecordReuse(E::kFirstSmall, 30s);  // every one re-read after 30 s
+        est.RecordAccess(E::kPartialLast, 0);  // never re-read
+        est.RecordEviction(60s);
+    }
+    est.Rebuild();
+    E::Table t = est.Snapshot();
+    ASSERT_TRUE(t.ready);
+    EXPECT_GT(E::Score(t, E::kFirstSmall, 1s), E::Score(t, E::kPartialLast, 1s));
+    EXPECT_EQ(E::Score(t, E::kPartialLast, 1s), 0.0);
+    // Past its reuse gap the live class has nothing left to expect.
+    EXPECT_LT(E::Score(t, E::kFirstSmall, 600s), E::Score(t, E::kFirstSmall, 1s));
+    // A class never seen borrows the pooled estimate rather than looking dead or immortal.
+    EXPECT_GT(E::Score(t, E::kCont + 1, 1s), 0.0);
+    EXPECT_GT(est.Horizon(), 1s);
+}
+
+class HitDensityStoreTest : public testing::StoreFixture {
+public:
+    // DRAM for 64 objects over LOCAL_DISK (offload on evict: the master keeps the metadata of
+    // evicted objects, so the reuse gaps of blocks read back from disk are learned too). Every second: a first-turn block that is read back 40 s
+    // later and a request's last partial block that is never read again (the first read-back
+    // comes from disk and may promote; the block is not read again). LRU holds ~32 s of
+    // puts, so the read-back misses; dropping the dead blocks first makes room for 64 s.
+    // Returns the MEMORY hits of the read-backs over the last `measured` seconds.
+    int Run(int seconds, int measured) {
+        NodeId node = AddNode("n1", 64 * kObject);
+        constexpr int kGap = 40;
+        int hits = 0;
+        for (int i = 0; i < seconds; ++i) {
+            std::string live = "live-" + std::to_string(i);
+            std::string dead = "dead-" + std::to_string(i);
+            PutHint h_live = Hint(0, 4, 1, false);
+            PutHint h_dead = Hint(3, 4, 1, true);
+            for (auto [key, hint] : {std::pair{live, &h_live}, std::pair{dead, &h_dead}}) {
+                Result<PutStartReply> start = store().PutStart(1, key, kObject, kNoNode, hint);
+                while (!start.ok() && start.status().Is(StatusCode::kNoSpace) &&
+                       RunOffloads(node) > 0) {
+                    start = store().PutStart(1, key, kObject, kNoNode, hint);
+                }
+                EXPECT_TRUE(start.ok()) << start.status().ToString();
+                if (!start.ok()) return -1;
+                EXPECT_TRUE(store().PutEnd(1, key, start->generation).ok());
+            }
+            if (i >= kGap) {
+                Result<ObjectView> got = store().GetReplicaList("live-" + std::to_string(i - kGap));
+                if (i >= seconds - measured && got.ok() &&
+                    got->replicas.front().tier == Tier::kMemory) {
+                    ++hits;
+                }
+            }
+            RunOffloads(node);
+            RunPromotions(node);
+            clock_.Advance(1s);
+        }
+        return hits;
+    }
+};
+
+TEST_F(HitDensityStoreTest, LruMissesTheReadBacks) {
+    EXPECT_LT(Run(3000, 1000), 50);
+}
+
+TEST_F(HitDensityStoreTest, DroppingTheDeadClassFirstKeepsTheReadBacks) {
+    config_.Set("eviction_policy", "hit_density").ok();
+    EXPECT_GT(Run(3000, 1000), 400);  // 606 when written; LRU: under 50
+}
+
+TEST_F(HitDensityStoreTest, WorksWithOffloadAndWithoutHints) {
+    config_.Set("eviction_policy", "hit_density").ok();
+    NodeId node = AddNode("n1", 16 * kObject);
+    for (int i = 0; i < 400; ++i) {
+        std::string key = "k" + std::to_string(i);
+        Result<PutStartReply> start = store().PutStart(1, key, kObject);
+        while (!start.ok() && start.status().Is(StatusCode::kNoSpace) && RunOffloads(node) > 0) {
+            start = store().PutStart(1, key, kObject);
+        }
+        ASSERT_TRUE(start.ok()) << start.status().ToString();
+        ASSERT_TRUE(store().PutEnd(1, key, start->generation).ok());
+        clock_.Advance(100ms);
+        if (i % 3 == 0) (void)store().GetReplicaList("k" + std::to_string(i / 2));
+        RunOffloads(node);
+        RunPromotions(node);
+    }
+    MasterStore::Totals t = store().ComputeTotals();
+    EXPECT_LE(t.dram_used, t.dram_capacity);
+    EXPECT_EQ(t.objects, 400u);  // nothing lost: evicted objects live on LOCAL_DISK
+}
+
+}  // namespace
+}  // namespace mooncake
