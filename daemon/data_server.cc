@@ -1,0 +1,311 @@
+#include "daemon/data_server.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "core/disk/disk_store.h"
+#include "core/metrics.h"
+#include "daemon/segment.h"
+#include "spdlog/spdlog.h"
+#include "thrift/data_protocol.h"
+
+namespace mooncake {
+namespace {
+
+using WallTimer = std::chrono::steady_clock;
+
+// A refused write's payload is read and dropped (keeping the connection) up to this size;
+// beyond it the connection is closed instead of reading gigabytes for nothing.
+constexpr uint64_t kDiscardLimit = 16ull << 20;
+
+Status SendResponse(int fd, const Status& status, std::span<const std::byte> payload = {}) {
+    data::ResponseHeader h;
+    h.status = status.code();
+    std::string_view message = status.message();
+    if (message.size() > data::kMaxMessageBytes) message = message.substr(0, data::kMaxMessageBytes);
+    h.message_length = status.ok() ? 0 : static_cast<uint32_t>(message.size());
+    h.length = status.ok() ? payload.size() : 0;
+    data::ResponseBytes header = data::SerializeResponse(h);
+    iovec iov[3] = {{header.data(), header.size()},
+                    {const_cast<char*>(message.data()), h.message_length},
+                    {const_cast<std::byte*>(payload.data()), static_cast<size_t>(h.length)}};
+    return net::SendAll(fd, iov);
+}
+
+bool TokenMatches(std::string_view expected, std::string_view given) {
+    // Constant-time in the token's length: no early exit on the first differing byte.
+    unsigned char diff = expected.size() == given.size() ? 0 : 1;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        diff |= static_cast<unsigned char>(expected[i]) ^
+                static_cast<unsigned char>(i < given.size() ? given[i] : 0);
+    }
+    return diff == 0;
+}
+
+double SecondsSince(WallTimer::time_point start) {
+    return std::chrono::duration<double>(WallTimer::now() - start).count();
+}
+
+}  // namespace
+
+struct DataServer::Conn {
+    net::Fd fd;
+    std::thread thread;
+    std::atomic<bool> done{false};
+};
+
+DataServer::DataServer(DataServerOptions options, Segment& segment, DiskStore* disk,
+                       const Config& config, MetricsRegistry& metrics)
+    : options_(std::move(options)),
+      segment_(segment),
+      disk_(disk),
+      config_(config),
+      metrics_(metrics),
+      reads_memory_(metrics.GetCounter("data_reads_total", "data channel reads served, by tier",
+                                       {{"tier", "MEMORY"}})),
+      reads_disk_(metrics.GetCounter("data_reads_total", "data channel reads served, by tier",
+                                     {{"tier", "LOCAL_DISK"}})),
+      read_bytes_memory_(metrics.GetCounter("data_read_bytes_total",
+                                            "bytes served by data channel reads, by tier",
+                                            {{"tier", "MEMORY"}})),
+      read_bytes_disk_(metrics.GetCounter("data_read_bytes_total",
+                                          "bytes served by data channel reads, by tier",
+                                          {{"tier", "LOCAL_DISK"}})),
+      writes_(metrics.GetCounter("data_writes_total", "data channel writes into the segment")),
+      write_bytes_(metrics.GetCounter("data_write_bytes_total",
+                                      "bytes written into the segment over the data channel")),
+      errors_(metrics.GetCounter("data_errors_total",
+                                 "data channel requests refused or failed")),
+      refused_connections_(metrics.GetCounter("data_connections_refused_total",
+                                              "data connections closed at the connection limit")),
+      read_seconds_(metrics.GetHistogram("data_request_seconds",
+                                         "data channel request latency in seconds",
+                                         LatencyBucketsSeconds(), {{"op", "read"}})),
+      write_seconds_(metrics.GetHistogram("data_request_seconds",
+                                          "data channel request latency in seconds",
+                                          LatencyBucketsSeconds(), {{"op", "write"}})) {}
+
+DataServer::~DataServer() { Stop(); }
+
+Status DataServer::Start() {
+    auto fd = net::ListenTcp(options_.listen);
+    if (!fd.ok()) return fd.status();
+    listener_ = std::move(*fd);
+    auto port = net::BoundPort(listener_.get());
+    if (!port.ok()) return port.status();
+    port_ = *port;
+    if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) return Status::IoError("pipe2 failed");
+    acceptor_ = std::thread([this] { AcceptLoop(); });
+    return Status::Ok();
+}
+
+void DataServer::Stop() {
+    if (stopping_.exchange(true)) return;
+    if (acceptor_.joinable()) {
+        char b = 1;
+        (void)!::write(wake_pipe_[1], &b, 1);
+        acceptor_.join();
+    }
+    {
+        std::lock_guard lock(mu_);
+        for (Conn& c : conns_) ::shutdown(c.fd.get(), SHUT_RDWR);
+    }
+    for (Conn& c : conns_) {
+        if (c.thread.joinable()) c.thread.join();
+    }
+    conns_.clear();
+    listener_.Reset();
+    for (int& fd : wake_pipe_) {
+        if (fd >= 0) ::close(fd);
+        fd = -1;
+    }
+}
+
+void DataServer::AcceptLoop() {
+    while (!stopping_.load()) {
+        pollfd pfds[2] = {{listener_.get(), POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
+        int rc = ::poll(pfds, 2, 1000);
+        {
+            // Reap finished connections (their threads have returned).
+            std::lock_guard lock(mu_);
+            for (auto it = conns_.begin(); it != conns_.end();) {
+                if (it->done.load()) {
+                    it->thread.join();
+                    it = conns_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+        }
+        if (rc <= 0 || (pfds[1].revents & POLLIN) || !(pfds[0].revents & POLLIN)) continue;
+        net::Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!fd.valid()) continue;
+        std::lock_guard lock(mu_);
+        if (active_ >= options_.max_connections) {
+            refused_connections_.Inc();
+            continue;  // closed by fd's destructor
+        }
+        int one = 1;
+        setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        (void)net::SetTimeouts(fd.get(), options_.io_timeout);
+        ++active_;
+        Conn& conn = conns_.emplace_back();
+        conn.fd = std::move(fd);
+        conn.thread = std::thread([this, &conn] { Serve(&conn); });
+    }
+}
+
+void DataServer::Serve(Conn* conn) {
+    const int fd = conn->fd.get();
+    bool greeted = false;
+    while (!stopping_.load()) {
+        pollfd pfd{fd, POLLIN, 0};
+        int rc = ::poll(&pfd, 1, static_cast<int>(options_.idle_timeout.count()));
+        if (rc <= 0) break;  // idle too long, or an error
+        if (!HandleRequest(fd, greeted)) break;
+    }
+    ::shutdown(fd, SHUT_RDWR);
+    std::lock_guard lock(mu_);
+    --active_;
+    conn->done.store(true);
+}
+
+bool DataServer::RefusePayload(int fd, const Status& why, uint64_t length) {
+    errors_.Inc();
+    if (!SendResponse(fd, why).ok()) return false;
+    if (length <= kDiscardLimit) return net::Discard(fd, length).ok();
+    // Too much to drain: say so, stop sending, and let the close tell the peer the rest.
+    ::shutdown(fd, SHUT_WR);
+    return false;
+}
+
+bool DataServer::HandleRequest(int fd, bool& greeted) {
+    data::RequestBytes raw;
+    if (!net::RecvAll(fd, raw.data(), raw.size()).ok()) return false;
+    auto h = data::ParseRequest(raw);
+    if (!h.ok()) {
+        errors_.Inc();
+        spdlog::debug("data channel: malformed request: {}", h.status().ToString());
+        (void)SendResponse(fd, h.status());
+        return false;  // the stream cannot be resynchronised
+    }
+    if (!greeted && h->op != data::Op::kHello) {
+        errors_.Inc();
+        (void)SendResponse(fd, Status::IllegalClient(
+                                   "the first request on a data connection must be hello"));
+        return false;
+    }
+    switch (h->op) {
+        case data::Op::kHello: {
+            std::string token(h->length, '\0');
+            if (!net::RecvAll(fd, token.data(), token.size()).ok()) return false;
+            if (!options_.auth_token.empty() && !TokenMatches(options_.auth_token, token)) {
+                errors_.Inc();
+                (void)SendResponse(fd, Status::IllegalClient("auth token refused"));
+                return false;
+            }
+            greeted = true;
+            return SendResponse(fd, Status::Ok()).ok();
+        }
+        case data::Op::kPing: return SendResponse(fd, Status::Ok()).ok();
+        case data::Op::kWrite:
+        case data::Op::kRead: break;
+    }
+    std::string key(h->key_length, '\0');
+    if (!net::RecvAll(fd, key.data(), key.size()).ok()) return false;
+    if (Status st = ValidateKey(key); !st.ok()) {
+        if (h->op == data::Op::kWrite) return RefusePayload(fd, st, h->length);
+        errors_.Inc();
+        return SendResponse(fd, st).ok();
+    }
+    if (h->op == data::Op::kWrite) return HandleWrite(fd, key, h->generation, h->offset, h->length);
+    return HandleRead(fd, static_cast<int>(h->tier), key, h->generation, h->offset, h->length);
+}
+
+bool DataServer::HandleWrite(int fd, const std::string& key, uint64_t generation,
+                             uint64_t offset, uint64_t length) {
+    auto start = WallTimer::now();
+    uint64_t max = config_.max_value_size();
+    if (length == 0 || length > max) {
+        return RefusePayload(fd,
+                             Status::InvalidArgument("a write of " + std::to_string(length) +
+                                                     " bytes is outside 1..max_value_size (" +
+                                                     FormatSize(max) + ")"),
+                             length);
+    }
+    auto lease = segment_.BeginWrite(key, generation, offset, length);
+    if (!lease.ok()) return RefusePayload(fd, lease.status(), length);
+    // Straight from the socket into the segment; an incomplete write leaves nothing readable.
+    if (!net::RecvAll(fd, lease->data(), length).ok()) {
+        errors_.Inc();
+        return false;
+    }
+    lease->Commit();
+    writes_.Inc();
+    write_bytes_.Inc(static_cast<double>(length));
+    write_seconds_.Observe(SecondsSince(start));
+    return SendResponse(fd, Status::Ok()).ok();
+}
+
+bool DataServer::HandleRead(int fd, int tier, const std::string& key, uint64_t generation,
+                            uint64_t offset, uint64_t length) {
+    auto start = WallTimer::now();
+    if (length == 0) {
+        errors_.Inc();
+        return SendResponse(fd, Status::InvalidArgument("empty read")).ok();
+    }
+    if (tier == static_cast<int>(Tier::kMemory)) {
+        auto lease = segment_.BeginRead(key, generation, offset, length);
+        if (!lease.ok()) {
+            errors_.Inc();
+            return SendResponse(fd, lease.status()).ok();
+        }
+        // Sent straight from the segment while the range's read lock is held.
+        bool ok = SendResponse(fd, Status::Ok(), {lease->data(), lease->size()}).ok();
+        if (ok) {
+            reads_memory_.Inc();
+            read_bytes_memory_.Inc(static_cast<double>(length));
+            read_seconds_.Observe(SecondsSince(start));
+        }
+        return ok;
+    }
+    if (disk_ == nullptr) {
+        errors_.Inc();
+        return SendResponse(fd, Status::NotFound("this node has no LOCAL_DISK tier")).ok();
+    }
+    auto size = disk_->SizeOf(key, generation);
+    if (!size.ok()) {
+        errors_.Inc();
+        return SendResponse(fd, size.status()).ok();
+    }
+    if (offset > *size || length > *size - offset) {
+        errors_.Inc();
+        return SendResponse(fd, Status::InvalidArgument(
+                                    "read past the end of " + QuoteKey(key) + " (" +
+                                    std::to_string(*size) + " bytes)"))
+            .ok();
+    }
+    // Aligned, so the disk store reads into it directly.
+    AlignedBuffer buffer(AlignUp(*size));
+    Status st = disk_->Read(key, generation, buffer.span().first(*size), IoPriority::kForeground);
+    if (!st.ok()) {
+        errors_.Inc();
+        return SendResponse(fd, st).ok();
+    }
+    bool ok = SendResponse(fd, Status::Ok(), {buffer.data() + offset, length}).ok();
+    if (ok) {
+        reads_disk_.Inc();
+        read_bytes_disk_.Inc(static_cast<double>(length));
+        read_seconds_.Observe(SecondsSince(start));
+    }
+    return ok;
+}
+
+}  // namespace mooncake

@@ -1,0 +1,95 @@
+// DataServer: the TCP side of the data channel (thrift/data_protocol.h). Serves a node's
+// segment (MEMORY reads and writes) and its disk store (LOCAL_DISK reads).
+//
+// One thread per connection, at most `max_connections` at once (more are closed on accept).
+// Bytes go straight between the socket and segment memory (no intermediate copy); a LOCAL_DISK
+// read goes through one buffer the size of the object (the disk store verifies whole objects).
+// A malformed header gets an error response and the connection is closed (the stream cannot
+// be trusted to be in sync); a well-formed request that is refused gets an error response and
+// the connection stays usable.
+//
+// Thread-safety: Start/Stop from one thread; the rest is internal.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/knobs.h"
+#include "core/status.h"
+#include "thrift/net.h"
+
+namespace mooncake {
+
+class Counter;
+class DiskStore;
+class Gauge;
+class Histogram;
+class MetricsRegistry;
+class Segment;
+
+struct DataServerOptions {
+    net::HostPort listen;
+    std::string auth_token;  // empty: any Hello is accepted
+    int max_connections = 512;
+    std::chrono::milliseconds io_timeout{30000};    // per socket call within a request
+    std::chrono::milliseconds idle_timeout{600000}; // an idle pooled connection is closed after
+};
+
+class DataServer {
+public:
+    // `config` supplies max_value_size at request time (it is runtime-tunable). `disk` may be
+    // null (no LOCAL_DISK tier). All must outlive the server.
+    DataServer(DataServerOptions options, Segment& segment, DiskStore* disk,
+               const Config& config, MetricsRegistry& metrics);
+    ~DataServer();
+
+    Status Start();  // binds and starts accepting
+    void Stop();     // closes the listener and every connection, joins all threads
+    uint16_t port() const { return port_; }
+
+private:
+    struct Conn;
+    void AcceptLoop();
+    void Serve(Conn* conn);
+    // One request; false when the connection must close.
+    bool HandleRequest(int fd, bool& greeted);
+    bool HandleWrite(int fd, const std::string& key, uint64_t generation, uint64_t offset,
+                     uint64_t length);
+    bool HandleRead(int fd, int tier, const std::string& key, uint64_t generation,
+                    uint64_t offset, uint64_t length);
+    bool RefusePayload(int fd, const Status& why, uint64_t length);
+
+    const DataServerOptions options_;
+    Segment& segment_;
+    DiskStore* const disk_;
+    const Config& config_;
+    MetricsRegistry& metrics_;
+    Counter& reads_memory_;
+    Counter& reads_disk_;
+    Counter& read_bytes_memory_;
+    Counter& read_bytes_disk_;
+    Counter& writes_;
+    Counter& write_bytes_;
+    Counter& errors_;
+    Counter& refused_connections_;
+    Histogram& read_seconds_;
+    Histogram& write_seconds_;
+
+    net::Fd listener_;
+    int wake_pipe_[2] = {-1, -1};
+    uint16_t port_ = 0;
+    std::thread acceptor_;
+    std::atomic<bool> stopping_{false};
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::list<Conn> conns_;  // GUARDED_BY(mu_)
+    int active_ = 0;         // GUARDED_BY(mu_)
+};
+
+}  // namespace mooncake

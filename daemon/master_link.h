@@ -1,0 +1,65 @@
+// MasterLink: a node's view of its master. Two implementations:
+//  - LocalMasterLink calls a MasterStore in the same process (standalone: no RPC between the
+//    node and the master);
+//  - RpcMasterLink calls a remote master through thrift/master_channel.h (node role).
+// The node's work loops (daemon/node.h) are written once against this interface.
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/master_types.h"
+#include "core/status.h"
+
+namespace mooncake {
+
+class MasterStore;
+class NodeDirectory;
+struct RpcOptions;
+
+// A staged promotion range and the data channel of the node that holds it.
+struct StagedRange {
+    ReplicaDesc replica;
+    std::string data_address;
+};
+
+class MasterLink {
+public:
+    virtual ~MasterLink() = default;
+
+    virtual Result<NodeId> RegisterNode(const NodeSpec& spec) = 0;
+    virtual Result<HeartbeatReply> Heartbeat(NodeId node) = 0;
+    virtual Status UnregisterNode(NodeId node) = 0;
+    virtual Result<std::vector<Status>> RegisterDiskReplicas(
+        NodeId node, std::span<const DiskReplicaReport> reports) = 0;
+    virtual Status ReportDiskReplicaDropped(NodeId node, std::string_view key,
+                                            Generation generation) = 0;
+
+    // Long-polls: return as soon as work exists, or after `wait` with an empty list.
+    virtual Result<std::vector<OffloadTask>> OffloadObjectHeartbeat(
+        NodeId node, size_t max, std::chrono::milliseconds wait) = 0;
+    virtual Status NotifyOffloadSuccess(NodeId node, std::string_view key, Generation gen) = 0;
+    virtual Status NotifyOffloadFailure(NodeId node, std::string_view key, Generation gen) = 0;
+
+    virtual Result<std::vector<PromotionTask>> PromotionObjectHeartbeat(
+        NodeId node, size_t max, std::chrono::milliseconds wait) = 0;
+    virtual Result<StagedRange> PromotionAllocStart(NodeId node, std::string_view key,
+                                                    Generation gen, uint64_t size) = 0;
+    virtual Status NotifyPromotionSuccess(NodeId node, std::string_view key, Generation gen) = 0;
+    virtual Status NotifyPromotionFailure(NodeId node, std::string_view key, Generation gen) = 0;
+};
+
+// `directory` maps a staged range's node to its data address; both must outlive the link.
+std::unique_ptr<MasterLink> NewLocalMasterLink(MasterStore& store, NodeDirectory& directory);
+
+// Connects to the master at HOST:PORT (kUnavailable if it does not answer).
+Result<std::unique_ptr<MasterLink>> NewRpcMasterLink(std::string_view master,
+                                                     const RpcOptions& options);
+
+}  // namespace mooncake

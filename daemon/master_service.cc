@@ -1,0 +1,511 @@
+#include "daemon/master_service.h"
+
+#include <chrono>
+#include <optional>
+
+#include "core/metrics.h"
+#include "daemon/config_file.h"
+#include "daemon/node_directory.h"
+#include "daemon/rpc_server.h"
+#include "mooncake_constants.h"
+#include "spdlog/spdlog.h"
+#include "thrift/convert.h"
+#include "thrift/net.h"
+#include "thrift/rpc_limits.h"
+
+namespace mooncake {
+namespace {
+
+using rpc::Throw;
+using rpc::ThrowIfError;
+
+constexpr std::string_view kMethods[] = {
+    "Hello", "PutStart", "PutEnd", "PutRevoke", "GetReplicaList", "Remove", "Exists",
+    "BatchPutStart", "BatchPutEnd", "BatchPutRevoke", "BatchGetReplicaList", "BatchRemove",
+    "BatchExists", "RemoveByPrefix", "RegisterNode", "Heartbeat", "UnregisterNode",
+    "RegisterDiskReplicas", "ReportDiskReplicaDropped", "OffloadObjectHeartbeat",
+    "NotifyOffloadSuccess", "NotifyOffloadFailure", "PromotionObjectHeartbeat",
+    "PromotionAllocStart", "NotifyPromotionSuccess", "NotifyPromotionFailure", "Stat", "List",
+    "Nodes", "Tasks", "Hot", "TuneGet", "TuneSet", "MetricsText", "Promote", "Offload", "Evict",
+};
+
+constexpr int32_t kMaxListLimit = 10000;
+constexpr int32_t kMaxTasksPerPoll = 65536;
+
+void CheckBatch(size_t n) {
+    if (n > rpc::kMaxBatchKeys) {
+        Throw(Status::InvalidArgument("a batch holds at most " +
+                                      std::to_string(rpc::kMaxBatchKeys) + " items"));
+    }
+}
+
+uint64_t NonNegative(int64_t v, const char* what) {
+    if (v < 0) Throw(Status::InvalidArgument(std::string(what) + " must not be negative"));
+    return static_cast<uint64_t>(v);
+}
+
+std::string_view KnobTypeName(KnobType type) {
+    switch (type) {
+        case KnobType::kBool: return "bool";
+        case KnobType::kInt: return "int";
+        case KnobType::kDouble: return "double";
+        case KnobType::kSize: return "size";
+        case KnobType::kEnum: return "enum";
+        case KnobType::kString: return "string";
+    }
+    return "string";
+}
+
+bool TokenMatches(std::string_view expected, std::string_view given) {
+    unsigned char diff = expected.size() == given.size() ? 0 : 1;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        diff |= static_cast<unsigned char>(expected[i]) ^
+                static_cast<unsigned char>(i < given.size() ? given[i] : 0);
+    }
+    return diff == 0;
+}
+
+}  // namespace
+
+// One handler invocation: refuses a connection that has not said Hello, times the call.
+class MasterService::Call {
+public:
+    Call(MasterService& service, std::string_view method, bool needs_hello = true)
+        : latency_(service.LatencyOf(method)), start_(std::chrono::steady_clock::now()) {
+        if (needs_hello && !CurrentRpcSession().greeted) {
+            Throw(Status::IllegalClient("call Hello first (protocol version " +
+                                        std::to_string(rpc::g_mooncake_constants.PROTOCOL_VERSION) +
+                                        ")"));
+        }
+    }
+    ~Call() {
+        latency_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+                             .count());
+    }
+
+private:
+    Histogram& latency_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+MasterService::MasterService(MasterServiceOptions options, MasterStore& store,
+                             NodeDirectory& directory)
+    : options_(std::move(options)), store_(store), directory_(directory) {
+    for (std::string_view m : kMethods) {
+        latency_[m] = &store_.metrics().GetHistogram(
+            "rpc_request_seconds", "control RPC latency in seconds, by method",
+            LatencyBucketsSeconds(), {{"method", std::string(m)}});
+    }
+}
+
+Histogram& MasterService::LatencyOf(std::string_view method) { return *latency_.at(method); }
+
+rpc::NodeLocator MasterService::Locator() {
+    return [this](NodeId id) { return directory_.Locate(id); };
+}
+
+// ---------------- session ----------------
+
+void MasterService::Hello(rpc::HelloReply& out, int32_t protocol_version,
+                          const std::string& auth_token, const std::string& client_name) {
+    Call call(*this, "Hello", /*needs_hello=*/false);
+    const int32_t ours = rpc::g_mooncake_constants.PROTOCOL_VERSION;
+    if (protocol_version != ours) {
+        Throw(Status::InvalidArgument("protocol version " + std::to_string(protocol_version) +
+                                      " is not supported; this master speaks " +
+                                      std::to_string(ours)));
+    }
+    if (!options_.auth_token.empty() && !TokenMatches(options_.auth_token, auth_token)) {
+        spdlog::warn("refused a connection of '{}': bad auth token", client_name);
+        Throw(Status::IllegalClient("auth token refused"));
+    }
+    CurrentRpcSession().greeted = true;
+    out.protocol_version = ours;
+    out.client_id = static_cast<int64_t>((uint64_t{options_.epoch} << 32) |
+                                         (next_client_.fetch_add(1) & 0xFFFFFFFFu));
+    out.role = options_.role;
+    out.server_version = "mooncake-tier 0.1.0";
+}
+
+// ---------------- objects ----------------
+
+void MasterService::PutStart(rpc::PutStartReply& out, int64_t client_id, const std::string& key,
+                             int64_t size, int64_t preferred_node) {
+    Call call(*this, "PutStart");
+    auto r = store_.PutStart(static_cast<ClientId>(client_id), key, NonNegative(size, "size"),
+                             static_cast<NodeId>(std::max<int64_t>(0, preferred_node)));
+    ThrowIfError(r.status());
+    out.generation = static_cast<int64_t>(r->generation);
+    out.replica = rpc::ToWire(r->replica, Locator());
+}
+
+void MasterService::PutEnd(int64_t client_id, const std::string& key, int64_t generation) {
+    Call call(*this, "PutEnd");
+    ThrowIfError(store_.PutEnd(static_cast<ClientId>(client_id), key,
+                               static_cast<Generation>(generation)));
+}
+
+void MasterService::PutRevoke(int64_t client_id, const std::string& key, int64_t generation) {
+    Call call(*this, "PutRevoke");
+    ThrowIfError(store_.PutRevoke(static_cast<ClientId>(client_id), key,
+                                  static_cast<Generation>(generation)));
+}
+
+void MasterService::GetReplicaList(rpc::ObjectInfo& out, const std::string& key) {
+    Call call(*this, "GetReplicaList");
+    auto r = store_.GetReplicaList(key);
+    ThrowIfError(r.status());
+    out = rpc::ToWire(*r, store_.clock().Now(), Locator());
+}
+
+void MasterService::Remove(const std::string& key, bool force) {
+    Call call(*this, "Remove");
+    ThrowIfError(store_.Remove(key, force));
+}
+
+bool MasterService::Exists(const std::string& key) {
+    Call call(*this, "Exists");
+    auto r = store_.Exists(key);
+    ThrowIfError(r.status());
+    return *r;
+}
+
+void MasterService::BatchPutStart(std::vector<rpc::PutStartResult>& out, int64_t client_id,
+                                  const std::vector<rpc::PutStartItem>& items,
+                                  int64_t preferred_node) {
+    Call call(*this, "BatchPutStart");
+    CheckBatch(items.size());
+    out.reserve(items.size());
+    for (const rpc::PutStartItem& item : items) {
+        rpc::PutStartResult result;
+        Result<PutStartReply> r =
+            item.size < 0
+                ? Result<PutStartReply>(Status::InvalidArgument("size must not be negative"))
+                : store_.PutStart(static_cast<ClientId>(client_id), item.key,
+                                  static_cast<uint64_t>(item.size),
+                                  static_cast<NodeId>(std::max<int64_t>(0, preferred_node)));
+        result.outcome = rpc::ToOutcome(r.status());
+        if (r.ok()) {
+            rpc::PutStartReply reply;
+            reply.generation = static_cast<int64_t>(r->generation);
+            reply.replica = rpc::ToWire(r->replica, Locator());
+            result.__set_reply(std::move(reply));
+        }
+        out.push_back(std::move(result));
+    }
+}
+
+void MasterService::BatchPutEnd(std::vector<rpc::Outcome>& out, int64_t client_id,
+                                const std::vector<rpc::KeyGeneration>& items) {
+    Call call(*this, "BatchPutEnd");
+    CheckBatch(items.size());
+    for (const auto& item : items) {
+        out.push_back(rpc::ToOutcome(store_.PutEnd(static_cast<ClientId>(client_id), item.key,
+                                                   static_cast<Generation>(item.generation))));
+    }
+}
+
+void MasterService::BatchPutRevoke(std::vector<rpc::Outcome>& out, int64_t client_id,
+                                   const std::vector<rpc::KeyGeneration>& items) {
+    Call call(*this, "BatchPutRevoke");
+    CheckBatch(items.size());
+    for (const auto& item : items) {
+        out.push_back(rpc::ToOutcome(store_.PutRevoke(static_cast<ClientId>(client_id), item.key,
+                                                      static_cast<Generation>(item.generation))));
+    }
+}
+
+void MasterService::BatchGetReplicaList(std::vector<rpc::ObjectResult>& out,
+                                        const std::vector<std::string>& keys) {
+    Call call(*this, "BatchGetReplicaList");
+    CheckBatch(keys.size());
+    auto results = store_.BatchGetReplicaList(keys);
+    Nanos now = store_.clock().Now();
+    auto locate = Locator();
+    for (const auto& r : results) {
+        rpc::ObjectResult result;
+        result.outcome = rpc::ToOutcome(r.status());
+        if (r.ok()) result.__set_object(rpc::ToWire(*r, now, locate));
+        out.push_back(std::move(result));
+    }
+}
+
+void MasterService::BatchRemove(std::vector<rpc::Outcome>& out,
+                                const std::vector<std::string>& keys, bool force) {
+    Call call(*this, "BatchRemove");
+    CheckBatch(keys.size());
+    for (const Status& st : store_.BatchRemove(keys, force)) out.push_back(rpc::ToOutcome(st));
+}
+
+void MasterService::BatchExists(std::vector<rpc::ExistsResult>& out,
+                                const std::vector<std::string>& keys) {
+    Call call(*this, "BatchExists");
+    CheckBatch(keys.size());
+    for (const std::string& key : keys) {
+        auto r = store_.Exists(key);
+        rpc::ExistsResult result;
+        result.outcome = rpc::ToOutcome(r.status());
+        result.exists = r.ok() && *r;
+        out.push_back(std::move(result));
+    }
+}
+
+void MasterService::RemoveByPrefix(rpc::RemovePrefixReply& out, const std::string& prefix,
+                                   bool force) {
+    Call call(*this, "RemoveByPrefix");
+    size_t skipped = 0;
+    out.removed = static_cast<int64_t>(store_.RemoveByPrefix(prefix, force, &skipped));
+    out.skipped = static_cast<int64_t>(skipped);
+}
+
+// ---------------- nodes ----------------
+
+int64_t MasterService::RegisterNode(const rpc::NodeSpec& wire) {
+    Call call(*this, "RegisterNode");
+    NodeSpec spec = rpc::FromWire(wire);
+    if (spec.segment_capacity == 0 && spec.disk_capacity == 0) {
+        Throw(Status::InvalidArgument("a node must contribute DRAM or disk"));
+    }
+    auto data = net::ParseHostPort(spec.data_address);
+    if (!data.ok()) {
+        Throw(Status::InvalidArgument("data address: " + data.status().message()));
+    }
+    auto id = store_.RegisterNode(spec);
+    ThrowIfError(id.status());
+    directory_.Remember(*id, spec);
+    spdlog::info("node {} registered: '{}' data {} segment {} disk {}", *id, spec.name,
+                 spec.data_address, FormatSize(spec.segment_capacity),
+                 FormatSize(spec.disk_capacity));
+    return static_cast<int64_t>(*id);
+}
+
+void MasterService::Heartbeat(rpc::HeartbeatReply& out, int64_t node) {
+    Call call(*this, "Heartbeat");
+    auto r = store_.Heartbeat(static_cast<NodeId>(node));
+    ThrowIfError(r.status());
+    out = rpc::ToWire(*r);
+}
+
+void MasterService::UnregisterNode(int64_t node) {
+    Call call(*this, "UnregisterNode");
+    ThrowIfError(store_.UnregisterNode(static_cast<NodeId>(node)));
+    spdlog::info("node {} left", node);
+}
+
+void MasterService::RegisterDiskReplicas(std::vector<rpc::Outcome>& out, int64_t node,
+                                         const std::vector<rpc::DiskReplicaReport>& reports) {
+    Call call(*this, "RegisterDiskReplicas");
+    CheckBatch(reports.size());
+    std::vector<DiskReplicaReport> list;
+    list.reserve(reports.size());
+    for (const auto& r : reports) list.push_back(rpc::FromWire(r));
+    auto results = store_.RegisterDiskReplicas(static_cast<NodeId>(node), list);
+    ThrowIfError(results.status());
+    for (const Status& st : *results) out.push_back(rpc::ToOutcome(st));
+}
+
+void MasterService::ReportDiskReplicaDropped(int64_t node, const std::string& key,
+                                             int64_t generation) {
+    Call call(*this, "ReportDiskReplicaDropped");
+    ThrowIfError(store_.ReportDiskReplicaDropped(static_cast<NodeId>(node), key,
+                                                 static_cast<Generation>(generation)));
+}
+
+void MasterService::OffloadObjectHeartbeat(std::vector<rpc::OffloadTask>& out, int64_t node,
+                                           int32_t max, int32_t wait_ms) {
+    Call call(*this, "OffloadObjectHeartbeat");
+    auto tasks = store_.OffloadObjectHeartbeat(
+        static_cast<NodeId>(node), static_cast<size_t>(std::clamp(max, 0, kMaxTasksPerPoll)),
+        std::chrono::milliseconds(std::clamp(wait_ms, 0, rpc::kMaxLongPollMs)));
+    out.reserve(tasks.size());
+    for (const auto& t : tasks) out.push_back(rpc::ToWire(t));
+}
+
+void MasterService::NotifyOffloadSuccess(int64_t node, const std::string& key,
+                                         int64_t generation) {
+    Call call(*this, "NotifyOffloadSuccess");
+    ThrowIfError(store_.NotifyOffloadSuccess(static_cast<NodeId>(node), key,
+                                             static_cast<Generation>(generation)));
+}
+
+void MasterService::NotifyOffloadFailure(int64_t node, const std::string& key,
+                                         int64_t generation) {
+    Call call(*this, "NotifyOffloadFailure");
+    ThrowIfError(store_.NotifyOffloadFailure(static_cast<NodeId>(node), key,
+                                             static_cast<Generation>(generation)));
+}
+
+void MasterService::PromotionObjectHeartbeat(std::vector<rpc::PromotionTask>& out, int64_t node,
+                                             int32_t max, int32_t wait_ms) {
+    Call call(*this, "PromotionObjectHeartbeat");
+    auto tasks = store_.PromotionObjectHeartbeat(
+        static_cast<NodeId>(node), static_cast<size_t>(std::clamp(max, 0, kMaxTasksPerPoll)),
+        std::chrono::milliseconds(std::clamp(wait_ms, 0, rpc::kMaxLongPollMs)));
+    Nanos now = store_.clock().Now();
+    out.reserve(tasks.size());
+    for (const auto& t : tasks) out.push_back(rpc::ToWire(t, now));
+}
+
+void MasterService::PromotionAllocStart(rpc::Replica& out, int64_t node, const std::string& key,
+                                        int64_t generation, int64_t size) {
+    Call call(*this, "PromotionAllocStart");
+    auto r = store_.PromotionAllocStart(static_cast<NodeId>(node), key,
+                                        static_cast<Generation>(generation),
+                                        NonNegative(size, "size"));
+    ThrowIfError(r.status());
+    out = rpc::ToWire(*r, Locator());
+}
+
+void MasterService::NotifyPromotionSuccess(int64_t node, const std::string& key,
+                                           int64_t generation) {
+    Call call(*this, "NotifyPromotionSuccess");
+    ThrowIfError(store_.NotifyPromotionSuccess(static_cast<NodeId>(node), key,
+                                               static_cast<Generation>(generation)));
+}
+
+void MasterService::NotifyPromotionFailure(int64_t node, const std::string& key,
+                                           int64_t generation) {
+    Call call(*this, "NotifyPromotionFailure");
+    ThrowIfError(store_.NotifyPromotionFailure(static_cast<NodeId>(node), key,
+                                               static_cast<Generation>(generation)));
+}
+
+// ---------------- admin ----------------
+
+void MasterService::Stat(rpc::ObjectInfo& out, const std::string& key) {
+    Call call(*this, "Stat");
+    auto r = store_.Stat(key);
+    ThrowIfError(r.status());
+    out = rpc::ToWire(*r, store_.clock().Now(), Locator());
+}
+
+void MasterService::List(rpc::ListReply& out, const rpc::ListRequest& request) {
+    Call call(*this, "List");
+    if (request.__isset.tier && !rpc::FromWire(request.tier).ok()) {
+        Throw(Status::InvalidArgument("unknown tier in List"));
+    }
+    ListOptions options = rpc::FromWire(request);
+    size_t limit = static_cast<size_t>(std::clamp(request.limit, 1, kMaxListLimit));
+    options.limit = limit + 1;  // one more tells whether another page exists
+    std::vector<ObjectView> objects = store_.List(options);
+    out.more = objects.size() > limit;
+    if (out.more) objects.resize(limit);
+    Nanos now = store_.clock().Now();
+    auto locate = Locator();
+    out.objects.reserve(objects.size());
+    for (const auto& o : objects) out.objects.push_back(rpc::ToWire(o, now, locate));
+}
+
+void MasterService::Nodes(std::vector<rpc::NodeInfo>& out) {
+    Call call(*this, "Nodes");
+    Nanos now = store_.clock().Now();
+    for (const NodeInfo& n : store_.Nodes()) out.push_back(rpc::ToWire(n, now));
+}
+
+void MasterService::Tasks(std::vector<rpc::TaskInfo>& out) {
+    Call call(*this, "Tasks");
+    for (const TaskView& t : store_.Tasks()) out.push_back(rpc::ToWire(t));
+}
+
+void MasterService::Hot(std::vector<rpc::HotKey>& out, int32_t limit) {
+    Call call(*this, "Hot");
+    for (const HotKey& h : store_.Hot(static_cast<size_t>(std::clamp(limit, 0, kMaxListLimit)))) {
+        out.push_back(rpc::ToWire(h));
+    }
+}
+
+std::vector<rpc::KnobInfo> MasterService::KnobTableOf(const Config& config) {
+    std::vector<rpc::KnobInfo> out;
+    for (const KnobDef& def : KnobTable()) {
+        rpc::KnobInfo k;
+        k.name = std::string(def.name);
+        k.value = config.GetText(def.id);
+        k.default_value = std::string(def.default_text);
+        k.range = def.RangeText();
+        k.tunable = def.runtime_tunable;
+        k.doc = std::string(def.doc);
+        k.type = std::string(KnobTypeName(def.type));
+        out.push_back(std::move(k));
+    }
+    return out;
+}
+
+void MasterService::TuneGet(std::vector<rpc::KnobInfo>& out) {
+    Call call(*this, "TuneGet");
+    out = KnobTableOf(store_.config());
+}
+
+void MasterService::TuneSet(std::vector<rpc::KnobInfo>& out,
+                            const std::vector<rpc::KnobAssignment>& assignments, bool persist) {
+    Call call(*this, "TuneSet");
+    if (assignments.empty()) Throw(Status::InvalidArgument("nothing to set"));
+    KnobAssignments list;
+    for (const auto& a : assignments) list.emplace_back(a.name, a.value);
+    // Persisting: the new file is written aside first, so a file that cannot be written
+    // refuses the change before anything is applied; applied, it replaces the original.
+    std::optional<ConfigFileUpdate> update;
+    if (persist) {
+        auto prepared = ConfigFileUpdate::Prepare(options_.config_file, list);
+        ThrowIfError(prepared.status());
+        update.emplace(std::move(*prepared));
+    }
+    ThrowIfError(store_.Tune(list));
+    if (update) {
+        Status st = update->Commit();
+        if (!st.ok()) {
+            Throw(Status::IoError("applied, but not persisted: " + st.message()));
+        }
+    }
+    for (const auto& [name, value] : list) {
+        spdlog::info("tune: {} = {}", name, store_.config().GetText(name).value());
+        if (name == "log_level") {
+            spdlog::set_level(spdlog::level::from_str(store_.config().log_level()));
+        }
+    }
+    out = KnobTableOf(store_.config());
+}
+
+void MasterService::MetricsText(std::string& out) {
+    Call call(*this, "MetricsText");
+    out = store_.metrics().RenderPrometheus();
+}
+
+namespace {
+
+template <typename Fn>
+std::vector<rpc::ManualResult> ForEachKey(const std::vector<std::string>& keys, Fn&& fn) {
+    CheckBatch(keys.size());
+    std::vector<rpc::ManualResult> out;
+    out.reserve(keys.size());
+    for (const std::string& key : keys) {
+        Result<ManualOutcome> r = fn(key);
+        rpc::ManualResult result;
+        result.key = key;
+        result.outcome = rpc::ToOutcome(r.status());
+        if (r.ok()) result.__set_result(rpc::ToWire(*r));
+        out.push_back(std::move(result));
+    }
+    return out;
+}
+
+}  // namespace
+
+void MasterService::Promote(std::vector<rpc::ManualResult>& out,
+                            const std::vector<std::string>& keys, bool force) {
+    Call call(*this, "Promote");
+    out = ForEachKey(keys, [&](const std::string& k) { return store_.Promote(k, force); });
+}
+
+void MasterService::Offload(std::vector<rpc::ManualResult>& out,
+                            const std::vector<std::string>& keys) {
+    Call call(*this, "Offload");
+    out = ForEachKey(keys, [&](const std::string& k) { return store_.Offload(k); });
+}
+
+void MasterService::Evict(std::vector<rpc::ManualResult>& out,
+                          const std::vector<std::string>& keys) {
+    Call call(*this, "Evict");
+    out = ForEachKey(keys, [&](const std::string& k) { return store_.Evict(k); });
+}
+
+}  // namespace mooncake

@@ -1,0 +1,111 @@
+// MasterService: the Thrift handler of the master (and standalone) role. It adapts
+// MasterStore to RPC and holds no policy: each method checks the session, converts, calls
+// core, converts back (errors through rpc::Throw, the wire's one error mapping), and times
+// itself into rpc_request_seconds{method}.
+//
+// Thread-safety: called from many connection threads at once; MasterStore is thread-safe
+// and the handler's own state is immutable after construction or atomic.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "MasterService.h"
+#include "core/master_store.h"
+#include "thrift/convert.h"
+
+namespace mooncake {
+
+class Histogram;
+class NodeDirectory;
+
+struct MasterServiceOptions {
+    std::string role;        // "master" or "standalone", told to clients in Hello
+    std::string auth_token;  // empty: Hello needs no token
+    uint32_t epoch = 0;      // high bits of client ids (unique across master restarts)
+    std::string config_file; // --config, for TuneSet(persist); empty if none
+};
+
+class MasterService final : public rpc::MasterServiceIf {
+public:
+    MasterService(MasterServiceOptions options, MasterStore& store, NodeDirectory& directory);
+
+    void Hello(rpc::HelloReply& out, int32_t protocol_version, const std::string& auth_token,
+               const std::string& client_name) override;
+
+    void PutStart(rpc::PutStartReply& out, int64_t client_id, const std::string& key,
+                  int64_t size, int64_t preferred_node) override;
+    void PutEnd(int64_t client_id, const std::string& key, int64_t generation) override;
+    void PutRevoke(int64_t client_id, const std::string& key, int64_t generation) override;
+    void GetReplicaList(rpc::ObjectInfo& out, const std::string& key) override;
+    void Remove(const std::string& key, bool force) override;
+    bool Exists(const std::string& key) override;
+    void BatchPutStart(std::vector<rpc::PutStartResult>& out, int64_t client_id,
+                       const std::vector<rpc::PutStartItem>& items,
+                       int64_t preferred_node) override;
+    void BatchPutEnd(std::vector<rpc::Outcome>& out, int64_t client_id,
+                     const std::vector<rpc::KeyGeneration>& items) override;
+    void BatchPutRevoke(std::vector<rpc::Outcome>& out, int64_t client_id,
+                        const std::vector<rpc::KeyGeneration>& items) override;
+    void BatchGetReplicaList(std::vector<rpc::ObjectResult>& out,
+                             const std::vector<std::string>& keys) override;
+    void BatchRemove(std::vector<rpc::Outcome>& out, const std::vector<std::string>& keys,
+                     bool force) override;
+    void BatchExists(std::vector<rpc::ExistsResult>& out,
+                     const std::vector<std::string>& keys) override;
+    void RemoveByPrefix(rpc::RemovePrefixReply& out, const std::string& prefix,
+                        bool force) override;
+
+    int64_t RegisterNode(const rpc::NodeSpec& spec) override;
+    void Heartbeat(rpc::HeartbeatReply& out, int64_t node) override;
+    void UnregisterNode(int64_t node) override;
+    void RegisterDiskReplicas(std::vector<rpc::Outcome>& out, int64_t node,
+                              const std::vector<rpc::DiskReplicaReport>& reports) override;
+    void ReportDiskReplicaDropped(int64_t node, const std::string& key,
+                                  int64_t generation) override;
+    void OffloadObjectHeartbeat(std::vector<rpc::OffloadTask>& out, int64_t node, int32_t max,
+                                int32_t wait_ms) override;
+    void NotifyOffloadSuccess(int64_t node, const std::string& key, int64_t generation) override;
+    void NotifyOffloadFailure(int64_t node, const std::string& key, int64_t generation) override;
+    void PromotionObjectHeartbeat(std::vector<rpc::PromotionTask>& out, int64_t node,
+                                  int32_t max, int32_t wait_ms) override;
+    void PromotionAllocStart(rpc::Replica& out, int64_t node, const std::string& key,
+                             int64_t generation, int64_t size) override;
+    void NotifyPromotionSuccess(int64_t node, const std::string& key,
+                                int64_t generation) override;
+    void NotifyPromotionFailure(int64_t node, const std::string& key,
+                                int64_t generation) override;
+
+    void Stat(rpc::ObjectInfo& out, const std::string& key) override;
+    void List(rpc::ListReply& out, const rpc::ListRequest& request) override;
+    void Nodes(std::vector<rpc::NodeInfo>& out) override;
+    void Tasks(std::vector<rpc::TaskInfo>& out) override;
+    void Hot(std::vector<rpc::HotKey>& out, int32_t limit) override;
+    void TuneGet(std::vector<rpc::KnobInfo>& out) override;
+    void TuneSet(std::vector<rpc::KnobInfo>& out,
+                 const std::vector<rpc::KnobAssignment>& assignments, bool persist) override;
+    void MetricsText(std::string& out) override;
+    void Promote(std::vector<rpc::ManualResult>& out, const std::vector<std::string>& keys,
+                 bool force) override;
+    void Offload(std::vector<rpc::ManualResult>& out,
+                 const std::vector<std::string>& keys) override;
+    void Evict(std::vector<rpc::ManualResult>& out, const std::vector<std::string>& keys) override;
+
+    // The knob table with current values (also served by the node role's tooling).
+    static std::vector<rpc::KnobInfo> KnobTableOf(const Config& config);
+
+private:
+    class Call;  // session check + latency timer of one handler invocation
+    Histogram& LatencyOf(std::string_view method);
+    rpc::NodeLocator Locator();
+
+    const MasterServiceOptions options_;
+    MasterStore& store_;
+    NodeDirectory& directory_;
+    std::unordered_map<std::string_view, Histogram*> latency_;  // filled in the constructor
+    std::atomic<uint64_t> next_client_{1};
+};
+
+}  // namespace mooncake

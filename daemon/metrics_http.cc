@@ -1,0 +1,36 @@
+#include "daemon/metrics_http.h"
+
+#include <httplib.h>
+
+#include "core/metrics.h"
+
+namespace mooncake {
+
+MetricsHttp::MetricsHttp(MetricsRegistry& metrics) : metrics_(metrics) {}
+
+MetricsHttp::~MetricsHttp() { Stop(); }
+
+Status MetricsHttp::Start(const net::HostPort& listen) {
+    server_ = std::make_unique<httplib::Server>();
+    server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
+    server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+        res.set_content(metrics_.RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    server_->Get("/", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content("mooncaked: metrics at /metrics\n", "text/plain");
+    });
+    if (!server_->bind_to_port(listen.host, listen.port)) {
+        return Status::IoError("cannot serve metrics on " + listen.ToString() +
+                               " (port taken? --metrics_port=0 turns it off)");
+    }
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    return Status::Ok();
+}
+
+void MetricsHttp::Stop() {
+    if (!thread_.joinable()) return;
+    server_->stop();
+    thread_.join();
+}
+
+}  // namespace mooncake

@@ -1,0 +1,34 @@
+// MetricsHttp: Prometheus `/metrics` over HTTP (cpp-httplib), the same text as
+// `mooncakectl metrics`. Anything but GET /metrics (and GET / pointing there) is 404.
+//
+// Thread-safety: Start/Stop from one thread; requests are served on httplib's pool.
+#pragma once
+
+#include <memory>
+#include <thread>
+
+#include "core/status.h"
+#include "thrift/net.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace mooncake {
+
+class MetricsRegistry;
+
+class MetricsHttp {
+public:
+    explicit MetricsHttp(MetricsRegistry& metrics);
+    ~MetricsHttp();
+    Status Start(const net::HostPort& listen);  // binds now; a taken port fails here
+    void Stop();
+
+private:
+    MetricsRegistry& metrics_;
+    std::unique_ptr<httplib::Server> server_;
+    std::thread thread_;
+};
+
+}  // namespace mooncake

@@ -1,0 +1,375 @@
+#include "daemon/roles.h"
+
+#include <chrono>
+#include <ctime>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "MasterService.h"
+#include "NodeService.h"
+#include "core/disk/disk_store.h"
+#include "core/master_store.h"
+#include "core/metrics.h"
+#include "daemon/data_server.h"
+#include "daemon/master_link.h"
+#include "daemon/master_service.h"
+#include "daemon/metrics_http.h"
+#include "daemon/node.h"
+#include "daemon/node_directory.h"
+#include "daemon/node_service.h"
+#include "daemon/rpc_server.h"
+#include "daemon/sd_notify.h"
+#include "daemon/segment.h"
+#include "spdlog/spdlog.h"
+#include "thrift/data_transport.h"
+#include "thrift/master_channel.h"
+
+namespace mooncake {
+namespace {
+
+constexpr auto kTickPeriod = std::chrono::milliseconds(10);
+constexpr auto kDirectoryPeriod = std::chrono::seconds(1);
+constexpr int kMaxRpcConnections = 1024;
+constexpr int kMaxDataConnections = 512;
+
+// The addresses a process derives from its knobs, checked once.
+struct Addresses {
+    net::HostPort listen;
+    net::HostPort advertise;
+    uint16_t data_port = 0;
+    std::string data_address;  // advertise host : data port
+};
+
+Result<Addresses> ResolveAddresses(const Config& config) {
+    Addresses a;
+    auto listen = net::ParseHostPort(config.listen());
+    if (!listen.ok()) return Status::InvalidArgument("--listen: " + listen.status().message());
+    a.listen = *listen;
+    if (config.advertise().empty()) {
+        if (a.listen.host == "0.0.0.0" || a.listen.host == "::" || a.listen.host.empty()) {
+            return Status::InvalidArgument(
+                "--advertise HOST:PORT is needed when --listen is a wildcard address");
+        }
+        a.advertise = a.listen;
+    } else {
+        auto adv = net::ParseHostPort(config.advertise());
+        if (!adv.ok()) return Status::InvalidArgument("--advertise: " + adv.status().message());
+        a.advertise = *adv;
+    }
+    int64_t data_port = config.data_port();
+    if (data_port == 0) {
+        if (a.listen.port == 65535) {
+            return Status::InvalidArgument("--data_port is needed when --listen uses port 65535");
+        }
+        data_port = a.listen.port + 1;
+    }
+    a.data_port = static_cast<uint16_t>(data_port);
+    a.data_address = net::HostPort{a.advertise.host, a.data_port}.ToString();
+    return a;
+}
+
+uint32_t MasterEpoch() {
+    // Wall-clock seconds: larger than any earlier master's epoch on a sane clock.
+    return static_cast<uint32_t>(std::time(nullptr));
+}
+
+// ---------------- master part ----------------
+
+class MasterPart {
+public:
+    MasterPart(Config& config, MetricsRegistry& metrics)
+        : store_(config, clock_, metrics, MasterEpoch()), directory_(store_) {}
+    ~MasterPart() { Stop(); }
+
+    Status Start(const net::HostPort& listen, const std::string& role,
+                 const std::string& auth_token, const std::string& config_file) {
+        MasterServiceOptions options{role, auth_token, MasterEpoch(), config_file};
+        auto handler = std::make_shared<MasterService>(options, store_, directory_);
+        auto processor = std::make_shared<rpc::MasterServiceProcessor>(handler);
+        auto server = RpcServer::Start(processor, {listen, kMaxRpcConnections});
+        if (!server.ok()) return server.status();
+        rpc_ = std::move(*server);
+        ticker_ = std::thread([this] { TickLoop(); });
+        return Status::Ok();
+    }
+
+    // Stops serving RPC first (no new work), then the background thread.
+    void Stop() {
+        if (rpc_) rpc_->Stop();
+        {
+            std::lock_guard lock(mu_);
+            stopping_ = true;
+            cv_.notify_all();
+        }
+        if (ticker_.joinable()) ticker_.join();
+    }
+
+    MasterStore& store() { return store_; }
+    NodeDirectory& directory() { return directory_; }
+
+private:
+    void TickLoop() {
+        auto next_directory = std::chrono::steady_clock::now();
+        std::unique_lock lock(mu_);
+        while (!stopping_) {
+            lock.unlock();
+            store_.Tick();
+            if (std::chrono::steady_clock::now() >= next_directory) {
+                next_directory = std::chrono::steady_clock::now() + kDirectoryPeriod;
+                directory_.Refresh();
+                UpdateNodeGauges();
+            }
+            lock.lock();
+            cv_.wait_for(lock, kTickPeriod, [this] { return stopping_; });
+        }
+    }
+
+    // Per-node DRAM and disk capacity and use, by the node's advertised name.
+    void UpdateNodeGauges() {
+        MetricsRegistry& m = store_.metrics();
+        std::set<std::string> live;
+        for (const NodeInfo& n : store_.Nodes()) {
+            Labels labels{{"node", n.spec.name}};
+            live.insert(n.spec.name);
+            m.GetGauge("node_dram_capacity_bytes", "DRAM segment of each live node", labels)
+                .Set(static_cast<double>(n.spec.segment_capacity));
+            m.GetGauge("node_dram_used_bytes", "DRAM allocated in each live node's segment",
+                       labels)
+                .Set(static_cast<double>(n.segment_used));
+            m.GetGauge("node_disk_capacity_bytes", "LOCAL_DISK capacity of each live node",
+                       labels)
+                .Set(static_cast<double>(n.spec.disk_capacity));
+            m.GetGauge("node_disk_used_bytes", "LOCAL_DISK bytes held by each live node", labels)
+                .Set(static_cast<double>(n.disk_used));
+        }
+        // A node that left keeps its series (Prometheus dislikes vanishing ones) at zero.
+        for (const std::string& name : seen_) {
+            if (live.count(name)) continue;
+            Labels labels{{"node", name}};
+            for (const char* g : {"node_dram_capacity_bytes", "node_dram_used_bytes",
+                                  "node_disk_capacity_bytes", "node_disk_used_bytes"}) {
+                m.GetGauge(g, "", labels).Set(0);
+            }
+        }
+        seen_.insert(live.begin(), live.end());
+    }
+
+    SteadyClock clock_;
+    MasterStore store_;
+    NodeDirectory directory_;
+    std::unique_ptr<RpcServer> rpc_;
+    std::thread ticker_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool stopping_ = false;      // GUARDED_BY(mu_)
+    std::set<std::string> seen_;  // tick thread only
+};
+
+// ---------------- node part ----------------
+
+class NodePart {
+public:
+    NodePart(const Config& config, MetricsRegistry& metrics) : config_(config), metrics_(metrics) {}
+    ~NodePart() { Stop(); }
+
+    // Maps the segment and opens (recovers) the disk store.
+    Status Open() {
+        uint64_t dram = config_.dram_size() / kSegmentAlignment * kSegmentAlignment;
+        auto segment = Segment::Create(dram);
+        if (!segment.ok()) return segment.status();
+        segment_ = std::move(*segment);
+        if (!config_.disk_dir().empty()) {
+            DiskStoreOptions options;
+            options.dir = config_.disk_dir();
+            options.capacity = config_.disk_size();
+            options.queue_depth = static_cast<int>(config_.disk_queue_depth());
+            options.background_bytes_per_sec = config_.disk_background_bytes_per_sec();
+            auto disk = DiskStore::Open(options);
+            if (!disk.ok()) {
+                return Status(disk.status().code(),
+                              "disk store at '" + options.dir + "': " + disk.status().message());
+            }
+            disk_ = std::move(*disk);
+            spdlog::info("disk store at {}: {} objects recovered, {} of {} used",
+                         config_.disk_dir(), disk_->object_count(), FormatSize(disk_->used()),
+                         FormatSize(disk_->capacity()));
+        }
+        if (segment_->capacity() == 0 && disk_ == nullptr) {
+            return Status::InvalidArgument("a node needs --dram_size > 0 or --disk_dir");
+        }
+        return Status::Ok();
+    }
+
+    Status StartData(const Addresses& addresses, const std::string& auth_token) {
+        DataServerOptions options;
+        options.listen = {addresses.listen.host, addresses.data_port};
+        options.auth_token = auth_token;
+        options.max_connections = kMaxDataConnections;
+        data_ = std::make_unique<DataServer>(options, *segment_, disk_.get(), config_, metrics_);
+        Status st = data_->Start();
+        if (!st.ok()) {
+            return Status(st.code(), "data channel on " + options.listen.ToString() + ": " +
+                                         st.message());
+        }
+        TcpTransportOptions peers;
+        peers.auth_token = auth_token;
+        peers_ = NewTcpTransport(peers);
+        return Status::Ok();
+    }
+
+    // Registers (retrying until `give_up`) and starts the work loops.
+    Status StartNode(MasterLink& link, const Addresses& addresses,
+                     const std::atomic<bool>& give_up) {
+        NodeOptions options;
+        options.spec.name = addresses.advertise.ToString();
+        options.spec.data_address = addresses.data_address;
+        options.spec.segment_capacity = segment_->capacity();
+        options.spec.disk_capacity = disk_ ? disk_->capacity() : 0;
+        node_ = std::make_unique<Node>(options, link, *segment_, disk_.get(), *peers_, config_,
+                                       metrics_);
+        return node_->Start(give_up);
+    }
+
+    void Stop() {
+        if (node_) node_->Stop();
+        if (data_) data_->Stop();
+    }
+
+    Segment& segment() { return *segment_; }
+    DiskStore* disk() { return disk_.get(); }
+    Node* node() { return node_.get(); }
+
+private:
+    const Config& config_;
+    MetricsRegistry& metrics_;
+    std::unique_ptr<Segment> segment_;
+    std::unique_ptr<DiskStore> disk_;
+    std::unique_ptr<DataServer> data_;
+    std::unique_ptr<DataTransport> peers_;
+    std::unique_ptr<Node> node_;
+};
+
+Status StartMetrics(MetricsHttp& http, const Config& config, const Addresses& addresses) {
+    if (config.metrics_port() == 0) return Status::Ok();
+    return http.Start({addresses.listen.host, static_cast<uint16_t>(config.metrics_port())});
+}
+
+int Fail(const Status& st) {
+    spdlog::error("{}", st.message());
+    return 1;
+}
+
+void AnnounceReady(const std::string& what) {
+    spdlog::info("{} ready", what);
+    SdNotify("READY=1\nSTATUS=" + what + " ready");
+}
+
+}  // namespace
+
+int RunMaster(DaemonContext& ctx) {
+    auto addresses = ResolveAddresses(ctx.config);
+    if (!addresses.ok()) return Fail(addresses.status());
+    MetricsRegistry metrics;
+    MasterPart master(ctx.config, metrics);
+    MetricsHttp http(metrics);
+    if (Status st = master.Start(addresses->listen, "master", ctx.auth_token, ctx.config_file); !st.ok()) {
+        return Fail(st);
+    }
+    if (Status st = StartMetrics(http, ctx.config, *addresses); !st.ok()) return Fail(st);
+    AnnounceReady("master on " + addresses->listen.ToString());
+    ctx.shutdown.Wait();
+    SdNotify("STOPPING=1");
+    http.Stop();
+    master.Stop();
+    return 0;
+}
+
+int RunNode(DaemonContext& ctx) {
+    auto addresses = ResolveAddresses(ctx.config);
+    if (!addresses.ok()) return Fail(addresses.status());
+    MetricsRegistry metrics;
+    // Declared before the node so it outlives the node's threads on every return path.
+    std::unique_ptr<MasterLink> link;
+    NodePart node(ctx.config, metrics);
+    if (Status st = node.Open(); !st.ok()) return Fail(st);
+    if (Status st = node.StartData(*addresses, ctx.auth_token); !st.ok()) return Fail(st);
+
+    // The master link first (retrying: the master may start after us), so NodeService has a
+    // node to describe once the loops run.
+    RpcOptions rpc;
+    rpc.auth_token = ctx.auth_token;
+    rpc.client_name = "node " + addresses->advertise.ToString();
+    auto backoff = std::chrono::milliseconds(100);
+    while (link == nullptr) {
+        auto connected = NewRpcMasterLink(ctx.config.master(), rpc);
+        if (connected.ok()) {
+            link = std::move(*connected);
+            break;
+        }
+        if (connected.status().Is(StatusCode::kInvalidArgument) ||
+            connected.status().Is(StatusCode::kIllegalClient)) {
+            return Fail(connected.status());  // wrong address, version or token: not transient
+        }
+        spdlog::warn("master {} not reachable yet ({}); retrying", ctx.config.master(),
+                     connected.status().message());
+        for (auto waited = std::chrono::milliseconds(0); waited < backoff;
+             waited += std::chrono::milliseconds(50)) {
+            if (ctx.shutdown.flag().load()) return 0;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+    }
+    if (Status st = node.StartNode(*link, *addresses, ctx.shutdown.flag()); !st.ok()) {
+        if (ctx.shutdown.flag().load()) return 0;
+        return Fail(st);
+    }
+    NodeServiceOptions service_options{addresses->advertise.ToString(), addresses->data_address,
+                                       ctx.config.master(), ctx.auth_token};
+    auto handler = std::make_shared<NodeService>(service_options, *node.node(), node.segment(),
+                                                 node.disk(), metrics);
+    auto server = RpcServer::Start(std::make_shared<rpc::NodeServiceProcessor>(handler),
+                                   {addresses->listen, kMaxRpcConnections});
+    if (!server.ok()) return Fail(server.status());
+    MetricsHttp http(metrics);
+    if (Status st = StartMetrics(http, ctx.config, *addresses); !st.ok()) return Fail(st);
+    AnnounceReady("node " + addresses->advertise.ToString() + " (data " +
+                  addresses->data_address + ")");
+    ctx.shutdown.Wait();
+    SdNotify("STOPPING=1");
+    (*server)->Stop();
+    http.Stop();
+    node.Stop();
+    return 0;
+}
+
+int RunStandalone(DaemonContext& ctx) {
+    auto addresses = ResolveAddresses(ctx.config);
+    if (!addresses.ok()) return Fail(addresses.status());
+    MetricsRegistry metrics;
+    MasterPart master(ctx.config, metrics);
+    // The node talks to the store in-process; clients get the master's API on --listen.
+    // Declared before the node so it outlives the node's threads on every return path.
+    std::unique_ptr<MasterLink> link = NewLocalMasterLink(master.store(), master.directory());
+    NodePart node(ctx.config, metrics);
+    if (Status st = node.Open(); !st.ok()) return Fail(st);
+    if (Status st = node.StartData(*addresses, ctx.auth_token); !st.ok()) return Fail(st);
+    if (Status st = node.StartNode(*link, *addresses, ctx.shutdown.flag()); !st.ok()) {
+        return Fail(st);
+    }
+    if (Status st = master.Start(addresses->listen, "standalone", ctx.auth_token, ctx.config_file); !st.ok()) {
+        return Fail(st);
+    }
+    MetricsHttp http(metrics);
+    if (Status st = StartMetrics(http, ctx.config, *addresses); !st.ok()) return Fail(st);
+    AnnounceReady("standalone on " + addresses->listen.ToString() + " (data " +
+                  addresses->data_address + ")");
+    ctx.shutdown.Wait();
+    SdNotify("STOPPING=1");
+    http.Stop();
+    master.Stop();  // no new requests
+    node.Stop();    // then the node leaves the store
+    return 0;
+}
+
+}  // namespace mooncake

@@ -1,0 +1,241 @@
+#include "tests/integration/harness.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gtest/gtest.h"
+
+namespace mooncake::test {
+
+uint16_t FreePort() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+TempDir::TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "mooncake-it-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+}
+
+std::string MooncakedPath() { return MOONCAKED_PATH; }
+
+Daemon::Daemon(std::string name, std::vector<std::string> args, const TempDir& dir,
+               std::vector<std::string> prefix)
+    : name_(std::move(name)),
+      args_(std::move(args)),
+      prefix_(std::move(prefix)),
+      log_path_(dir.Sub(name_ + ".log")) {}
+
+Daemon::~Daemon() {
+    if (running()) Stop(SIGTERM);
+    if (::testing::Test::HasFailure()) {
+        std::string log = Log();
+        if (log.size() > 8000) log = "...\n" + log.substr(log.size() - 8000);
+        std::fprintf(stderr, "----- %s log -----\n%s\n", name_.c_str(), log.c_str());
+    }
+}
+
+bool Daemon::Start() {
+    std::vector<std::string> argv = prefix_;
+    argv.push_back(MooncakedPath());
+    argv.insert(argv.end(), args_.begin(), args_.end());
+    pid_ = ::fork();
+    if (pid_ == 0) {
+        int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+        // Die with the test: a crashed test must not leave daemons behind.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        std::vector<char*> cargv;
+        for (auto& a : argv) cargv.push_back(a.data());
+        cargv.push_back(nullptr);
+        ::execvp(cargv[0], cargv.data());
+        ::_exit(127);
+    }
+    return pid_ > 0;
+}
+
+int Daemon::ExitedWith() {
+    if (pid_ <= 0) return -1;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    return -1;
+}
+
+int Daemon::Stop(int signal) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, signal);
+    int status = 0;
+    for (int i = 0; i < 500; ++i) {
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            pid_ = -1;
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return 128 + SIGKILL;
+}
+
+std::string Daemon::Log() const {
+    std::ifstream in(log_path_);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    return buf.str();
+}
+
+bool WaitFor(const std::function<bool()>& ready, std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (ready()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return ready();
+}
+
+std::unique_ptr<Client> ConnectWhenUp(const std::string& master,
+                                      std::chrono::milliseconds timeout,
+                                      const ClientOptions& options) {
+    std::unique_ptr<Client> client;
+    WaitFor(
+        [&] {
+            auto c = Client::Connect(master, options);
+            if (!c.ok()) return false;
+            client = std::move(*c);
+            return true;
+        },
+        timeout);
+    return client;
+}
+
+std::string Pattern(uint64_t seed, size_t size) {
+    std::string out(size, '\0');
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        std::memcpy(&out[i], &x, 8);
+    }
+    for (; i < size; ++i) out[i] = static_cast<char>(seed + i);
+    return out;
+}
+
+bool HasTier(const ObjectInfo& info, Tier tier) { return info.object.HasComplete(tier); }
+
+double MetricValue(const std::string& exposition, const std::string& series) {
+    std::istringstream in(exposition);
+    for (std::string line; std::getline(in, line);) {
+        if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+            line[series.size()] == ' ') {
+            return std::stod(line.substr(series.size() + 1));
+        }
+    }
+    return std::nan("");
+}
+
+Standalone::Standalone(std::vector<std::string> extra_args, std::string disk_size)
+    : rpc_port(FreePort()), data_port(FreePort()), metrics_port(FreePort()) {
+    address = "127.0.0.1:" + std::to_string(rpc_port);
+    std::vector<std::string> args = {"--role=standalone",
+                                     "--listen=" + address,
+                                     "--data_port=" + std::to_string(data_port),
+                                     "--metrics_port=" + std::to_string(metrics_port),
+                                     "--log_level=debug"};
+    if (!disk_size.empty()) {
+        args.push_back("--disk_dir=" + dir.Sub("disk"));
+        args.push_back("--disk_size=" + disk_size);
+    }
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    daemon = std::make_unique<Daemon>("standalone", args, dir);
+    daemon->Start();
+    client = ConnectWhenUp(address);
+}
+
+Cluster::Cluster(std::vector<std::string> master_args) {
+    uint16_t port = FreePort();
+    master_address = "127.0.0.1:" + std::to_string(port);
+    std::vector<std::string> args = {"--role=master", "--listen=" + master_address,
+                                     "--metrics_port=0", "--log_level=debug",
+                                     "--client_live_ttl_sec=3"};
+    args.insert(args.end(), master_args.begin(), master_args.end());
+    master = std::make_unique<Daemon>("master", args, dir);
+    master->Start();
+    client = ConnectWhenUp(master_address);
+}
+
+Cluster::NodeProcess& Cluster::AddNode(const std::string& dram, bool with_disk,
+                                       std::vector<std::string> extra_args) {
+    auto node = std::make_unique<NodeProcess>();
+    uint16_t port = FreePort();
+    node->name = "127.0.0.1:" + std::to_string(port);
+    std::vector<std::string> args = {"--role=node",
+                                     "--listen=" + node->name,
+                                     "--data_port=" + std::to_string(FreePort()),
+                                     "--master=" + master_address,
+                                     "--metrics_port=0",
+                                     "--log_level=debug",
+                                     "--dram_size=" + dram};
+    if (with_disk) {
+        node->disk_dir = dir.Sub("disk-" + std::to_string(nodes.size()));
+        args.push_back("--disk_dir=" + node->disk_dir);
+        args.push_back("--disk_size=64MiB");
+    }
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    node->daemon = std::make_unique<Daemon>("node" + std::to_string(nodes.size()), args, dir);
+    node->daemon->Start();
+    nodes.push_back(std::move(node));
+    return *nodes.back();
+}
+
+bool Cluster::WaitForNodes(size_t n, std::chrono::milliseconds timeout) {
+    return WaitFor(
+        [&] {
+            auto live = client->Nodes();
+            return live.ok() && live->size() == n;
+        },
+        timeout);
+}
+
+NodeId Cluster::IdOf(const NodeProcess& node) {
+    auto live = client->Nodes();
+    if (!live.ok()) return kNoNode;
+    for (const NodeInfo& n : *live) {
+        if (n.spec.name == node.name) return n.id;
+    }
+    return kNoNode;
+}
+
+}  // namespace mooncake::test

@@ -1,0 +1,123 @@
+// Integration test harness: real mooncaked processes on free loopback ports.
+//
+// Every test builds its own processes (Daemon) in its own temporary directory (TempDir) and
+// they are killed when the objects go out of scope, whatever the test's outcome. Ports come
+// from the kernel (bind to port 0), each one asked for separately, so parallel ctest runs do
+// not collide.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "thrift/client.h"
+
+namespace mooncake::test {
+
+// A port nobody listens on right now.
+uint16_t FreePort();
+
+// mkdtemp'd directory, removed (recursively) on destruction.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    const std::string& path() const { return path_; }
+    std::string Sub(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+};
+
+// One mooncaked process. Its output goes to `log_path`; the log is printed if the test fails
+// (see DumpLogOnFailure).
+class Daemon {
+public:
+    // `prefix` runs before the binary (e.g. {"ip", "netns", "exec", "ns1"}).
+    Daemon(std::string name, std::vector<std::string> args, const TempDir& dir,
+           std::vector<std::string> prefix = {});
+    ~Daemon();
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
+
+    bool Start();                // fork + exec; false if exec failed at once
+    int Stop(int signal = 15);   // signal, wait up to 10 s (then SIGKILL); returns exit status
+    void Kill() { Stop(9); }
+    bool running() const { return pid_ > 0; }
+    // Exit code if the process ended by itself (waitpid WNOHANG), -1 if still running.
+    int ExitedWith();
+    std::string Log() const;
+    const std::string& name() const { return name_; }
+
+private:
+    std::string name_;
+    std::vector<std::string> args_;
+    std::vector<std::string> prefix_;
+    std::string log_path_;
+    pid_t pid_ = -1;
+};
+
+// Path of the mooncaked binary under test.
+std::string MooncakedPath();
+
+// Polls `ready` every 20 ms until true or `timeout`.
+bool WaitFor(const std::function<bool()>& ready,
+             std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// Connects to a master, retrying until it answers or `timeout` passes.
+std::unique_ptr<Client> ConnectWhenUp(const std::string& master,
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                                      const ClientOptions& options = {});
+
+// Deterministic bytes for key `seed` (so a read can be compared without keeping the value).
+std::string Pattern(uint64_t seed, size_t size);
+
+bool HasTier(const ObjectInfo& info, Tier tier);  // a COMPLETE replica in that tier
+
+// The value of one sample line `series value` in a Prometheus exposition (series written
+// exactly, labels included); NaN if absent.
+double MetricValue(const std::string& exposition, const std::string& series);
+
+// A whole standalone daemon on fresh ports, ready to use.
+struct Standalone {
+    // `disk_size` non-empty: the node gets a LOCAL_DISK store of that size in `dir`.
+    explicit Standalone(std::vector<std::string> extra_args = {}, std::string disk_size = "");
+    TempDir dir;
+    uint16_t rpc_port, data_port, metrics_port;
+    std::string address;
+    std::unique_ptr<Daemon> daemon;
+    std::unique_ptr<Client> client;
+};
+
+// A master and any number of nodes, each on fresh loopback ports.
+class Cluster {
+public:
+    struct NodeProcess {
+        std::string name;     // advertised address, 127.0.0.1:<rpc port>
+        std::string disk_dir;  // "" when the node has no LOCAL_DISK tier
+        std::unique_ptr<Daemon> daemon;
+    };
+
+    // Extra master flags (policy knobs). Heartbeat expiry is shortened to 3 s unless given.
+    explicit Cluster(std::vector<std::string> master_args = {});
+    // Starts a node; `dram` like "4MiB"; `with_disk` gives it a 64 MiB disk store.
+    NodeProcess& AddNode(const std::string& dram, bool with_disk,
+                         std::vector<std::string> extra_args = {});
+    // Waits until the master lists `n` live nodes.
+    bool WaitForNodes(size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    // The master's id for a node (kNoNode if not live).
+    NodeId IdOf(const NodeProcess& node);
+
+    TempDir dir;
+    std::string master_address;
+    std::unique_ptr<Daemon> master;
+    std::unique_ptr<Client> client;
+    std::vector<std::unique_ptr<NodeProcess>> nodes;
+};
+
+}  // namespace mooncake::test

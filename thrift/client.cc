@@ -1,0 +1,500 @@
+#include "thrift/client.h"
+
+#include "MasterService.h"
+#include "thrift/convert.h"
+#include "thrift/master_channel.h"
+#include "thrift/rpc_limits.h"
+
+namespace mooncake {
+namespace {
+
+ObjectInfo FromWireInfo(const rpc::ObjectInfo& wire) {
+    ObjectInfo out;
+    out.object = rpc::FromWire(wire);
+    out.locations.reserve(wire.replicas.size());
+    for (const rpc::Replica& r : wire.replicas) {
+        out.locations.push_back({r.node_name, r.data_address});
+    }
+    return out;
+}
+
+std::vector<KnobInfo> FromWireKnobs(const std::vector<rpc::KnobInfo>& wire) {
+    std::vector<KnobInfo> out;
+    out.reserve(wire.size());
+    for (const rpc::KnobInfo& k : wire) {
+        out.push_back({k.name, k.value, k.default_value, k.range, k.type, k.tunable, k.doc});
+    }
+    return out;
+}
+
+std::vector<KeyOutcome> FromWireManual(const std::vector<rpc::ManualResult>& wire) {
+    std::vector<KeyOutcome> out;
+    out.reserve(wire.size());
+    for (const rpc::ManualResult& r : wire) {
+        KeyOutcome o{r.key, rpc::FromOutcome(r.outcome), std::nullopt};
+        if (o.status.ok() && r.__isset.result) o.outcome = rpc::FromWire(r.result);
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+Status CheckBatch(size_t n) {
+    if (n > rpc::kMaxBatchKeys) {
+        return Status::InvalidArgument("a batch holds at most " +
+                                       std::to_string(rpc::kMaxBatchKeys) + " keys");
+    }
+    return Status::Ok();
+}
+
+}  // namespace
+
+Client::Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport)
+    : channel_(std::move(channel)), transport_(std::move(transport)) {}
+
+Client::~Client() = default;
+
+Result<std::unique_ptr<Client>> Client::Connect(std::string_view master,
+                                                const ClientOptions& options) {
+    RpcOptions rpc;
+    rpc.connect_timeout = options.connect_timeout;
+    rpc.rpc_timeout = options.rpc_timeout;
+    rpc.retries = options.retries;
+    rpc.auth_token = options.auth_token;
+    rpc.client_name = options.client_name;
+    auto channel = MasterChannel::Connect(master, rpc);
+    if (!channel.ok()) return channel.status();
+    std::shared_ptr<DataTransport> transport = options.transport;
+    if (transport == nullptr) {
+        TcpTransportOptions tcp;
+        tcp.timeout = options.data_timeout;
+        tcp.auth_token = options.auth_token;
+        transport = NewTcpTransport(tcp);
+    }
+    return std::unique_ptr<Client>(new Client(std::move(*channel), std::move(transport)));
+}
+
+const std::string& Client::master() const { return channel_->address(); }
+const std::string& Client::server_role() const { return channel_->server_role(); }
+int64_t Client::client_id() const { return channel_->client_id(); }
+
+// ---------------- objects ----------------
+
+Status Client::Put(std::string_view key, std::span<const std::byte> value) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    if (value.empty()) return Status::InvalidArgument("a value must be at least 1 byte");
+    const std::string k(key);
+    rpc::PutStartReply started;
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) {
+            c.PutStart(started, client_id(), k, static_cast<int64_t>(value.size()), 0);
+        },
+        Idempotent::kNo));
+    const rpc::Replica& range = started.replica;
+    Status st = range.data_address.empty()
+                    ? Status::Unavailable("the node holding the allocated range is gone")
+                    : transport_->WriteMemory(range.data_address, key,
+                                              static_cast<Generation>(started.generation),
+                                              static_cast<uint64_t>(range.offset), value);
+    if (st.ok()) {
+        st = channel_->Call(
+            [&](rpc::MasterServiceClient& c) { c.PutEnd(client_id(), k, started.generation); },
+            Idempotent::kNo);
+        if (st.ok()) return st;
+    }
+    // Give the range back now rather than at put_timeout_sec. Best effort: the error that
+    // matters to the caller is the one that failed the put.
+    (void)channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.PutRevoke(client_id(), k, started.generation); },
+        Idempotent::kYes);
+    return st;
+}
+
+std::vector<Status> Client::BatchPut(
+    std::span<const std::pair<std::string, std::span<const std::byte>>> items) {
+    std::vector<Status> out(items.size());
+    if (Status st = CheckBatch(items.size()); !st.ok()) {
+        std::fill(out.begin(), out.end(), st);
+        return out;
+    }
+    std::vector<rpc::PutStartItem> starts;
+    std::vector<size_t> index;  // starts[i] is items[index[i]]
+    for (size_t i = 0; i < items.size(); ++i) {
+        out[i] = ValidateKey(items[i].first);
+        if (out[i].ok() && items[i].second.empty()) {
+            out[i] = Status::InvalidArgument("a value must be at least 1 byte");
+        }
+        if (!out[i].ok()) continue;
+        rpc::PutStartItem item;
+        item.key = items[i].first;
+        item.size = static_cast<int64_t>(items[i].second.size());
+        starts.push_back(std::move(item));
+        index.push_back(i);
+    }
+    if (starts.empty()) return out;
+    std::vector<rpc::PutStartResult> started;
+    Status st = channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.BatchPutStart(started, client_id(), starts, 0); },
+        Idempotent::kNo);
+    if (st.ok() && started.size() != starts.size()) {
+        st = Status::Internal("BatchPutStart answered " + std::to_string(started.size()) +
+                              " items for " + std::to_string(starts.size()));
+    }
+    if (!st.ok()) {
+        for (size_t i : index) out[i] = st;
+        return out;
+    }
+    std::vector<rpc::KeyGeneration> to_end, to_revoke;
+    std::vector<size_t> end_index;
+    for (size_t j = 0; j < started.size(); ++j) {
+        size_t i = index[j];
+        out[i] = rpc::FromOutcome(started[j].outcome);
+        if (!out[i].ok()) continue;
+        const rpc::PutStartReply& reply = started[j].reply;
+        rpc::KeyGeneration kg;
+        kg.key = items[i].first;
+        kg.generation = reply.generation;
+        out[i] = reply.replica.data_address.empty()
+                     ? Status::Unavailable("the node holding the allocated range is gone")
+                     : transport_->WriteMemory(reply.replica.data_address, items[i].first,
+                                               static_cast<Generation>(reply.generation),
+                                               static_cast<uint64_t>(reply.replica.offset),
+                                               items[i].second);
+        if (out[i].ok()) {
+            to_end.push_back(std::move(kg));
+            end_index.push_back(i);
+        } else {
+            to_revoke.push_back(std::move(kg));
+        }
+    }
+    if (!to_end.empty()) {
+        std::vector<rpc::Outcome> ended;
+        st = channel_->Call(
+            [&](rpc::MasterServiceClient& c) { c.BatchPutEnd(ended, client_id(), to_end); },
+            Idempotent::kNo);
+        for (size_t j = 0; j < end_index.size(); ++j) {
+            size_t i = end_index[j];
+            out[i] = !st.ok() ? st
+                     : j < ended.size() ? rpc::FromOutcome(ended[j])
+                                        : Status::Internal("BatchPutEnd answered too few items");
+            if (!out[i].ok()) to_revoke.push_back(to_end[j]);
+        }
+    }
+    if (!to_revoke.empty()) {
+        std::vector<rpc::Outcome> ignored;
+        (void)channel_->Call(
+            [&](rpc::MasterServiceClient& c) {
+                c.BatchPutRevoke(ignored, client_id(), to_revoke);
+            },
+            Idempotent::kYes);
+    }
+    return out;
+}
+
+Result<ObjectInfo> Client::GetReplicaList(std::string_view key) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    rpc::ObjectInfo wire;
+    const std::string k(key);
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.GetReplicaList(wire, k); }, Idempotent::kYes));
+    return FromWireInfo(wire);
+}
+
+Status Client::ReadReplicas(const ObjectInfo& info, std::span<std::byte> out) {
+    const ObjectView& v = info.object;
+    Status last = Status::NotFound("key " + QuoteKey(v.key) + " has no complete replica");
+    for (size_t i = 0; i < v.replicas.size(); ++i) {
+        const ReplicaDesc& r = v.replicas[i];
+        if (r.state != ReplicaState::kComplete) continue;
+        const std::string& address = info.locations[i].data_address;
+        if (address.empty()) {
+            last = Status::Unavailable("the node of a " + std::string(TierName(r.tier)) +
+                                       " replica of " + QuoteKey(v.key) + " is gone");
+            continue;
+        }
+        uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
+        last = transport_->Read(address, r.tier, v.key, v.generation, offset,
+                                out.first(v.size));
+        if (last.ok()) return last;
+    }
+    return last;
+}
+
+Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out) {
+    // A replica can vanish between the replica list and the read (eviction of an unleased
+    // copy, a node leaving): the node then refuses it and one fresh list is worth asking for.
+    Status last;
+    for (int round = 0; round < 2; ++round) {
+        auto info = GetReplicaList(key);
+        if (!info.ok()) return info.status();
+        uint64_t size = info->object.size;
+        if (out.size() < size) {
+            return Status::InvalidArgument("buffer of " + std::to_string(out.size()) +
+                                           " bytes is too small for " + QuoteKey(key) + " (" +
+                                           std::to_string(size) + " bytes)");
+        }
+        last = ReadReplicas(*info, out);
+        if (last.ok()) return size;
+    }
+    return last;
+}
+
+Result<std::string> Client::Get(std::string_view key) {
+    Status last;
+    for (int round = 0; round < 2; ++round) {
+        auto info = GetReplicaList(key);
+        if (!info.ok()) return info.status();
+        std::string value(info->object.size, '\0');
+        last = ReadReplicas(*info, std::as_writable_bytes(std::span(value.data(), value.size())));
+        if (last.ok()) return value;
+    }
+    return last;
+}
+
+std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> keys) {
+    std::vector<Result<std::string>> out;
+    out.reserve(keys.size());
+    Status st = CheckBatch(keys.size());
+    std::vector<rpc::ObjectResult> wire;
+    if (st.ok()) {
+        std::vector<std::string> list(keys.begin(), keys.end());
+        st = channel_->Call([&](rpc::MasterServiceClient& c) { c.BatchGetReplicaList(wire, list); },
+                            Idempotent::kYes);
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (!st.ok()) {
+            out.emplace_back(st);
+            continue;
+        }
+        if (i >= wire.size()) {
+            out.emplace_back(Status::Internal("BatchGetReplicaList answered too few items"));
+            continue;
+        }
+        if (Status item = rpc::FromOutcome(wire[i].outcome); !item.ok()) {
+            out.emplace_back(item);
+            continue;
+        }
+        ObjectInfo info = FromWireInfo(wire[i].object);
+        std::string value(info.object.size, '\0');
+        Status read =
+            ReadReplicas(info, std::as_writable_bytes(std::span(value.data(), value.size())));
+        if (read.ok()) {
+            out.emplace_back(std::move(value));
+        } else {
+            out.push_back(Get(keys[i]));  // the replicas moved meanwhile: one fresh look
+        }
+    }
+    return out;
+}
+
+Status Client::Remove(std::string_view key, bool force) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    const std::string k(key);
+    bool retried = false;
+    Status st = channel_->Call(
+        [&](rpc::MasterServiceClient& c) {
+            if (retried) {
+                // A transport failure may have hidden a successful first attempt.
+                try {
+                    c.Remove(k, force);
+                } catch (const rpc::StoreError& e) {
+                    if (e.code != rpc::ErrorCode::NOT_FOUND) throw;
+                }
+                return;
+            }
+            retried = true;
+            c.Remove(k, force);
+        },
+        Idempotent::kYes);
+    return st;
+}
+
+std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool force) {
+    std::vector<Status> out(keys.size());
+    if (Status st = CheckBatch(keys.size()); !st.ok()) {
+        std::fill(out.begin(), out.end(), st);
+        return out;
+    }
+    std::vector<std::string> list(keys.begin(), keys.end());
+    std::vector<rpc::Outcome> wire;
+    Status st = channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.BatchRemove(wire, list, force); }, Idempotent::kYes);
+    for (size_t i = 0; i < keys.size(); ++i) {
+        out[i] = !st.ok() ? st
+                 : i < wire.size() ? rpc::FromOutcome(wire[i])
+                                   : Status::Internal("BatchRemove answered too few items");
+    }
+    return out;
+}
+
+Result<RemovePrefixResult> Client::RemoveByPrefix(std::string_view prefix, bool force) {
+    rpc::RemovePrefixReply wire;
+    const std::string p(prefix);
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.RemoveByPrefix(wire, p, force); },
+        Idempotent::kYes));
+    return RemovePrefixResult{static_cast<uint64_t>(wire.removed),
+                              static_cast<uint64_t>(wire.skipped)};
+}
+
+Result<bool> Client::Exists(std::string_view key) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    bool exists = false;
+    const std::string k(key);
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { exists = c.Exists(k); }, Idempotent::kYes));
+    return exists;
+}
+
+std::vector<Result<bool>> Client::BatchExists(std::span<const std::string> keys) {
+    std::vector<Result<bool>> out;
+    out.reserve(keys.size());
+    Status st = CheckBatch(keys.size());
+    std::vector<rpc::ExistsResult> wire;
+    if (st.ok()) {
+        std::vector<std::string> list(keys.begin(), keys.end());
+        st = channel_->Call([&](rpc::MasterServiceClient& c) { c.BatchExists(wire, list); },
+                            Idempotent::kYes);
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (!st.ok()) {
+            out.emplace_back(st);
+        } else if (i >= wire.size()) {
+            out.emplace_back(Status::Internal("BatchExists answered too few items"));
+        } else if (Status item = rpc::FromOutcome(wire[i].outcome); !item.ok()) {
+            out.emplace_back(item);
+        } else {
+            out.emplace_back(wire[i].exists);
+        }
+    }
+    return out;
+}
+
+// ---------------- inspection ----------------
+
+Result<ObjectInfo> Client::Stat(std::string_view key) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    rpc::ObjectInfo wire;
+    const std::string k(key);
+    MC_RETURN_IF_ERROR(channel_->Call([&](rpc::MasterServiceClient& c) { c.Stat(wire, k); },
+                                      Idempotent::kYes));
+    return FromWireInfo(wire);
+}
+
+Result<ListPage> Client::List(const ListOptions& options) {
+    rpc::ListRequest request = rpc::ToWire(options);
+    rpc::ListReply wire;
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.List(wire, request); }, Idempotent::kYes));
+    ListPage page;
+    page.more = wire.more;
+    page.objects.reserve(wire.objects.size());
+    for (const rpc::ObjectInfo& o : wire.objects) page.objects.push_back(FromWireInfo(o));
+    return page;
+}
+
+Result<std::vector<ObjectInfo>> Client::ListAll(ListOptions options) {
+    if (options.limit == 0) options.limit = 1000;
+    std::vector<ObjectInfo> all;
+    for (;;) {
+        auto page = List(options);
+        if (!page.ok()) return page.status();
+        if (page->objects.empty()) break;
+        options.start_after = page->objects.back().object.key;
+        bool more = page->more;
+        for (auto& o : page->objects) all.push_back(std::move(o));
+        if (!more) break;
+    }
+    return all;
+}
+
+Result<std::vector<NodeInfo>> Client::Nodes() {
+    std::vector<rpc::NodeInfo> wire;
+    MC_RETURN_IF_ERROR(channel_->Call([&](rpc::MasterServiceClient& c) { c.Nodes(wire); },
+                                      Idempotent::kYes));
+    std::vector<NodeInfo> out;
+    for (const auto& n : wire) out.push_back(rpc::FromWire(n));
+    return out;
+}
+
+Result<std::vector<TaskView>> Client::Tasks() {
+    std::vector<rpc::TaskInfo> wire;
+    MC_RETURN_IF_ERROR(channel_->Call([&](rpc::MasterServiceClient& c) { c.Tasks(wire); },
+                                      Idempotent::kYes));
+    std::vector<TaskView> out;
+    for (const auto& t : wire) out.push_back(rpc::FromWire(t));
+    return out;
+}
+
+Result<std::vector<HotKey>> Client::Hot(size_t limit) {
+    std::vector<rpc::HotKey> wire;
+    int32_t n = static_cast<int32_t>(std::min<size_t>(limit, INT32_MAX));
+    MC_RETURN_IF_ERROR(channel_->Call([&](rpc::MasterServiceClient& c) { c.Hot(wire, n); },
+                                      Idempotent::kYes));
+    std::vector<HotKey> out;
+    for (const auto& h : wire) out.push_back(rpc::FromWire(h));
+    return out;
+}
+
+Result<std::string> Client::MetricsText() {
+    std::string text;
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.MetricsText(text); }, Idempotent::kYes));
+    return text;
+}
+
+// ---------------- tuning ----------------
+
+Result<std::vector<KnobInfo>> Client::TuneGet() {
+    std::vector<rpc::KnobInfo> wire;
+    MC_RETURN_IF_ERROR(channel_->Call([&](rpc::MasterServiceClient& c) { c.TuneGet(wire); },
+                                      Idempotent::kYes));
+    return FromWireKnobs(wire);
+}
+
+Result<std::vector<KnobInfo>> Client::TuneSet(
+    const std::vector<std::pair<std::string, std::string>>& assignments, bool persist) {
+    std::vector<rpc::KnobAssignment> list;
+    for (const auto& [name, value] : assignments) {
+        rpc::KnobAssignment a;
+        a.name = name;
+        a.value = value;
+        list.push_back(std::move(a));
+    }
+    std::vector<rpc::KnobInfo> wire;
+    // Setting the same values twice leaves the same state: safe to retry.
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.TuneSet(wire, list, persist); },
+        Idempotent::kYes));
+    return FromWireKnobs(wire);
+}
+
+// ---------------- manual tier moves ----------------
+
+Result<std::vector<KeyOutcome>> Client::Promote(std::span<const std::string> keys, bool force) {
+    MC_RETURN_IF_ERROR(CheckBatch(keys.size()));
+    std::vector<std::string> list(keys.begin(), keys.end());
+    std::vector<rpc::ManualResult> wire;
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.Promote(wire, list, force); }, Idempotent::kYes));
+    return FromWireManual(wire);
+}
+
+Result<std::vector<KeyOutcome>> Client::Offload(std::span<const std::string> keys) {
+    MC_RETURN_IF_ERROR(CheckBatch(keys.size()));
+    std::vector<std::string> list(keys.begin(), keys.end());
+    std::vector<rpc::ManualResult> wire;
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.Offload(wire, list); }, Idempotent::kYes));
+    return FromWireManual(wire);
+}
+
+Result<std::vector<KeyOutcome>> Client::Evict(std::span<const std::string> keys) {
+    MC_RETURN_IF_ERROR(CheckBatch(keys.size()));
+    std::vector<std::string> list(keys.begin(), keys.end());
+    std::vector<rpc::ManualResult> wire;
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.Evict(wire, list); }, Idempotent::kYes));
+    return FromWireManual(wire);
+}
+
+}  // namespace mooncake

@@ -1,0 +1,201 @@
+// mooncake-tier client library (target `mooncake_client`): what mooncakectl, mooncake-tierfs,
+// the tests and the benches use to talk to a master (or a standalone mooncaked).
+//
+//   auto client = mooncake::Client::Connect("127.0.0.1:50051");
+//   if (!client.ok()) { ... client.status().ToString() ... }
+//   Status st = (*client)->Put("key", "value bytes");
+//   Result<std::string> value = (*client)->Get("key");
+//
+// Errors are values (core/status.h), never exceptions:
+//   kUnavailable      the master or a node cannot be reached (connect refused, reset, closed)
+//   kTimeout          it was reached but did not answer in time
+//   kNotFound         no such key
+//   kNotReady         a Put of the key is still in progress
+//   kAlreadyExists    Put of a key that exists (Remove it first)
+//   kNoSpace          DRAM cannot make room (everything evictable is leased or pinned)
+//   kHasLease         Remove refused while readers hold a lease (pass force)
+//   kInvalidArgument  bad key (1..4096 bytes, no NUL), size, knob value; or a protocol mismatch
+//   others            as in core/status.h
+//
+// Reads and writes: Put = PutStart (master allocates a DRAM range) -> the bytes go straight to
+// the node holding that range over the data channel -> PutEnd; on any failure after PutStart the
+// put is revoked. Get = GetReplicaList (a read: lease, recency, may trigger promotion) -> read
+// the first COMPLETE replica that answers, MEMORY first, LOCAL_DISK through its holder node.
+// The value's bytes never pass through the master.
+//
+// Inspection (Stat, List, Nodes, Tasks, Hot, TuneGet, MetricsText, Exists) never counts as an
+// access: no lease, no recency, no promotion.
+//
+// Retries: calls that are safe to repeat (reads, inspection, Remove, TuneSet, Exists) are retried
+// on a fresh connection after a transport failure (ClientOptions::retries). PutStart/PutEnd
+// are not: a Put that fails in transport returns the error and leaves the key absent (the
+// master reclaims an abandoned put after put_timeout_sec).
+//
+// Thread-safety: a Client may be used from any number of threads at once; each call borrows
+// its own pooled connection.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/master_types.h"
+#include "core/status.h"
+#include "core/types.h"
+#include "thrift/data_transport.h"
+
+namespace mooncake {
+
+class MasterChannel;
+
+struct ClientOptions {
+    std::chrono::milliseconds connect_timeout{3000};
+    std::chrono::milliseconds rpc_timeout{30000};   // per control call
+    std::chrono::milliseconds data_timeout{30000};  // per socket call on the data channel
+    int retries = 2;                                // extra attempts of idempotent calls
+    std::string auth_token;  // the master's and nodes' --auth_token_file contents, if any
+    std::string client_name = "mooncake-client";
+    // Replaces the TCP data transport (an in-process node, an RDMA transport, a test fake).
+    std::shared_ptr<DataTransport> transport;
+};
+
+// Where a replica's node is, parallel to ObjectView::replicas.
+struct ReplicaLocation {
+    std::string node_name;     // the node's advertised RPC address ("" if it is gone)
+    std::string data_address;  // HOST:PORT of its data channel
+};
+
+// An object's metadata as the master reports it. In a client result, object.lease_expiry is
+// the lease time *remaining* when the master answered (not an absolute time).
+struct ObjectInfo {
+    ObjectView object;
+    std::vector<ReplicaLocation> locations;  // locations[i] is where object.replicas[i] lives
+};
+
+struct ListPage {
+    std::vector<ObjectInfo> objects;  // sorted by key
+    bool more = false;                // ask again with start_after = objects.back().object.key
+};
+
+// One row of the knob table (core/knobs.def) with its current value on the master.
+struct KnobInfo {
+    std::string name;
+    std::string value;
+    std::string default_value;
+    std::string range;  // "0..255", "true|false", "standalone|master|node", "any text"
+    std::string type;   // bool|int|double|size|enum|string
+    bool tunable = false;  // changeable at runtime by TuneSet
+    std::string doc;
+};
+
+// Per-key result of a batch or manual tier move. `outcome` is set when status is ok.
+struct KeyOutcome {
+    std::string key;
+    Status status;
+    std::optional<ManualOutcome> outcome;
+};
+
+struct RemovePrefixResult {
+    uint64_t removed = 0;
+    uint64_t skipped = 0;  // leased keys left in place (without force)
+};
+
+class Client {
+public:
+    // Connects to the master at HOST:PORT and checks the protocol version.
+    // kUnavailable if nothing answers there; kInvalidArgument on a version mismatch or a bad
+    // address; kIllegalClient if the auth token is refused.
+    static Result<std::unique_ptr<Client>> Connect(std::string_view master,
+                                                   const ClientOptions& options = {});
+    ~Client();
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    // ---- objects ----
+
+    // Stores `value` (1 byte .. max_value_size) under a key that does not exist yet.
+    Status Put(std::string_view key, std::span<const std::byte> value);
+    Status Put(std::string_view key, std::string_view value) {
+        return Put(key, std::as_bytes(std::span(value.data(), value.size())));
+    }
+    // Puts several objects with one PutStart and one PutEnd round trip; one Status per item.
+    std::vector<Status> BatchPut(
+        std::span<const std::pair<std::string, std::span<const std::byte>>> items);
+
+    // Reads the whole value. A read: counts toward promotion.
+    Result<std::string> Get(std::string_view key);
+    // Reads into `out` (which must hold the whole value) and returns the value's size. If `out`
+    // is too small: kInvalidArgument naming the size needed, nothing read.
+    Result<uint64_t> GetInto(std::string_view key, std::span<std::byte> out);
+    // Reads several values with one replica-list round trip; one result per key (each a read,
+    // as Get).
+    std::vector<Result<std::string>> BatchGet(std::span<const std::string> keys);
+
+    // Removes the key (its DRAM now, its disk copies at the holders' next heartbeat).
+    // Refused with kHasLease while leased, unless `force`.
+    Status Remove(std::string_view key, bool force = false);
+    std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
+    Result<RemovePrefixResult> RemoveByPrefix(std::string_view prefix, bool force = false);
+
+    // True when the key has a COMPLETE replica. Not an access.
+    Result<bool> Exists(std::string_view key);
+    std::vector<Result<bool>> BatchExists(std::span<const std::string> keys);
+
+    // The replicas a reader would use (COMPLETE, MEMORY first). This IS an access: it grants
+    // a read lease, refreshes recency and may trigger promotion, exactly like Get.
+    Result<ObjectInfo> GetReplicaList(std::string_view key);
+
+    // ---- inspection (never an access) ----
+
+    Result<ObjectInfo> Stat(std::string_view key);  // every replica, any state
+    Result<ListPage> List(const ListOptions& options);
+    // Every matching object, paging internally (options.limit is the page size).
+    Result<std::vector<ObjectInfo>> ListAll(ListOptions options);
+    Result<std::vector<NodeInfo>> Nodes();  // live nodes; last_heartbeat = time since it
+    Result<std::vector<TaskView>> Tasks();
+    Result<std::vector<HotKey>> Hot(size_t limit);
+    Result<std::string> MetricsText();  // Prometheus text exposition, as /metrics serves it
+
+    // ---- tuning ----
+
+    Result<std::vector<KnobInfo>> TuneGet();
+    // Applies all assignments or none (a bad name or out-of-range value refuses the lot with
+    // kInvalidArgument naming it). Returns the table after the change. With `persist`, the
+    // daemon also writes them into its --config file, replacing each knob's line (or appending
+    // it), atomically; refused with nothing changed when it was started without --config
+    // (kInvalidArgument) or cannot write the file (kIoError).
+    Result<std::vector<KnobInfo>> TuneSet(
+        const std::vector<std::pair<std::string, std::string>>& assignments,
+        bool persist = false);
+
+    // ---- manual tier moves: one outcome per key ----
+
+    // Queue a promotion to MEMORY (bypasses admission; respects DRAM pressure unless force).
+    Result<std::vector<KeyOutcome>> Promote(std::span<const std::string> keys, bool force = false);
+    // Write a LOCAL_DISK copy, MEMORY kept.
+    Result<std::vector<KeyOutcome>> Offload(std::span<const std::string> keys);
+    // Drop the MEMORY copy (offloading first when offload is on and no disk copy exists).
+    Result<std::vector<KeyOutcome>> Evict(std::span<const std::string> keys);
+
+    // ---- about the connection ----
+
+    const std::string& master() const;
+    const std::string& server_role() const;  // "master" or "standalone"
+    int64_t client_id() const;
+
+private:
+    Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport);
+    Status ReadReplicas(const ObjectInfo& info, std::span<std::byte> out);
+
+    std::unique_ptr<MasterChannel> channel_;
+    std::shared_ptr<DataTransport> transport_;
+};
+
+}  // namespace mooncake

@@ -1,0 +1,53 @@
+// DataTransport: how object bytes move between a client (or a node) and a node's segment or
+// disk. The TCP implementation below speaks thrift/data_protocol.h; an RDMA one can implement
+// the same interface later, and the daemon wraps it to short-circuit its own segment to memcpy.
+//
+// Every call names (key, generation): the node refuses a range that no longer holds that
+// incarnation (kStaleGeneration / kNotFound), so a caller gets the right bytes or an error,
+// never another object's bytes.
+//
+// Thread-safety: implementations are safe to call from many threads at once.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "core/types.h"
+
+namespace mooncake {
+
+class DataTransport {
+public:
+    virtual ~DataTransport() = default;
+
+    // Writes `data` into the MEMORY range at `offset` of the segment served at `address`
+    // (HOST:PORT of the node's data channel), recording the range as holding (key, generation).
+    virtual Status WriteMemory(std::string_view address, std::string_view key,
+                               Generation generation, uint64_t offset,
+                               std::span<const std::byte> data) = 0;
+
+    // Reads exactly out.size() bytes of (key, generation): for MEMORY from segment `offset`,
+    // for LOCAL_DISK from `offset` inside the object (through the holder's disk store).
+    virtual Status Read(std::string_view address, Tier tier, std::string_view key,
+                        Generation generation, uint64_t offset, std::span<std::byte> out) = 0;
+};
+
+struct TcpTransportOptions {
+    // Bounds connect and every send/recv on a data connection. A 64 MiB transfer is a series
+    // of socket calls, each bounded by this, not the whole transfer.
+    std::chrono::milliseconds timeout{10000};
+    std::string auth_token;       // sent in each connection's Hello
+    size_t max_idle_per_peer = 8; // pooled idle connections kept per address
+};
+
+// Plain TCP with pooled connections per address. A request that fails on a pooled connection
+// (the peer may have closed it while idle) is retried once on a fresh one: reads and writes
+// of a (key, generation) range are idempotent.
+std::unique_ptr<DataTransport> NewTcpTransport(const TcpTransportOptions& options);
+
+}  // namespace mooncake

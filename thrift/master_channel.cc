@@ -1,0 +1,185 @@
+#include "thrift/master_channel.h"
+
+#include <thrift/TApplicationException.h>
+#include <thrift/TOutput.h>
+#include <thrift/TConfiguration.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/protocol/TProtocolException.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSocket.h>
+#include <thrift/transport/TTransportException.h>
+
+#include <poll.h>
+
+#include <climits>
+#include <mutex>
+#include <thread>
+
+#include "MasterService.h"
+#include "mooncake_constants.h"
+#include "thrift/convert.h"
+#include "thrift/rpc_limits.h"
+
+namespace mooncake {
+
+using apache::thrift::TApplicationException;
+using apache::thrift::TConfiguration;
+using apache::thrift::protocol::TBinaryProtocol;
+using apache::thrift::protocol::TProtocolException;
+using apache::thrift::transport::TFramedTransport;
+using apache::thrift::transport::TSocket;
+using apache::thrift::transport::TTransportException;
+
+struct MasterChannel::Connection {
+    std::shared_ptr<TSocket> socket;
+    std::shared_ptr<TFramedTransport> transport;
+    std::unique_ptr<rpc::MasterServiceClient> client;
+    rpc::HelloReply hello;
+};
+
+namespace {
+
+int Millis(std::chrono::milliseconds d) {
+    return static_cast<int>(std::min<int64_t>(d.count(), INT_MAX));
+}
+
+// Thrift prints its own diagnostics to stderr by default; this library reports errors as
+// Status values instead, so a CLI's stderr stays one clear line.
+void QuietThrift() {
+    static std::once_flag once;
+    std::call_once(once, [] { apache::thrift::GlobalOutput.setOutputFunction([](const char*) {}); });
+}
+
+Status FromTransportError(const TTransportException& e, const std::string& address) {
+    if (e.getType() == TTransportException::TIMED_OUT) {
+        return Status::Timeout("master " + address + " did not answer in time");
+    }
+    return Status::Unavailable("master " + address + " unreachable: " + e.what());
+}
+
+}  // namespace
+
+MasterChannel::MasterChannel(net::HostPort address, RpcOptions options)
+    : address_(std::move(address)),
+      address_text_(address_.ToString()),
+      options_(std::move(options)) {}
+
+MasterChannel::~MasterChannel() = default;
+
+Result<std::unique_ptr<MasterChannel>> MasterChannel::Connect(std::string_view master,
+                                                              const RpcOptions& options) {
+    QuietThrift();
+    auto address = net::ParseHostPort(master);
+    if (!address.ok()) return address.status();
+    std::unique_ptr<MasterChannel> channel(new MasterChannel(*address, options));
+    auto first = channel->Open();
+    if (!first.ok()) return first.status();
+    channel->client_id_ = (*first)->hello.client_id;
+    channel->server_role_ = (*first)->hello.role;
+    channel->Return(std::move(*first));
+    return channel;
+}
+
+Result<std::unique_ptr<MasterChannel::Connection>> MasterChannel::Open() {
+    // maxMessageSize is the frame limit's job here; the socket-level count would otherwise
+    // accumulate over a long-lived connection.
+    auto config = std::make_shared<TConfiguration>(INT_MAX, rpc::kMaxFrameBytes);
+    auto conn = std::make_unique<Connection>();
+    conn->socket = std::make_shared<TSocket>(address_.host, address_.port, config);
+    conn->socket->setConnTimeout(Millis(options_.connect_timeout));
+    conn->socket->setRecvTimeout(Millis(options_.rpc_timeout));
+    conn->socket->setSendTimeout(Millis(options_.rpc_timeout));
+    conn->socket->setNoDelay(true);
+    conn->transport = std::make_shared<TFramedTransport>(conn->socket, config);
+    auto protocol = std::make_shared<TBinaryProtocol>(conn->transport, rpc::kMaxStringBytes,
+                                                      rpc::kMaxContainerItems, true, true);
+    conn->client = std::make_unique<rpc::MasterServiceClient>(protocol);
+    try {
+        conn->transport->open();
+        conn->client->Hello(conn->hello, rpc::g_mooncake_constants.PROTOCOL_VERSION,
+                            options_.auth_token, options_.client_name);
+    } catch (const rpc::StoreError& e) {
+        return rpc::FromStoreError(e);
+    } catch (const TTransportException& e) {
+        return FromTransportError(e, address_text_);
+    } catch (const apache::thrift::TException& e) {
+        return Status::Unavailable("master " + address_text_ + ": " + e.what());
+    }
+    if (conn->hello.protocol_version != rpc::g_mooncake_constants.PROTOCOL_VERSION) {
+        return Status::InvalidArgument(
+            "master " + address_text_ + " speaks protocol version " +
+            std::to_string(conn->hello.protocol_version) + ", this client speaks " +
+            std::to_string(rpc::g_mooncake_constants.PROTOCOL_VERSION));
+    }
+    return conn;
+}
+
+std::unique_ptr<MasterChannel::Connection> MasterChannel::Checkout() {
+    std::lock_guard lock(mu_);
+    while (!idle_.empty()) {
+        auto conn = std::move(idle_.back());
+        idle_.pop_back();
+        // An idle connection has nothing to read: readable means the master closed it (it
+        // restarted, say). Dropping it here keeps non-idempotent calls off dead connections.
+        pollfd pfd{conn->socket->getSocketFD(), POLLIN, 0};
+        if (::poll(&pfd, 1, 0) == 0) return conn;
+    }
+    return nullptr;
+}
+
+void MasterChannel::Return(std::unique_ptr<Connection> conn) {
+    std::lock_guard lock(mu_);
+    if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(conn));
+}
+
+Status MasterChannel::Call(const Fn& fn, Idempotent idempotent,
+                           std::chrono::milliseconds extra_wait) {
+    const int attempts = idempotent == Idempotent::kYes ? 1 + std::max(0, options_.retries) : 1;
+    Status last;
+    for (int attempt = 0; attempt < attempts; ++attempt) {
+        if (attempt > 0) std::this_thread::sleep_for(options_.retry_backoff * attempt);
+        std::unique_ptr<Connection> conn = Checkout();
+        if (conn == nullptr) {
+            auto opened = Open();
+            if (!opened.ok()) {
+                last = opened.status();
+                if (!last.Is(StatusCode::kUnavailable) && !last.Is(StatusCode::kTimeout)) {
+                    return last;  // refused (auth, version): retrying will not help
+                }
+                continue;
+            }
+            conn = std::move(*opened);
+        }
+        if (extra_wait.count() > 0) {
+            conn->socket->setRecvTimeout(Millis(options_.rpc_timeout + extra_wait));
+        }
+        auto restore = [&] {
+            if (extra_wait.count() > 0) conn->socket->setRecvTimeout(Millis(options_.rpc_timeout));
+        };
+        try {
+            fn(*conn->client);
+            restore();
+            Return(std::move(conn));
+            return Status::Ok();
+        } catch (const rpc::StoreError& e) {
+            // A declared error: the exchange completed and the connection is in sync.
+            restore();
+            Return(std::move(conn));
+            return rpc::FromStoreError(e);
+        } catch (const TApplicationException& e) {
+            restore();
+            Return(std::move(conn));
+            return Status::Internal("master " + address_text_ + ": " + e.what());
+        } catch (const TTransportException& e) {
+            last = FromTransportError(e, address_text_);
+        } catch (const TProtocolException& e) {
+            last = Status::IoError("master " + address_text_ + ": protocol error: " + e.what());
+        } catch (const apache::thrift::TException& e) {
+            last = Status::Unavailable("master " + address_text_ + ": " + e.what());
+        }
+        // The connection is dropped (out of sync); only idempotent calls go round again.
+    }
+    return last;
+}
+
+}  // namespace mooncake

@@ -1,0 +1,319 @@
+// mooncake-tier control wire. Control messages only: object bytes travel on the data channel
+// (thrift/data_protocol.h), so a heartbeat never waits behind a 64 MiB value.
+//
+// Transport: TFramedTransport + TBinaryProtocol (strict). Every connection starts with
+// Hello(PROTOCOL_VERSION, token, name); any other call first is refused with ILLEGAL_CLIENT.
+// Keys are `binary` (1..4096 bytes, no NUL, not necessarily UTF-8).
+// Times are durations relative to the master's clock at reply time (the master's monotonic
+// clock means nothing on another machine).
+
+namespace cpp mooncake.rpc
+
+// Bumped on any incompatible change to this file or to the data channel header.
+const i32 PROTOCOL_VERSION = 1
+
+// Same numbers as core's StatusCode (core/status.h); thrift/convert.cc checks it statically.
+enum ErrorCode {
+  OK = 0,
+  NOT_FOUND = 1,
+  ALREADY_EXISTS = 2,
+  NO_SPACE = 3,
+  INVALID_ARGUMENT = 4,
+  HAS_LEASE = 5,
+  NOT_READY = 6,
+  ILLEGAL_CLIENT = 7,
+  STALE_GENERATION = 8,
+  UNKNOWN_NODE = 9,
+  BUSY = 10,
+  IO_ERROR = 11,
+  CORRUPTION = 12,
+  TIMEOUT = 13,
+  UNAVAILABLE = 14,
+  INTERNAL = 15,
+}
+
+// Every refusal the caller can act on. One function in thrift/convert.cc builds it from a
+// core Status; the client maps it back.
+exception StoreError {
+  1: ErrorCode code,
+  2: string message,
+}
+
+// Per-item result inside batch replies (a batch never fails as a whole for one bad key).
+struct Outcome {
+  1: ErrorCode code = ErrorCode.OK,
+  2: string message,
+}
+
+enum Tier { MEMORY = 0, LOCAL_DISK = 1 }
+enum ReplicaState { PROCESSING = 0, COMPLETE = 1 }
+
+struct Replica {
+  1: Tier tier,
+  2: ReplicaState state,
+  3: i64 node,
+  4: i64 offset,          // MEMORY: byte offset in the node's DRAM segment
+  5: i64 size,
+  6: i32 pins,
+  7: string node_name,    // the node's advertised RPC address ("" if it is gone)
+  8: string data_address, // HOST:PORT of the node's data channel ("" if it is gone)
+}
+
+struct ObjectInfo {
+  1: binary key,
+  2: i64 generation,
+  3: i64 size,
+  4: list<Replica> replicas,   // GetReplicaList: COMPLETE only, MEMORY first; Stat: all
+  5: i64 lease_remaining_ms,
+  6: i64 recency,
+  7: i32 sketch_estimate,
+  8: bool promotion_in_flight,
+  9: bool offload_in_flight,
+}
+
+struct ObjectResult {
+  1: Outcome outcome,
+  2: optional ObjectInfo object,
+}
+
+struct HelloReply {
+  1: i32 protocol_version,
+  2: i64 client_id,       // use it for PutStart/PutEnd/PutRevoke
+  3: string role,         // "master", "standalone" or "node"
+  4: string server_version,
+}
+
+struct PutStartReply {
+  1: i64 generation,
+  2: Replica replica,     // the PROCESSING MEMORY range to write the bytes into
+}
+
+struct PutStartItem {
+  1: binary key,
+  2: i64 size,
+}
+
+struct PutStartResult {
+  1: Outcome outcome,
+  2: optional PutStartReply reply,
+}
+
+struct KeyGeneration {
+  1: binary key,
+  2: i64 generation,
+}
+
+struct ExistsResult {
+  1: Outcome outcome,
+  2: bool exists,
+}
+
+struct RemovePrefixReply {
+  1: i64 removed,
+  2: i64 skipped,         // leased keys left alone (without force)
+}
+
+// ---- nodes ----
+
+struct NodeSpec {
+  1: string name,             // advertised RPC address, unique among live nodes
+  2: string data_address,
+  3: i64 segment_capacity,
+  4: i64 disk_capacity,
+}
+
+struct NodeInfo {
+  1: i64 id,
+  2: NodeSpec spec,
+  3: i64 segment_used,
+  4: i64 disk_used,
+  5: i64 memory_objects,
+  6: i64 disk_objects,
+  7: i64 ms_since_heartbeat,
+}
+
+struct ReleasedRange {
+  1: binary key,
+  2: i64 generation,
+  3: i64 offset,
+  4: i64 size,
+}
+
+struct DiskDelete {
+  1: binary key,
+  2: i64 generation,
+}
+
+struct HeartbeatReply {
+  1: list<ReleasedRange> released,
+  2: list<DiskDelete> disk_deletes,
+}
+
+struct DiskReplicaReport {
+  1: binary key,
+  2: i64 generation,
+  3: i64 size,
+}
+
+struct OffloadTask {
+  1: binary key,
+  2: i64 generation,
+  3: i64 size,
+  4: i64 source_offset,
+}
+
+struct PromotionTask {
+  1: binary key,
+  2: i64 generation,
+  3: i64 size,
+  4: i64 holder,
+  5: i64 age_us,          // time since admission, at hand-out
+}
+
+// ---- admin ----
+
+enum TaskKind { OFFLOAD = 0, PROMOTION = 1 }
+
+struct TaskInfo {
+  1: TaskKind kind,
+  2: binary key,
+  3: i64 generation,
+  4: i64 size,
+  5: i64 node,
+  6: i64 age_us,
+  7: bool delivered,
+  8: bool staged,
+}
+
+struct HotKey {
+  1: binary key,
+  2: i64 size,
+  3: i32 estimate,
+}
+
+struct ListRequest {
+  1: optional Tier tier,
+  2: binary prefix,
+  3: binary start_after,  // paging: keys strictly greater than this
+  4: i32 limit = 1000,
+}
+
+struct ListReply {
+  1: list<ObjectInfo> objects,
+  2: bool more,           // another page exists: ask again with start_after = last key
+}
+
+struct KnobInfo {
+  1: string name,
+  2: string value,
+  3: string default_value,
+  4: string range,
+  5: bool tunable,        // may be changed at runtime by TuneSet
+  6: string doc,
+  7: string type,         // bool|int|double|size|enum|string
+}
+
+struct KnobAssignment {
+  1: string name,
+  2: string value,
+}
+
+enum ManualOutcome { QUEUED = 0, DONE = 1, ALREADY_THERE = 2, IN_FLIGHT = 3 }
+
+struct ManualResult {
+  1: binary key,
+  2: Outcome outcome,
+  3: optional ManualOutcome result,  // set when outcome is OK
+}
+
+// The master (and the standalone daemon). Readers and writers, nodes and operators all call it.
+service MasterService {
+  HelloReply Hello(1: i32 protocol_version, 2: string auth_token, 3: string client_name)
+      throws (1: StoreError error),
+
+  // ---- clients: object lifecycle ----
+  PutStartReply PutStart(1: i64 client_id, 2: binary key, 3: i64 size, 4: i64 preferred_node)
+      throws (1: StoreError error),
+  void PutEnd(1: i64 client_id, 2: binary key, 3: i64 generation) throws (1: StoreError error),
+  void PutRevoke(1: i64 client_id, 2: binary key, 3: i64 generation)
+      throws (1: StoreError error),
+  // A read: grants a lease, refreshes recency, may trigger promotion.
+  ObjectInfo GetReplicaList(1: binary key) throws (1: StoreError error),
+  void Remove(1: binary key, 2: bool force) throws (1: StoreError error),
+  bool Exists(1: binary key) throws (1: StoreError error),
+
+  list<PutStartResult> BatchPutStart(1: i64 client_id, 2: list<PutStartItem> items,
+                                     3: i64 preferred_node) throws (1: StoreError error),
+  list<Outcome> BatchPutEnd(1: i64 client_id, 2: list<KeyGeneration> items)
+      throws (1: StoreError error),
+  list<Outcome> BatchPutRevoke(1: i64 client_id, 2: list<KeyGeneration> items)
+      throws (1: StoreError error),
+  list<ObjectResult> BatchGetReplicaList(1: list<binary> keys) throws (1: StoreError error),
+  list<Outcome> BatchRemove(1: list<binary> keys, 2: bool force) throws (1: StoreError error),
+  list<ExistsResult> BatchExists(1: list<binary> keys) throws (1: StoreError error),
+  RemovePrefixReply RemoveByPrefix(1: binary prefix, 2: bool force)
+      throws (1: StoreError error),
+
+  // ---- nodes ----
+  i64 RegisterNode(1: NodeSpec spec) throws (1: StoreError error),
+  HeartbeatReply Heartbeat(1: i64 node) throws (1: StoreError error),
+  void UnregisterNode(1: i64 node) throws (1: StoreError error),
+  list<Outcome> RegisterDiskReplicas(1: i64 node, 2: list<DiskReplicaReport> reports)
+      throws (1: StoreError error),
+  void ReportDiskReplicaDropped(1: i64 node, 2: binary key, 3: i64 generation)
+      throws (1: StoreError error),
+  // Long-polls: return as soon as work exists, or after wait_ms with an empty list.
+  list<OffloadTask> OffloadObjectHeartbeat(1: i64 node, 2: i32 max, 3: i32 wait_ms)
+      throws (1: StoreError error),
+  void NotifyOffloadSuccess(1: i64 node, 2: binary key, 3: i64 generation)
+      throws (1: StoreError error),
+  void NotifyOffloadFailure(1: i64 node, 2: binary key, 3: i64 generation)
+      throws (1: StoreError error),
+  list<PromotionTask> PromotionObjectHeartbeat(1: i64 node, 2: i32 max, 3: i32 wait_ms)
+      throws (1: StoreError error),
+  Replica PromotionAllocStart(1: i64 node, 2: binary key, 3: i64 generation, 4: i64 size)
+      throws (1: StoreError error),
+  void NotifyPromotionSuccess(1: i64 node, 2: binary key, 3: i64 generation)
+      throws (1: StoreError error),
+  void NotifyPromotionFailure(1: i64 node, 2: binary key, 3: i64 generation)
+      throws (1: StoreError error),
+
+  // ---- admin: never an access (no lease, no recency, no sketch) ----
+  ObjectInfo Stat(1: binary key) throws (1: StoreError error),
+  ListReply List(1: ListRequest request) throws (1: StoreError error),
+  list<NodeInfo> Nodes() throws (1: StoreError error),
+  list<TaskInfo> Tasks() throws (1: StoreError error),
+  list<HotKey> Hot(1: i32 limit) throws (1: StoreError error),
+  list<KnobInfo> TuneGet() throws (1: StoreError error),
+  // All or nothing; returns the whole table after the change. With persist, the daemon also
+  // writes the values into its --config file (refused, nothing changed, if it has none or
+  // cannot write it).
+  list<KnobInfo> TuneSet(1: list<KnobAssignment> assignments, 2: bool persist)
+      throws (1: StoreError error),
+  string MetricsText() throws (1: StoreError error),
+  list<ManualResult> Promote(1: list<binary> keys, 2: bool force) throws (1: StoreError error),
+  list<ManualResult> Offload(1: list<binary> keys) throws (1: StoreError error),
+  list<ManualResult> Evict(1: list<binary> keys) throws (1: StoreError error),
+}
+
+struct NodeStatus {
+  1: i64 node_id,         // 0 until registered
+  2: string name,
+  3: string data_address,
+  4: string master,
+  5: i64 segment_capacity,
+  6: i64 segment_bytes_held,  // bytes of ranges that hold an object's bytes
+  7: i64 disk_capacity,
+  8: i64 disk_used,
+  9: i64 disk_objects,
+  10: bool registered,
+}
+
+// A node's own RPC service on its --listen address: health and inspection. Object bytes are
+// on the data channel; work comes from the master.
+service NodeService {
+  HelloReply Hello(1: i32 protocol_version, 2: string auth_token, 3: string client_name)
+      throws (1: StoreError error),
+  NodeStatus GetStatus() throws (1: StoreError error),
+  string MetricsText() throws (1: StoreError error),
+}
