@@ -8,7 +8,7 @@ packages=(
   libthrift-dev thrift-compiler libboost-dev libevent-dev
   libfuse3-dev fuse3 libaio-dev zlib1g-dev libxxhash-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  bats fio mandoc attr iproute2 psmisc procps curl prometheus gnuplot-nox
+  bats jq fio mandoc attr iproute2 psmisc procps curl prometheus gnuplot-nox
 )
 missing=()
 for p in "${packages[@]}"; do

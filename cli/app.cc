@@ -1,0 +1,122 @@
+// The command line of mooncakectl: global options, the commands, and the mapping of every
+// way it can end to one exit code (cli/exit_codes.h) and at most one stderr line.
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.h"
+
+#ifndef MOONCAKE_VERSION
+#define MOONCAKE_VERSION "0.0.0"
+#endif
+
+namespace mooncake::cli {
+namespace {
+
+// "" when `text` is HOST:PORT (HOST a name, an IPv4 address or a bracketed IPv6 address).
+std::string CheckHostPort(const std::string& text) {
+    size_t colon = text.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+        return "'" + text + "' is not HOST:PORT";
+    }
+    std::string host = text.substr(0, colon);
+    if (host.front() == '[' ? host.back() != ']' : host.find(':') != std::string::npos) {
+        return "'" + text + "' is not HOST:PORT (write IPv6 addresses as [ADDR]:PORT)";
+    }
+    std::string port = text.substr(colon + 1);
+    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+        std::atoi(port.c_str()) < 1 || std::atoi(port.c_str()) > 65535) {
+        return "'" + text + "': the port must be 1..65535";
+    }
+    return "";
+}
+
+constexpr const char* kFooter =
+    "Environment: MOONCAKE_MASTER (default --master), MOONCAKE_AUTH_TOKEN_FILE.\n"
+    "Exit codes: 0 ok, 1 the store refused or failed, 2 usage error, 3 key not found,\n"
+    "4 the daemon cannot be reached. See mooncakectl(1).\n";
+
+}  // namespace
+
+void BuildApp(CLI::App& app, GlobalOptions& options, CommandSet& set) {
+    app.name("mooncakectl");
+    app.description("mooncakectl: inspect, move and tune a mooncake-tier store");
+    app.set_version_flag("--version", "mooncakectl (mooncake-tier) " MOONCAKE_VERSION);
+    app.footer(kFooter);
+    app.require_subcommand(1);
+    app.fallthrough();  // global options may also follow the command
+    app.add_option("--master", options.master, "HOST:PORT of the master or standalone daemon")
+        ->envname("MOONCAKE_MASTER")
+        ->check(CLI::Validator(CheckHostPort, ""))
+        ->type_name("HOST:PORT")
+        ->capture_default_str();
+    app.add_flag("--json", options.json, "print JSON for scripts instead of tables");
+    app.add_option("--auth_token_file", options.auth_token_file,
+                   "file holding the daemon's access token")
+        ->envname("MOONCAKE_AUTH_TOKEN_FILE")
+        ->type_name("FILE");
+    app.add_option("--connect_timeout", options.connect_timeout_sec,
+                   "seconds to wait for the daemon to accept a connection")
+        ->check(CLI::Range(0.1, 600.0))
+        ->type_name("S")
+        ->capture_default_str();
+
+    AddPutCommand(app, set);
+    AddGetCommand(app, set);
+    AddRmCommand(app, set);
+    AddStatCommand(app, set);
+    AddLsCommand(app, set);
+    AddPromoteCommand(app, set);
+    AddOffloadCommand(app, set);
+    AddEvictCommand(app, set);
+    AddTuneCommand(app, set);
+    AddMetricsCommand(app, set);
+    AddNodesCommand(app, set);
+    AddTasksCommand(app, set);
+    AddHotCommand(app, set);
+}
+
+int RunMooncakectl(int argc, const char* const* argv) {
+    CLI::App app;
+    GlobalOptions options;
+    CommandSet set;
+    BuildApp(app, options, set);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int code = ExitCodeFromCli11(e.get_exit_code());
+        if (code == kExitOk) return app.exit(e);  // --help, --version: to stdout
+        std::string message = e.what();
+        // "A subcommand is required" says little: name what is missing or unknown.
+        CLI::App* leaf = &app;
+        std::string path;
+        while (!leaf->get_subcommands().empty()) {
+            leaf = leaf->get_subcommands().front();
+            path += (path.empty() ? "" : " ") + leaf->get_name();
+        }
+        if (leaf->get_require_subcommand_min() > 0) {
+            message = path.empty() ? "no command given" : "'" + path + "' needs a command";
+            std::vector<std::string> extra = leaf->remaining();
+            if (leaf != &app) {
+                std::vector<std::string> more = app.remaining();
+                extra.insert(extra.end(), more.begin(), more.end());
+            }
+            for (const std::string& arg : extra) {
+                if (!arg.empty() && arg[0] != '-') {
+                    message = "unknown command '" + (path.empty() ? "" : path + " ") + arg + "'";
+                    break;
+                }
+            }
+        }
+        std::string line = ErrorLine(message + " (see mooncakectl --help)");
+        std::fwrite(line.data(), 1, line.size(), stderr);
+        return code;
+    }
+    const Runner* run = set.Parsed();
+    Context ctx(options);
+    if (run == nullptr) return ctx.Usage("no command given");
+    int code = (*run)(ctx);
+    std::fflush(stdout);
+    return code;
+}
+
+}  // namespace mooncake::cli

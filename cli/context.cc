@@ -1,0 +1,82 @@
+#include "cli/context.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace mooncake::cli {
+
+std::string ErrorLine(std::string_view message) {
+    std::string line = "mooncakectl: ";
+    for (char c : message) line += (c == '\n' || c == '\r') ? ' ' : c;
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    line += '\n';
+    return line;
+}
+
+int Context::Error(int exit_code, std::string_view message) {
+    std::fflush(stdout);
+    std::string line = ErrorLine(message);
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    return exit_code;
+}
+
+int Context::Usage(std::string_view message) {
+    return Error(kExitUsage, std::string(message) + " (see mooncakectl --help)");
+}
+
+int Context::Fail(const Status& status, std::string_view what) {
+    std::string message =
+        status.message().empty() ? std::string(StatusCodeName(status.code())) : status.message();
+    if (!what.empty()) message = std::string(what) + ": " + message;
+    return Error(ExitCodeFor(status), message);
+}
+
+void Context::Print(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+bool Context::Interactive() const { return !options_.json && ::isatty(STDOUT_FILENO) == 1; }
+
+Client* Context::client(int* exit_code) {
+    if (client_ != nullptr) return client_.get();
+    ClientOptions opts;
+    opts.client_name = "mooncakectl";
+    opts.connect_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(options_.connect_timeout_sec * 1000.0));
+    // One quick retry at most: a CLI should say "cannot reach" promptly, not after backoffs.
+    opts.retries = 1;
+    if (!options_.auth_token_file.empty()) {
+        std::ifstream in(options_.auth_token_file);
+        if (!in) {
+            *exit_code = Usage("cannot read --auth_token_file '" + options_.auth_token_file +
+                               "': " + std::strerror(errno));
+            return nullptr;
+        }
+        std::stringstream buf;
+        buf << in.rdbuf();
+        std::string token = buf.str();
+        while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+            token.pop_back();
+        }
+        opts.auth_token = token;
+    }
+    auto connected = Client::Connect(options_.master, opts);
+    if (!connected.ok()) {
+        const Status& st = connected.status();
+        if (st.Is(StatusCode::kUnavailable) || st.Is(StatusCode::kTimeout)) {
+            *exit_code = Error(kExitUnreachable, "cannot reach the daemon: " + st.message());
+        } else {
+            *exit_code = Fail(st, "connecting to " + options_.master);
+        }
+        return nullptr;
+    }
+    client_ = std::move(*connected);
+    return client_.get();
+}
+
+}  // namespace mooncake::cli
