@@ -6,7 +6,8 @@
 //
 // MEMORY capacity = F x distinct blocks x object size. Policies: dram-only, no-promotion
 // (offload on evict), promotion, reference-lru (exact LRU + instant promotion after the same
-// admission threshold, computed on the side), reference-lru-no-promotion, belady (the offline
+// admission threshold, computed on the side), reference-lru-no-promotion, hit-density
+// (promotion with eviction_policy=hit_density, see POLICIES.md), belady (the offline
 // optimum for MEMORY), or all.
 #include <CLI/CLI.hpp>
 
@@ -24,7 +25,8 @@ namespace {
 
 const std::vector<std::string> kPolicies = {"dram-only",     "no-promotion",
                                             "promotion",     "reference-lru",
-                                            "reference-lru-no-promotion", "belady"};
+                                            "reference-lru-no-promotion", "hit-density",
+                                            "belady"};
 
 struct PolicyRun {
     std::string policy;
@@ -36,7 +38,7 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
                             uint64_t capacity_objects, uint64_t object_size, uint32_t threshold,
                             uint64_t window,
                             const std::vector<std::pair<std::string, std::string>>& extra,
-                            bool dump_metrics) {
+                            bool dump_metrics, bool put_hints) {
     PolicyRun run;
     run.policy = policy;
     if (policy == "belady") {
@@ -55,6 +57,7 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
     options.capacity_bytes = capacity_objects * object_size;
     options.object_size = object_size;
     options.dump_metrics = dump_metrics;
+    options.put_hints = put_hints;
     options.knobs = {{"promotion_admission_threshold", std::to_string(threshold)},
                      {"promotion_sketch_window", std::to_string(window)}};
     if (policy == "dram-only") {
@@ -68,6 +71,12 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
         options.knobs.push_back({"enable_offload", "true"});
         options.knobs.push_back({"offload_on_evict", "true"});
         options.knobs.push_back({"promotion_on_hit", "true"});
+    } else if (policy == "hit-density") {
+        // promotion, with eviction by expected hit density (bench/replay/POLICIES.md)
+        options.knobs.push_back({"enable_offload", "true"});
+        options.knobs.push_back({"offload_on_evict", "true"});
+        options.knobs.push_back({"promotion_on_hit", "true"});
+        options.knobs.push_back({"eviction_policy", "hit_density"});
     } else {
         return Status::InvalidArgument("unknown policy '" + policy + "'");
     }
@@ -98,13 +107,14 @@ int main(int argc, char** argv) {
     std::vector<std::string> sets;
     bool json = false;
     bool dump_metrics = false;
+    bool no_put_hints = false;
     app.add_option("trace", trace_path, "trace file (JSON lines with timestamp and hash_ids)")
         ->required();
     app.add_option("--mem-fraction", mem_fraction,
                    "MEMORY capacity as a fraction of the distinct blocks")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--policy", policy, "dram-only | no-promotion | promotion | reference-lru | "
-                                       "reference-lru-no-promotion | belady | all");
+                                       "reference-lru-no-promotion | hit-density | belady | all");
     app.add_option("--object-size", object_size, "bytes per block")->check(CLI::Range(1, 1 << 30));
     app.add_option("--promotion_admission_threshold", threshold,
                    "reads a LOCAL_DISK block needs before promotion (0 acts as 1)")
@@ -112,6 +122,9 @@ int main(int argc, char** argv) {
     app.add_option("--set", sets, "extra knob for the store policies, NAME=VALUE (repeatable)");
     app.add_flag("--json", json, "print JSON");
     app.add_flag("--metrics", dump_metrics, "print each store run's metrics to stderr");
+    app.add_flag("--no-put-hints", no_put_hints,
+                 "store policies: Put without the engine's PutHint (position, request length, "
+                 "prefix hit, last partial block)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -158,7 +171,7 @@ int main(int argc, char** argv) {
     for (const std::string& p : policies) {
         Result<PolicyRun> run = RunPolicy(p, *trace, capacity_objects, object_size,
                                           static_cast<uint32_t>(threshold), window, extra,
-                                          dump_metrics);
+                                          dump_metrics, !no_put_hints);
         if (!run.ok()) {
             std::fprintf(stderr, "mooncake-replay: %s\n", run.status().ToString().c_str());
             return 1;

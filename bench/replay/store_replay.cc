@@ -78,7 +78,12 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
         clock.Set(origin + std::chrono::milliseconds(req.timestamp_ms));
         (void)store.Heartbeat(*node_id);
         store.Tick();
-        for (int64_t block : req.blocks) {
+        // The engine's view of the request: its leading blocks the store had (any tier) end
+        // at the first miss.
+        int32_t prefix_hit = -1;
+        const int32_t request_blocks = static_cast<int32_t>(req.blocks.size());
+        for (int32_t pos = 0; pos < request_blocks; ++pos) {
+            int64_t block = req.blocks[static_cast<size_t>(pos)];
             std::string key = "block-" + std::to_string(block);
             ++result.counts.references;
             Result<ObjectView> got = store.GetReplicaList(key);
@@ -90,10 +95,19 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
                 }
             } else if (got.status().Is(StatusCode::kNotFound)) {
                 ++result.counts.misses;
-                Result<PutStartReply> put = store.PutStart(kClient, key, options.object_size);
+                if (prefix_hit < 0) prefix_hit = pos;
+                PutHint hint;
+                hint.position = pos;
+                hint.request_blocks = request_blocks;
+                hint.prefix_hit_blocks = prefix_hit;
+                hint.last_partial = pos + 1 == request_blocks && req.input_length >= 0 &&
+                                    req.input_length % options.block_tokens != 0;
+                const PutHint* hint_ptr = options.put_hints ? &hint : nullptr;
+                Result<PutStartReply> put =
+                    store.PutStart(kClient, key, options.object_size, kNoNode, hint_ptr);
                 while (!put.ok() && put.status().Is(StatusCode::kNoSpace) &&
                        node.RunOffloads() > 0) {
-                    put = store.PutStart(kClient, key, options.object_size);
+                    put = store.PutStart(kClient, key, options.object_size, kNoNode, hint_ptr);
                 }
                 if (!put.ok()) {
                     return Status(put.status().code(),

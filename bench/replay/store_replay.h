@@ -20,6 +20,10 @@ struct ReplayOptions {
     // Knob settings applied on top of the policy's (name, value).
     std::vector<std::pair<std::string, std::string>> knobs;
     bool dump_metrics = false;  // the store's Prometheus text to stderr at the end
+    // Pass each Put a PutHint as an engine would (position, request length, prefix hit,
+    // last partial block of 512 tokens). Only eviction_policy=hit_density reads it.
+    bool put_hints = true;
+    int64_t block_tokens = 512;
 };
 
 struct ReplayResult {

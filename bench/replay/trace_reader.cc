@@ -44,6 +44,10 @@ Result<TraceRequest> ParseTraceLine(std::string_view line) {
     if (at == std::string_view::npos || !ParseInt(line, at, req.timestamp_ms)) {
         return Status::InvalidArgument("no numeric \"timestamp\"");
     }
+    at = FindField(line, "input_length");
+    if (at != std::string_view::npos && !ParseInt(line, at, req.input_length)) {
+        return Status::InvalidArgument("\"input_length\" is not a number");
+    }
     at = FindField(line, "hash_ids");
     if (at == std::string_view::npos) return Status::InvalidArgument("no \"hash_ids\"");
     while (at < line.size() && std::isspace(static_cast<unsigned char>(line[at]))) ++at;

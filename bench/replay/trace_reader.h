@@ -14,6 +14,7 @@ namespace mooncake::replay {
 
 struct TraceRequest {
     int64_t timestamp_ms = 0;
+    int64_t input_length = -1;  // tokens; -1 when the line has none
     std::vector<int64_t> blocks;
 };
 
