@@ -255,6 +255,48 @@ public:
     bool OffloadQueueFull(NodeId node) const;
     ObjectView MakeView(const ObjectMeta& meta, bool complete_only) const;
 
+    // ---- task delivery ----
+    // Hands a node up to `max` tasks from one of its queues, oldest first, waiting up to `wait`
+    // (real time) while it is empty. `deliver(meta, ref)` runs under the key's shard lock and
+    // returns the task, or nullopt when the queued entry is stale (removed, new generation,
+    // task ended or delivered already); stale entries are dropped.
+    template <typename Task, typename Deliver>
+    std::vector<Task> DrainQueue(NodeId node_id, std::deque<TaskRef> NodeState::*queue,
+                                 size_t max, Nanos wait, Deliver deliver) {
+        std::vector<Task> out;
+        auto node = GetNode(node_id);
+        if (!node || max == 0) return out;
+        std::deque<TaskRef>& q = (*node).*queue;
+        const auto deadline = std::chrono::steady_clock::now() + wait;
+        while (out.size() < max) {
+            std::vector<TaskRef> refs;
+            {
+                std::unique_lock lock(node->queue_mu);
+                if (out.empty() && wait.count() > 0) {
+                    node->work_cv.wait_until(lock, deadline,
+                                             [&] { return !q.empty() || node->gone; });
+                }
+                while (!q.empty() && refs.size() < max - out.size()) {
+                    refs.push_back(std::move(q.front()));
+                    q.pop_front();
+                }
+            }
+            if (refs.empty()) break;
+            for (TaskRef& ref : refs) {
+                Shard& shard = ShardFor(ref.key);
+                std::lock_guard lock(shard.mu);
+                auto it = shard.objects.find(ref.key);
+                if (it == shard.objects.end() || it->second.generation != ref.generation) {
+                    continue;
+                }
+                if (std::optional<Task> task = deliver(it->second, ref)) {
+                    out.push_back(std::move(*task));
+                }
+            }
+        }
+        return out;
+    }
+
     // ---- promotion ----
     std::atomic<int64_t> promotion_in_flight{0};
     std::atomic<uint64_t> promotion_in_flight_bytes{0};

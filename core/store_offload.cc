@@ -6,42 +6,17 @@ namespace mooncake {
 
 std::vector<OffloadTask> MasterStore::OffloadObjectHeartbeat(NodeId node_id, size_t max,
                                                              Nanos wait) {
-    std::vector<OffloadTask> out;
-    auto node = in_->GetNode(node_id);
-    if (!node || max == 0) return out;
-    const auto deadline = std::chrono::steady_clock::now() + wait;
-    while (out.size() < max) {
-        std::vector<TaskRef> refs;
-        {
-            std::unique_lock lock(node->queue_mu);
-            if (out.empty() && wait.count() > 0) {
-                node->work_cv.wait_until(lock, deadline, [&] {
-                    return !node->offload_queue.empty() || node->gone;
-                });
-            }
-            while (!node->offload_queue.empty() && refs.size() < max - out.size()) {
-                refs.push_back(std::move(node->offload_queue.front()));
-                node->offload_queue.pop_front();
-            }
-        }
-        if (refs.empty()) break;
-        for (TaskRef& ref : refs) {
-            Shard& shard = in_->ShardFor(ref.key);
-            std::lock_guard lock(shard.mu);
-            auto it = shard.objects.find(ref.key);
-            if (it == shard.objects.end()) continue;
-            ObjectMeta& meta = it->second;
-            if (meta.generation != ref.generation || !meta.offload ||
-                meta.offload->node != node_id || meta.offload->delivered) {
-                continue;
-            }
+    return in_->DrainQueue<OffloadTask>(
+        node_id, &NodeState::offload_queue, max, wait,
+        [&](ObjectMeta& meta, const TaskRef& ref) -> std::optional<OffloadTask> {
             const Replica* src = meta.Find(Tier::kMemory, ReplicaState::kComplete);
-            if (src == nullptr) continue;
+            if (!meta.offload || meta.offload->node != node_id || meta.offload->delivered ||
+                src == nullptr) {
+                return std::nullopt;
+            }
             meta.offload->delivered = true;
-            out.push_back({ref.key, meta.generation, meta.size, src->offset});
-        }
-    }
-    return out;
+            return OffloadTask{ref.key, meta.generation, meta.size, src->offset};
+        });
 }
 
 namespace {

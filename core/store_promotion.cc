@@ -209,40 +209,17 @@ size_t MasterStore::ProactivePromotionScan() {
 
 std::vector<PromotionTask> MasterStore::PromotionObjectHeartbeat(NodeId node_id, size_t max,
                                                                  Nanos wait) {
-    std::vector<PromotionTask> out;
-    auto node = in_->GetNode(node_id);
-    if (!node || max == 0) return out;
-    const auto deadline = std::chrono::steady_clock::now() + wait;
-    while (out.size() < max) {
-        std::vector<TaskRef> refs;
-        {
-            std::unique_lock lock(node->queue_mu);
-            if (out.empty() && wait.count() > 0) {
-                node->work_cv.wait_until(lock, deadline, [&] {
-                    return !node->promotion_queue.empty() || node->gone;
-                });
-            }
-            while (!node->promotion_queue.empty() && refs.size() < max - out.size()) {
-                refs.push_back(std::move(node->promotion_queue.front()));
-                node->promotion_queue.pop_front();
-            }
-        }
-        if (refs.empty()) break;
-        for (TaskRef& ref : refs) {
-            Shard& shard = in_->ShardFor(ref.key);
-            std::lock_guard lock(shard.mu);
-            auto it = shard.objects.find(ref.key);
-            if (it == shard.objects.end()) continue;  // removed since: the task is gone
-            ObjectMeta& meta = it->second;
-            if (meta.generation != ref.generation || !meta.promotion ||
-                meta.promotion->holder != node_id || meta.promotion->delivered) {
-                continue;
+    return in_->DrainQueue<PromotionTask>(
+        node_id, &NodeState::promotion_queue, max, wait,
+        [&](ObjectMeta& meta, const TaskRef& ref) -> std::optional<PromotionTask> {
+            if (!meta.promotion || meta.promotion->holder != node_id ||
+                meta.promotion->delivered) {
+                return std::nullopt;
             }
             meta.promotion->delivered = true;
-            out.push_back({ref.key, meta.generation, meta.size, node_id, meta.promotion->start});
-        }
-    }
-    return out;
+            return PromotionTask{ref.key, meta.generation, meta.size, node_id,
+                                 meta.promotion->start};
+        });
 }
 
 namespace {
