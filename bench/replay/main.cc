@@ -3,6 +3,14 @@
 //
 //   mooncake-replay TRACE [--mem-fraction F] [--policy P] [--object-size BYTES]
 //                   [--promotion_admission_threshold N] [--set KNOB=VALUE]... [--json]
+//                   [--limit N] [--real-disk [--disk-dir DIR] [--disk-fraction F]]
+//   mooncake-replay TRACE --timed --master HOST:PORT [--speed S] [--duration SEC] ...
+//
+// --real-disk: LOCAL_DISK is the real core/disk DiskStore (libaio + O_DIRECT, checksums,
+// its own LRU eviction) in a temporary directory (or --disk-dir), sized --disk-fraction of the
+// distinct blocks; the disk bytes written and read are reported.
+// --timed: replays by the trace's timestamps (divided by --speed) through a running daemon
+// with the client library (timed_replay.h).
 //
 // MEMORY capacity = F x distinct blocks x object size. Policies: dram-only, no-promotion
 // (offload on evict), promotion, reference-lru (exact LRU + instant promotion after the same
@@ -11,13 +19,19 @@
 // optimum for MEMORY), or all.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <unordered_set>
 
 #include "bench/replay/belady.h"
 #include "bench/replay/reference_lru.h"
 #include "bench/replay/store_replay.h"
+#include "bench/replay/timed_replay.h"
 #include "bench/replay/trace_reader.h"
 
 namespace mooncake::replay {
@@ -32,13 +46,33 @@ struct PolicyRun {
     std::string policy;
     SimCounts counts;
     double mean_dram_fill = -1;  // store policies only
+    DiskFigures disk;
 };
+
+// Where --real-disk puts its store, and how big.
+struct DiskSetup {
+    bool real = false;
+    std::string dir;  // "" = a fresh temporary directory per run
+    double fraction = 1.0;
+    uint64_t distinct_bytes = 0;
+};
+
+// A multiple of 1 MiB whose data region holds `data` bytes in `objects` objects: the store
+// takes 1 MiB of header and a journal of capacity/32 (2 MiB..1 GiB), and its index (a quarter
+// of the journal, about 100 B per object) must hold every object too, which binds for objects
+// under ~12 KiB.
+uint64_t DiskCapacityFor(uint64_t data, uint64_t objects) {
+    const uint64_t mib = uint64_t{1} << 20;
+    uint64_t journal = std::clamp<uint64_t>(data / 31, 2 * mib, 1024 * mib);
+    uint64_t total = std::max(data + journal + 2 * mib, objects * 100 * 128);
+    return std::max<uint64_t>(4 * mib, (total + mib - 1) / mib * mib);
+}
 
 Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRequest>& trace,
                             uint64_t capacity_objects, uint64_t object_size, uint32_t threshold,
                             uint64_t window,
                             const std::vector<std::pair<std::string, std::string>>& extra,
-                            bool dump_metrics, bool put_hints) {
+                            bool dump_metrics, bool put_hints, const DiskSetup& disk) {
     PolicyRun run;
     run.policy = policy;
     if (policy == "belady") {
@@ -81,10 +115,35 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
         return Status::InvalidArgument("unknown policy '" + policy + "'");
     }
     options.knobs.insert(options.knobs.end(), extra.begin(), extra.end());
+    std::string temp_dir;
+    if (disk.real && policy != "dram-only") {
+        if (disk.dir.empty()) {
+            const char* tmp = std::getenv("TMPDIR");
+            std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/mooncake-replay-XXXXXX";
+            std::vector<char> buf(templ.begin(), templ.end());
+            buf.push_back('\0');
+            if (::mkdtemp(buf.data()) == nullptr) {
+                return Status::IoError("mkdtemp " + templ + ": " + std::strerror(errno));
+            }
+            temp_dir = buf.data();
+            options.disk_dir = temp_dir + "/disk";
+        } else {
+            options.disk_dir = disk.dir;
+        }
+        options.disk_capacity = DiskCapacityFor(
+            static_cast<uint64_t>(disk.fraction * static_cast<double>(disk.distinct_bytes)),
+            static_cast<uint64_t>(disk.fraction * static_cast<double>(disk.distinct_bytes) /
+                                  static_cast<double>(object_size)));
+    }
     Result<ReplayResult> result = RunStoreReplay(trace, options);
+    if (!temp_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(temp_dir, ec);
+    }
     if (!result.ok()) return result.status();
     run.counts = result->counts;
     run.mean_dram_fill = result->mean_dram_fill;
+    run.disk = result->disk;
     return run;
 }
 
@@ -125,6 +184,34 @@ int main(int argc, char** argv) {
     app.add_flag("--no-put-hints", no_put_hints,
                  "store policies: Put without the engine's PutHint (position, request length, "
                  "prefix hit, last partial block)");
+    size_t limit = 0;
+    DiskSetup disk;
+    TimedOptions timed;
+    bool timed_mode = false;
+    bool print_dram_size = false;
+    app.add_option("--limit", limit, "replay only the first N requests of the trace (0 = all)");
+    app.add_flag("--real-disk", disk.real,
+                 "store policies: LOCAL_DISK through the real DiskStore (libaio, O_DIRECT) in a "
+                 "temporary directory; reports disk bytes written and read");
+    app.add_option("--disk-dir", disk.dir,
+                   "--real-disk: the store's directory (created; must hold no store yet)");
+    app.add_option("--disk-fraction", disk.fraction,
+                   "--real-disk: LOCAL_DISK data capacity as a fraction of the distinct blocks")
+        ->check(CLI::Range(0.0001, 100.0));
+    app.add_flag("--timed", timed_mode,
+                 "replay by the trace's timestamps through a running daemon (--master)");
+    app.add_option("--master", timed.master, "--timed: the daemon's HOST:PORT");
+    app.add_option("--speed", timed.speed, "--timed: trace time runs this many times faster")
+        ->check(CLI::Range(0.001, 1e6));
+    app.add_option("--duration", timed.duration_sec,
+                   "--timed: stop dispatching after this many wall seconds (0 = no limit)");
+    app.add_option("--workers", timed.workers,
+                   "--timed: concurrent requests (each request's blocks are read in order)")
+        ->check(CLI::Range(1, 256));
+    app.add_option("--key-prefix", timed.key_prefix, "--timed: prefix of every key");
+    app.add_flag("--print-dram-size", print_dram_size,
+                 "print MEMORY capacity in bytes for --mem-fraction and --object-size on this "
+                 "trace (after --limit) and exit");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -155,6 +242,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "mooncake-replay: %s\n", trace.status().message().c_str());
         return 1;
     }
+    if (limit > 0 && trace->size() > limit) trace->resize(limit);
     std::unordered_set<int64_t> distinct;
     uint64_t references = 0;
     for (const TraceRequest& req : *trace) {
@@ -166,12 +254,31 @@ int main(int argc, char** argv) {
     // The sketch's aging window, the same for the store and the reference: the store's own
     // default rule (8 x DRAM capacity in objects, at least 4096).
     uint64_t window = std::max<uint64_t>(4096, capacity_objects * 8);
+    disk.distinct_bytes = distinct.size() * object_size;
+    if (print_dram_size) {
+        std::printf("%llu\n", static_cast<unsigned long long>(capacity_objects * object_size));
+        return 0;
+    }
+    if (timed_mode) {
+        if (timed.master.empty()) {
+            std::fprintf(stderr, "mooncake-replay: --timed needs --master HOST:PORT\n");
+            return 2;
+        }
+        timed.object_size = object_size;
+        Result<TimedResult> r = RunTimedReplay(*trace, timed);
+        if (!r.ok()) {
+            std::fprintf(stderr, "mooncake-replay: %s\n", r.status().ToString().c_str());
+            return 1;
+        }
+        PrintTimedResult(*r, timed, mem_fraction, json);
+        return 0;
+    }
 
     std::vector<PolicyRun> runs;
     for (const std::string& p : policies) {
         Result<PolicyRun> run = RunPolicy(p, *trace, capacity_objects, object_size,
                                           static_cast<uint32_t>(threshold), window, extra,
-                                          dump_metrics, !no_put_hints);
+                                          dump_metrics, !no_put_hints, disk);
         if (!run.ok()) {
             std::fprintf(stderr, "mooncake-replay: %s\n", run.status().ToString().c_str());
             return 1;
@@ -196,6 +303,23 @@ int main(int argc, char** argv) {
             if (runs[i].mean_dram_fill >= 0) {
                 std::printf(", \"mean_dram_fill\": %.4f", runs[i].mean_dram_fill);
             }
+            const DiskFigures& d = runs[i].disk;
+            if (d.capacity > 0) {
+                std::printf(", \"disk\": {\"capacity_bytes\": %llu, \"bytes_written\": %llu, "
+                            "\"writes\": %llu, \"bytes_read\": %llu, \"reads\": %llu, "
+                            "\"evictions\": %llu, \"corruptions\": %llu, "
+                            "\"content_mismatches\": %llu, \"read_failures\": %llu, "
+                            "\"seconds\": %.1f}",
+                            static_cast<unsigned long long>(d.capacity),
+                            static_cast<unsigned long long>(d.bytes_written),
+                            static_cast<unsigned long long>(d.writes),
+                            static_cast<unsigned long long>(d.bytes_read),
+                            static_cast<unsigned long long>(d.reads),
+                            static_cast<unsigned long long>(d.evictions),
+                            static_cast<unsigned long long>(d.corruptions),
+                            static_cast<unsigned long long>(d.content_mismatches),
+                            static_cast<unsigned long long>(d.read_failures), d.seconds);
+            }
             std::printf("}%s\n", i + 1 < runs.size() ? "," : "");
         }
         std::printf("%s", runs.size() > 1 ? "]\n" : "");
@@ -219,6 +343,27 @@ int main(int argc, char** argv) {
         } else {
             std::printf("%10s\n", "-");
         }
+    }
+    bool header = false;
+    for (const PolicyRun& run : runs) {
+        const DiskFigures& d = run.disk;
+        if (d.capacity == 0) continue;
+        if (!header) {
+            std::printf("\nreal LOCAL_DISK (DiskStore, %.1f MiB data region):\n",
+                        static_cast<double>(d.capacity) / (1 << 20));
+            std::printf("%-28s %12s %9s %12s %9s %10s %8s %8s\n", "policy", "written MiB",
+                        "writes", "read MiB", "reads", "evictions", "errors", "seconds");
+            header = true;
+        }
+        std::printf("%-28s %12.1f %9llu %12.1f %9llu %10llu %8llu %8.1f\n", run.policy.c_str(),
+                    static_cast<double>(d.bytes_written) / (1 << 20),
+                    static_cast<unsigned long long>(d.writes),
+                    static_cast<double>(d.bytes_read) / (1 << 20),
+                    static_cast<unsigned long long>(d.reads),
+                    static_cast<unsigned long long>(d.evictions),
+                    static_cast<unsigned long long>(d.corruptions + d.content_mismatches +
+                                                    d.read_failures),
+                    d.seconds);
     }
     return 0;
 }

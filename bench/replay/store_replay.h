@@ -1,7 +1,15 @@
 // StoreReplay: drives the real MasterStore (the code the daemon runs) with a trace, on a
 // ManualClock set from the trace's timestamps. One node holds MEMORY (capacity from the
-// DRAM fraction) and an unbounded LOCAL_DISK; its offload and promotion work is done at once
-// after every reference, so promotion is "instant" as in the reference.
+// DRAM fraction) and a LOCAL_DISK; its offload and promotion work is done at once after every
+// reference, so promotion is "instant" as in the reference.
+//
+// LOCAL_DISK is either bookkeeping only (unbounded, no bytes: the default) or, with
+// ReplayOptions::disk_dir set (`mooncake-replay --real-disk`), the real core/disk DiskStore
+// (libaio + O_DIRECT, checksums, its own LRU eviction) in that directory, driven the way the
+// daemon's node drives it (daemon/node.cc): offload = DiskStore::Write then
+// NotifyOffloadSuccess; promotion = Pin, Read, PromotionAllocStart, NotifyPromotionSuccess;
+// records the disk drops are reported with ReportDiskReplicaDropped; the heartbeat's
+// disk_deletes are removed; and a Get served from LOCAL_DISK reads the bytes (foreground).
 #pragma once
 
 #include <string>
@@ -24,11 +32,29 @@ struct ReplayOptions {
     // last partial block of 512 tokens). Only eviction_policy=hit_density reads it.
     bool put_hints = true;
     int64_t block_tokens = 512;
+    // Non-empty: LOCAL_DISK is a real DiskStore in this directory (created; must be empty or
+    // an earlier replay's store) of disk_capacity bytes (a multiple of 1 MiB, >= 4 MiB).
+    std::string disk_dir;
+    uint64_t disk_capacity = 0;
+    int disk_queue_depth = 32;
+};
+
+// What the real disk did (all zero without disk_dir).
+struct DiskFigures {
+    uint64_t capacity = 0;          // data region
+    uint64_t bytes_written = 0, writes = 0;
+    uint64_t bytes_read = 0, reads = 0;  // Get hits on LOCAL_DISK and promotion sources
+    uint64_t evictions = 0;         // dropped by the disk's own LRU (reported to the master)
+    uint64_t corruptions = 0;       // checksum failures (must be 0)
+    uint64_t content_mismatches = 0;  // bytes read back differ from what was written (must be 0)
+    uint64_t read_failures = 0;     // a Get's disk read failed; counted as a miss
+    double seconds = 0;             // wall time of the replay
 };
 
 struct ReplayResult {
     SimCounts counts;
     double mean_dram_fill = 0;  // used / capacity, sampled after every request once full
+    DiskFigures disk;
 };
 
 Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,

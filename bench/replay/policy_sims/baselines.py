@@ -104,6 +104,31 @@ def sieve(skip_last=False):
         insert(b); vis[b]=False; size+=1
     return hits
 
+def arc():
+    # Adaptive Replacement Cache (Megiddo & Modha): T1 seen once, T2 seen again; B1/B2 ghost
+    # lists of what each evicted; p, T1's target size, moves toward the list whose ghost hits.
+    T1=OrderedDict(); T2=OrderedDict(); B1=OrderedDict(); B2=OrderedDict(); p=0.0; hits=0
+    def replace(in_b2):
+        if T1 and (len(T1)>p or (in_b2 and len(T1)==p)):
+            v,_=T1.popitem(last=False); B1[v]=1
+        else:
+            v,_=T2.popitem(last=False); B2[v]=1
+    for b,_ in refs:
+        if b in T1: hits+=1; del T1[b]; T2[b]=1; continue
+        if b in T2: hits+=1; T2.move_to_end(b); continue
+        if b in B1:
+            p=min(C, p+max(1.0, len(B2)/len(B1))); replace(False); del B1[b]; T2[b]=1; continue
+        if b in B2:
+            p=max(0.0, p-max(1.0, len(B1)/len(B2))); replace(True); del B2[b]; T2[b]=1; continue
+        if len(T1)+len(B1)==C:
+            if len(T1)<C: B1.popitem(last=False); replace(False)
+            else: T1.popitem(last=False)
+        elif len(T1)+len(T2)+len(B1)+len(B2)>=C:
+            if len(T1)+len(T2)+len(B1)+len(B2)>=2*C: B2.popitem(last=False)
+            replace(False)
+        T1[b]=1
+    return hits
+
 pol=sys.argv[2:] or ['lru','lru_skip','s3','s3_skip','sieve','sieve_skip','belady']
 for p in pol:
     if p=='lru': report('lru',lru())
@@ -113,3 +138,4 @@ for p in pol:
     if p=='sieve': report('sieve',sieve())
     if p=='sieve_skip': report('sieve skip last',sieve(skip_last=True))
     if p=='belady': report('belady',belady())
+    if p=='arc': report('arc',arc())

@@ -1,26 +1,46 @@
-// Figures for the note, not checks: disabled by default (timing on a shared 2-core box is not
-// a pass/fail matter). Run with
-//   integration_tests --gtest_also_run_disabled_tests --gtest_filter='*Figures*'
-#include <arpa/inet.h>
+// net_bench: the loopback figures, each measured side by side with its baseline in the same
+// run (the box is shared, so only ratios of interleaved rounds mean anything):
+//   - Put / Get (and BatchPut / BatchGet) of a standalone mooncaked through the client library
+//     against a raw TCP copy of the same bytes shaped the same way (one request, one answer);
+//   - promotion trigger -> COMPLETE latency, p50 / p99, from the daemon's histogram
+//     (mooncake_promotion_latency_seconds), idle and under a MEMORY read load;
+//   - with --breakdown, where a Get's time goes (control RPC, data read, replica list).
+// It starts its own daemons (the integration harness: free loopback ports, a temp dir).
+//
+//   net_bench [--rounds N] [--quick] [--breakdown] [--no-promotion] [--no-copy]
+//
+// Output is Markdown tables (bench/run-micro.sh puts them in bench/results/micro.md).
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
-#include "gtest/gtest.h"
 #include "tests/integration/harness.h"
 #include "thrift/net.h"
 
-namespace mooncake::test {
+namespace mooncake::bench {
 namespace {
 
+using test::Pattern;
+using test::Standalone;
 using Seconds = std::chrono::duration<double>;
+
+bool g_failed = false;
+void Check(bool ok, const char* what) {
+    if (!ok && !g_failed) std::fprintf(stderr, "net_bench: %s failed\n", what);
+    g_failed = g_failed || !ok;
+}
 
 // A raw TCP baseline shaped like our ops: "put" = send 8-byte size + value, get a 1-byte ack;
 // "get" = send an 8-byte size, receive that many bytes. Same loopback, same sizes.
@@ -42,7 +62,6 @@ public:
 
 private:
     void Serve() {
-        // One connection at a time, until the listener is shut down.
         while ((conn_ = ::accept(listener_.get(), nullptr, nullptr)) >= 0) ServeOne();
     }
     void ServeOne() {
@@ -85,15 +104,15 @@ Rates MeasureRaw(RawServer& server, size_t size, int iterations) {
     for (int i = 0; i < iterations; ++i) {
         int64_t header = static_cast<int64_t>(size);
         iovec iov[2] = {{&header, 8}, {value.data(), size}};
-        (void)net::SendAll(fd->get(), iov);
+        Check(net::SendAll(fd->get(), iov).ok(), "raw put");
         char ack;
-        (void)net::RecvAll(fd->get(), &ack, 1);
+        Check(net::RecvAll(fd->get(), &ack, 1).ok(), "raw put ack");
     }
     auto t1 = std::chrono::steady_clock::now();
     for (int i = 0; i < iterations; ++i) {
         int64_t header = -static_cast<int64_t>(size);
-        (void)net::SendAll(fd->get(), &header, 8);
-        (void)net::RecvAll(fd->get(), in.data(), size);
+        Check(net::SendAll(fd->get(), &header, 8).ok(), "raw get");
+        Check(net::RecvAll(fd->get(), in.data(), size).ok(), "raw get bytes");
     }
     auto t2 = std::chrono::steady_clock::now();
     r.put_seconds = Seconds(t1 - t0).count() / iterations;
@@ -110,9 +129,9 @@ Rates MeasureStore(Client& client, size_t size, int iterations) {
     std::vector<std::byte> out(size);
     Rates r;
     auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iterations; ++i) EXPECT_TRUE(client.Put(FigKey(size, i), value).ok());
+    for (int i = 0; i < iterations; ++i) Check(client.Put(FigKey(size, i), value).ok(), "Put");
     auto t1 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iterations; ++i) EXPECT_TRUE(client.GetInto(FigKey(size, i), out).ok());
+    for (int i = 0; i < iterations; ++i) Check(client.GetInto(FigKey(size, i), out).ok(), "Get");
     auto t2 = std::chrono::steady_clock::now();
     r.put_seconds = Seconds(t1 - t0).count() / iterations;
     r.get_seconds = Seconds(t2 - t1).count() / iterations;
@@ -131,13 +150,13 @@ Rates MeasureStoreBatched(Client& client, size_t size, int iterations) {
         for (int j = i; j < std::min(iterations, i + kBatch); ++j) {
             items.emplace_back(FigKey(size, j), std::as_bytes(std::span(value)));
         }
-        for (const Status& st : client.BatchPut(items)) EXPECT_TRUE(st.ok()) << st.ToString();
+        for (const Status& st : client.BatchPut(items)) Check(st.ok(), "BatchPut");
     }
     auto t1 = std::chrono::steady_clock::now();
     for (int i = 0; i < iterations; i += kBatch) {
         std::vector<std::string> keys;
         for (int j = i; j < std::min(iterations, i + kBatch); ++j) keys.push_back(FigKey(size, j));
-        for (const auto& got : client.BatchGet(keys)) EXPECT_TRUE(got.ok());
+        for (const auto& got : client.BatchGet(keys)) Check(got.ok(), "BatchGet");
     }
     auto t2 = std::chrono::steady_clock::now();
     r.put_seconds = Seconds(t1 - t0).count() / iterations;
@@ -148,7 +167,7 @@ Rates MeasureStoreBatched(Client& client, size_t size, int iterations) {
 
 double Median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 // Quantile of a Prometheus histogram in an exposition (linear within the bucket).
@@ -178,20 +197,31 @@ double HistogramQuantile(const std::string& text, const std::string& name, doubl
     return prev_bound;
 }
 
-// Throughput of one client doing Put then Get, against a raw TCP copy of the same bytes
-// shaped the same way (one request, one answer), in the same run. Nine alternating rounds;
-// medians reported (the box is shared, single rounds are noisy).
-TEST(FiguresTest, DISABLED_PutGetVersusRawTcp) {
-    Standalone s({"--dram_size=512MiB", "--enable_offload=false"});
-    ASSERT_NE(s.client, nullptr);
+// Throughput of one client doing Put then Get, against a raw TCP copy of the same bytes in the
+// same run; `rounds` alternating rounds, medians reported.
+void CopyVersusRaw(int rounds, bool quick) {
+    Standalone s({"--dram_size=512MiB", "--enable_offload=false", "--log_level=warn"});
+    if (s.client == nullptr) {
+        std::fprintf(stderr, "net_bench: the standalone daemon did not come up\n");
+        g_failed = true;
+        return;
+    }
     std::this_thread::sleep_for(std::chrono::seconds(1));  // segment prefault finishes
+    std::printf("Put / Get over loopback vs a raw TCP copy of the same bytes (one client, "
+                "median of %d interleaved rounds; ratio = raw time / store time, 1.0 = as fast "
+                "as the raw copy):\n\n",
+                rounds);
+    std::printf("| size | raw put us | raw get us | Put us | Get us | BatchPut us | BatchGet us "
+                "| Put / raw | Get / raw | BatchPut / raw | BatchGet / raw |\n");
+    std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (size_t size : {size_t{64} << 10, size_t{1} << 20}) {
-        const int iterations = size < (1 << 20) ? 1000 : 150;
-        RawServer server(size * iterations);
+        int iterations = size < (1 << 20) ? 1000 : 150;
+        if (quick) iterations /= 4;
+        RawServer server(size * static_cast<size_t>(iterations));
         MeasureStore(*s.client, size, 50);  // warm-up: connections, page faults
         MeasureRaw(server, size, 50);
         std::vector<double> raw_put, raw_get, put, get, bput, bget, rput, rget, rbput, rbget;
-        for (int round = 0; round < 9; ++round) {
+        for (int round = 0; round < rounds; ++round) {
             Rates raw = MeasureRaw(server, size, iterations);
             Rates one = MeasureStore(*s.client, size, iterations);
             Rates batched = MeasureStoreBatched(*s.client, size, iterations);
@@ -205,53 +235,60 @@ TEST(FiguresTest, DISABLED_PutGetVersusRawTcp) {
             rget.push_back(raw.get_seconds / one.get_seconds);
             rbput.push_back(raw.put_seconds / batched.put_seconds);
             rbget.push_back(raw.get_seconds / batched.get_seconds);
-            if (std::getenv("FIGURES_VERBOSE") != nullptr) {
-                std::printf("[ round    ] %zu B raw %.1f/%.1f Put/Get %.1f/%.1f Batch %.1f/%.1f\n",
-                            size, raw_put.back(), raw_get.back(), put.back(), get.back(),
-                            bput.back(), bget.back());
-            }
         }
-        std::printf("[ figures  ] %7zu B per op (us, median of 9): raw put %.1f get %.1f | "
-                    "Put %.1f Get %.1f | BatchPut %.1f BatchGet %.1f\n",
-                    size, Median(raw_put), Median(raw_get), Median(put), Median(get),
-                    Median(bput), Median(bget));
-        std::printf("[ figures  ] %7zu B ratio to raw TCP (median): Put %.2f Get %.2f | "
-                    "BatchPut %.2f BatchGet %.2f\n",
-                    size, Median(rput), Median(rget), Median(rbput), Median(rbget));
+        std::printf("| %zu KiB | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | "
+                    "%.2f |\n",
+                    size >> 10, Median(raw_put), Median(raw_get), Median(put), Median(get),
+                    Median(bput), Median(bget), Median(rput), Median(rget), Median(rbput),
+                    Median(rbget));
+        std::fflush(stdout);
     }
+    std::printf("\n");
 }
 
-// Promotion trigger -> COMPLETE latency (the master's histogram), idle and under a read load.
-TEST(FiguresTest, DISABLED_PromotionLatency) {
+// Promotion trigger -> COMPLETE latency (the master's histogram), idle and under a read load
+// of MEMORY keys by two threads.
+void PromotionLatency(bool quick) {
+    std::printf("Promotion trigger -> COMPLETE over loopback (standalone daemon, LOCAL_DISK in a "
+                "temp dir; the daemon's mooncake_promotion_latency_seconds histogram):\n\n");
+    std::printf("| size | load | promotions | p50 ms | p99 ms | tasks per round trip |\n");
+    std::printf("| --- | --- | ---: | ---: | ---: | ---: |\n");
     for (size_t size : {size_t{64} << 10, size_t{1} << 20}) {
-        for (const char* mode : {"idle", "loaded", "burst"}) {
+        for (const char* mode : {"idle", "loaded"}) {
             const bool loaded = std::string(mode) == "loaded";
-            const bool burst = std::string(mode) == "burst";
-            Standalone s({"--dram_size=256MiB", "--log_level=info"}, "512MiB");
-            ASSERT_NE(s.client, nullptr);
+            Standalone s({"--dram_size=256MiB", "--log_level=warn"}, "512MiB");
+            if (s.client == nullptr) {
+                g_failed = true;
+                return;
+            }
             Client* client = s.client.get();
-            const int n = size < (1 << 20) ? 200 : 100;
+            int n = size < (1 << 20) ? 200 : 100;
+            if (quick) n /= 2;
             std::vector<std::string> keys;
             for (int i = 0; i < n; ++i) {
                 keys.push_back("p/" + std::to_string(i));
-                ASSERT_TRUE(client->Put(keys.back(), Pattern(i, size)).ok());
+                Check(client->Put(keys.back(), Pattern(static_cast<uint64_t>(i), size)).ok(),
+                      "Put");
             }
-            ASSERT_TRUE(client->Evict(keys).ok());
-            ASSERT_TRUE(WaitFor(
-                [&] {
-                    for (const auto& k : keys) {
-                        auto info = client->Stat(k);
-                        if (!info.ok() || HasTier(*info, Tier::kMemory)) return false;
-                    }
-                    return true;
-                },
-                std::chrono::seconds(30)));
-            // Background readers of MEMORY keys when loaded.
+            Check(client->Evict(keys).ok(), "Evict");
+            Check(test::WaitFor(
+                      [&] {
+                          for (const auto& k : keys) {
+                              auto info = client->Stat(k);
+                              if (!info.ok() || test::HasTier(*info, Tier::kMemory)) return false;
+                          }
+                          return true;
+                      },
+                      std::chrono::seconds(30)),
+                  "eviction to LOCAL_DISK");
             std::atomic<bool> stop{false};
             std::vector<std::thread> readers;
             if (loaded) {
                 for (int i = 0; i < 20; ++i) {
-                    ASSERT_TRUE(client->Put("hotmem/" + std::to_string(i), Pattern(i, size)).ok());
+                    Check(client->Put("hotmem/" + std::to_string(i),
+                                      Pattern(static_cast<uint64_t>(i), size))
+                              .ok(),
+                          "Put");
                 }
                 for (int t = 0; t < 2; ++t) {
                     readers.emplace_back([&, t] {
@@ -263,48 +300,48 @@ TEST(FiguresTest, DISABLED_PromotionLatency) {
                 }
             }
             std::vector<std::byte> out(size);
-            if (burst) {
-                // Every key crosses the threshold at once: many tasks queue together.
-                (void)client->BatchGet(keys);
-                (void)client->BatchGet(keys);
-            } else {
-                for (const auto& k : keys) {
-                    (void)client->GetInto(k, out);
-                    (void)client->GetInto(k, out);  // the second read crosses the threshold
-                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                }
+            for (const auto& k : keys) {
+                (void)client->GetInto(k, out);
+                (void)client->GetInto(k, out);  // the second read crosses the threshold
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
             }
-            WaitFor([&] {
+            test::WaitFor([&] {
                 auto t = client->Tasks();
                 return t.ok() && t->empty();
             });
             stop.store(true);
             for (auto& th : readers) th.join();
             auto text = client->MetricsText();
-            ASSERT_TRUE(text.ok());
-            std::printf("[ figures  ] promotion %7zu B %-6s: p50 %.2f ms p99 %.2f ms, "
-                        "completed %.0f, tasks/round trip %.2f\n",
-                        size, mode,
-                        HistogramQuantile(*text, "mooncake_promotion_latency_seconds", 0.5) * 1e3,
-                        HistogramQuantile(*text, "mooncake_promotion_latency_seconds", 0.99) * 1e3,
-                        MetricValue(*text, "mooncake_promotion_completed_total"),
-                        MetricValue(*text, "mooncake_node_promotion_tasks_received_total") /
-                            MetricValue(*text, "mooncake_node_promotion_batches_total"));
+            if (!text.ok()) {
+                g_failed = true;
+                return;
+            }
+            const std::string h = "mooncake_promotion_latency_seconds";
+            std::printf("| %zu KiB | %s | %.0f | %.2f | %.2f | %.2f |\n", size >> 10, mode,
+                        test::MetricValue(*text, "mooncake_promotion_completed_total"),
+                        HistogramQuantile(*text, h, 0.5) * 1e3,
+                        HistogramQuantile(*text, h, 0.99) * 1e3,
+                        test::MetricValue(*text, "mooncake_node_promotion_tasks_received_total") /
+                            test::MetricValue(*text, "mooncake_node_promotion_batches_total"));
+            std::fflush(stdout);
         }
     }
+    std::printf("\n");
 }
 
-}  // namespace
-}  // namespace mooncake::test
-
-namespace mooncake::test {
-namespace {
-TEST(FiguresTest, DISABLED_Breakdown) {
-    Standalone s({"--dram_size=512MiB", "--enable_offload=false"});
-    ASSERT_NE(s.client, nullptr);
+// Where a Get's time goes.
+void Breakdown() {
+    Standalone s({"--dram_size=512MiB", "--enable_offload=false", "--log_level=warn"});
+    if (s.client == nullptr) {
+        g_failed = true;
+        return;
+    }
+    std::printf("Get breakdown (us per call, 300 calls):\n\n");
+    std::printf("| size | control RPC (Exists) | data read | data write | replica list | Get |\n");
+    std::printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
     for (size_t size : {size_t{64} << 10, size_t{1} << 20}) {
         std::string value = Pattern(3, size);
-        ASSERT_TRUE(s.client->Put("bd", value).ok());
+        Check(s.client->Put("bd", value).ok(), "Put");
         auto info = *s.client->Stat("bd");
         auto transport = NewTcpTransport({});
         std::vector<std::byte> out(size);
@@ -327,19 +364,41 @@ TEST(FiguresTest, DISABLED_Breakdown) {
         auto t4 = std::chrono::steady_clock::now();
         for (int i = 0; i < n; ++i) (void)s.client->GetInto("bd", out);
         auto t5 = std::chrono::steady_clock::now();
-        for (int i = 0; i < n; ++i) {
-            (void)transport->Read(info.locations[0].data_address, Tier::kMemory, "bd",
-                                  info.object.generation, info.object.replicas[0].offset, out);
-        }
-        auto t6 = std::chrono::steady_clock::now();
-        std::printf("[ figures  ] again: data read %.1f us\n", Seconds(t6 - t5).count() / n * 1e6);
-        std::printf("[ figures  ] %zu B: rpc %.1f us, data read %.1f us, data write %.1f us, "
-                    "replica list %.1f us, get (same key) %.1f us\n",
-                    size, Seconds(t1 - t0).count() / n * 1e6, Seconds(t2 - t1).count() / n * 1e6,
+        std::printf("| %zu KiB | %.1f | %.1f | %.1f | %.1f | %.1f |\n", size >> 10,
+                    Seconds(t1 - t0).count() / n * 1e6, Seconds(t2 - t1).count() / n * 1e6,
                     Seconds(t3 - t2).count() / n * 1e6, Seconds(t4 - t3).count() / n * 1e6,
                     Seconds(t5 - t4).count() / n * 1e6);
-        ASSERT_TRUE(s.client->Remove("bd", true).ok());
+        Check(s.client->Remove("bd", true).ok(), "Remove");
     }
+    std::printf("\n");
 }
+
 }  // namespace
-}  // namespace mooncake::test
+}  // namespace mooncake::bench
+
+int main(int argc, char** argv) {
+    int rounds = 9;
+    bool quick = false, breakdown = false, promotion = true, copy = true;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--rounds" && i + 1 < argc) {
+            rounds = std::max(1, std::atoi(argv[++i]));
+        } else if (a == "--quick") {
+            quick = true;
+        } else if (a == "--breakdown") {
+            breakdown = true;
+        } else if (a == "--no-promotion") {
+            promotion = false;
+        } else if (a == "--no-copy") {
+            copy = false;
+        } else {
+            std::fprintf(stderr, "usage: net_bench [--rounds N] [--quick] [--breakdown] "
+                                 "[--no-promotion] [--no-copy]\n");
+            return 2;
+        }
+    }
+    if (copy) mooncake::bench::CopyVersusRaw(rounds, quick);
+    if (promotion) mooncake::bench::PromotionLatency(quick);
+    if (breakdown) mooncake::bench::Breakdown();
+    return mooncake::bench::g_failed ? 1 : 0;
+}
