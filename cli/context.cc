@@ -1,5 +1,7 @@
 #include "cli/context.h"
 
+#include "thrift/auth_token.h"
+
 #include <unistd.h>
 
 #include <cctype>
@@ -50,21 +52,13 @@ Client* Context::client(int* exit_code) {
         std::chrono::milliseconds(static_cast<int64_t>(options_.connect_timeout_sec * 1000.0));
     // One quick retry at most: a CLI should say "cannot reach" promptly, not after backoffs.
     opts.retries = 1;
-    if (!options_.auth_token_file.empty()) {
-        std::ifstream in(options_.auth_token_file);
-        if (!in) {
-            *exit_code = Usage("cannot read --auth_token_file '" + options_.auth_token_file +
-                               "': " + std::strerror(errno));
-            return nullptr;
-        }
-        std::stringstream buf;
-        buf << in.rdbuf();
-        std::string token = buf.str();
-        while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
-            token.pop_back();
-        }
-        opts.auth_token = token;
+    // --auth_token_file, else $MOONCAKE_AUTH_TOKEN_FILE, else $MOONCAKE_AUTH_TOKEN; never argv.
+    auto token = ResolveClientToken(options_.auth_token_file);
+    if (!token.ok()) {
+        *exit_code = Usage(token.status().message());
+        return nullptr;
     }
+    opts.auth_token = std::move(*token);
     auto connected = Client::Connect(options_.master, opts);
     if (!connected.ok()) {
         const Status& st = connected.status();

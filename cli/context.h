@@ -20,7 +20,8 @@ inline constexpr const char* kDefaultMaster = "127.0.0.1:50051";
 struct GlobalOptions {
     std::string master = kDefaultMaster;  // --master, else $MOONCAKE_MASTER
     bool json = false;                    // --json
-    std::string auth_token_file;          // --auth_token_file, else $MOONCAKE_AUTH_TOKEN_FILE
+    std::string auth_token_file;          // --auth_token_file (else the environment:
+                                          // thrift/auth_token.h)
     double connect_timeout_sec = 2.0;     // --connect_timeout
 };
 

@@ -22,6 +22,7 @@
 
 #include "core/knobs.h"
 #include "core/status.h"
+#include "daemon/access.h"
 #include "thrift/net.h"
 
 namespace mooncake {
@@ -35,7 +36,7 @@ class Segment;
 
 struct DataServerOptions {
     net::HostPort listen;
-    std::string auth_token;  // empty: any Hello is accepted
+    std::string auth_token;  // empty: any Hello is accepted (see daemon/access.h)
     int max_connections = 512;
     std::chrono::milliseconds io_timeout{30000};    // per socket call within a request
     std::chrono::milliseconds idle_timeout{600000}; // an idle pooled connection is closed after
@@ -58,7 +59,7 @@ private:
     void AcceptLoop();
     void Serve(Conn* conn);
     // One request; false when the connection must close.
-    bool HandleRequest(int fd, bool& greeted);
+    bool HandleRequest(int fd, Credentials& creds);
     bool HandleWrite(int fd, const std::string& key, uint64_t generation, uint64_t offset,
                      uint64_t length);
     bool HandleRead(int fd, int tier, const std::string& key, uint64_t generation,

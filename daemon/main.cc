@@ -20,27 +20,11 @@
 #include "daemon/roles.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
+#include "thrift/auth_token.h"
 #include "thrift/net.h"
 
 namespace mooncake {
 namespace {
-
-Result<std::string> ReadToken(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) {
-        return Status::InvalidArgument("cannot read --auth_token_file '" + path +
-                                       "': " + std::strerror(errno));
-    }
-    std::stringstream buf;
-    buf << in.rdbuf();
-    std::string token = buf.str();
-    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' ||
-                              token.back() == ' ' || token.back() == '\t')) {
-        token.pop_back();
-    }
-    if (token.empty()) return Status::InvalidArgument("--auth_token_file '" + path + "' is empty");
-    return token;
-}
 
 int Main(int argc, char** argv) {
     sigset_t stop_signals;
@@ -63,7 +47,7 @@ int Main(int argc, char** argv) {
 
     std::string token;
     if (!config.auth_token_file().empty()) {
-        auto read = ReadToken(config.auth_token_file());
+        auto read = ReadTokenFile(config.auth_token_file());
         if (!read.ok()) {
             std::cerr << "mooncaked: " << read.status().message() << "\n";
             return 2;

@@ -2,6 +2,7 @@
 
 #include "core/disk/disk_store.h"
 #include "core/metrics.h"
+#include "daemon/access.h"
 #include "daemon/node.h"
 #include "daemon/rpc_server.h"
 #include "daemon/segment.h"
@@ -10,8 +11,9 @@
 
 namespace mooncake {
 
-void NodeService::RequireHello() const {
-    if (!CurrentRpcSession().greeted) rpc::Throw(Status::IllegalClient("call Hello first"));
+void NodeService::Require(std::string_view method) const {
+    Status st = CheckAccess(NodeMethodPermissions(), method, CurrentRpcSession().credentials);
+    if (!st.ok()) rpc::Throw(st);
 }
 
 void NodeService::Hello(rpc::HelloReply& out, int32_t protocol_version,
@@ -22,10 +24,9 @@ void NodeService::Hello(rpc::HelloReply& out, int32_t protocol_version,
                                            " is not supported; this node speaks " +
                                            std::to_string(ours)));
     }
-    if (!options_.auth_token.empty() && auth_token != options_.auth_token) {
-        rpc::Throw(Status::IllegalClient("auth token refused"));
-    }
-    CurrentRpcSession().greeted = true;
+    auto creds = Authenticate(options_.auth_token, auth_token);
+    if (!creds.ok()) rpc::Throw(creds.status());
+    CurrentRpcSession().credentials = *creds;
     out.protocol_version = ours;
     out.client_id = 0;
     out.role = "node";
@@ -33,7 +34,7 @@ void NodeService::Hello(rpc::HelloReply& out, int32_t protocol_version,
 }
 
 void NodeService::GetStatus(rpc::NodeStatus& out) {
-    RequireHello();
+    Require("GetStatus");
     out.node_id = static_cast<int64_t>(node_.id());
     out.registered = node_.registered();
     out.name = options_.name;
@@ -49,7 +50,7 @@ void NodeService::GetStatus(rpc::NodeStatus& out) {
 }
 
 void NodeService::MetricsText(std::string& out) {
-    RequireHello();
+    Require("MetricsText");
     out = metrics_.RenderPrometheus();
 }
 

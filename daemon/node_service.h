@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "NodeService.h"
 
@@ -39,7 +40,8 @@ public:
     void MetricsText(std::string& out) override;
 
 private:
-    void RequireHello() const;
+    // Throws the access table's refusal (daemon/access.h) unless the session may call it.
+    void Require(std::string_view method) const;
 
     const NodeServiceOptions options_;
     const Node& node_;

@@ -32,6 +32,8 @@ namespace {
 
 thread_local RpcSession t_session;
 
+constexpr int kIdleTimeoutMs = 10 * 60 * 1000;  // as the data channel's idle timeout
+
 std::shared_ptr<TConfiguration> WireConfig() {
     // The frame limit bounds each message; the per-socket message count is not used (it would
     // accumulate over a long-lived connection).
@@ -42,7 +44,12 @@ std::shared_ptr<TConfiguration> WireConfig() {
 // calls listen() again), and hands accepted sockets the wire configuration.
 class ServerSocket final : public TServerSocket {
 public:
-    ServerSocket(const std::string& host, int port) : TServerSocket(host, port) {}
+    ServerSocket(const std::string& host, int port) : TServerSocket(host, port) {
+        // A connection that sends nothing (idle, or stuck halfway through a frame) for this
+        // long is closed, so a peer cannot hold a connection slot forever. Clients reopen
+        // pooled connections the server closed.
+        setRecvTimeout(kIdleTimeoutMs);
+    }
     void listen() override {
         if (listening_) return;
         TServerSocket::listen();

@@ -5,14 +5,16 @@
 // container limits, at most `max_connections` connections served at once (more wait in the
 // accept backlog). Garbage or oversized frames fail that connection only.
 //
-// Each connection starts with Hello; handlers check CurrentRpcSession().greeted. The session
-// lives in the connection's thread and is reset when a connection starts.
+// Each connection starts with Hello, which records what the caller proved in the session;
+// handlers check it against daemon/access.h's tables. The session lives in the connection's
+// thread and is reset when a connection starts.
 #pragma once
 
 #include <memory>
 #include <thread>
 
 #include "core/status.h"
+#include "daemon/access.h"
 #include "thrift/net.h"
 
 namespace apache::thrift {
@@ -25,7 +27,7 @@ class TThreadedServer;
 namespace mooncake {
 
 struct RpcSession {
-    bool greeted = false;
+    Credentials credentials;  // set by Hello (daemon/access.h)
 };
 // The calling connection's session (valid inside a handler).
 RpcSession& CurrentRpcSession();

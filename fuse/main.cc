@@ -16,6 +16,7 @@
 
 #include "fuse/master_connection.h"
 #include "fuse/tierfs.h"
+#include "thrift/auth_token.h"
 
 namespace {
 
@@ -25,7 +26,7 @@ constexpr int kExitUsage = 2;
 
 constexpr const char* kUsage =
     "usage: mooncake-tierfs MOUNTPOINT [--master HOST:PORT] [-f] [-s] [-d] [-o OPT[,OPT...]]\n"
-    "                       [--timeout MS]\n";
+    "                       [--timeout MS] [--auth_token_file FILE]\n";
 
 constexpr const char* kHelp =
     "Mounts the FUSE view of a mooncake-tier store: keys/, MEMORY/, LOCAL_DISK/, stats and\n"
@@ -37,8 +38,12 @@ constexpr const char* kHelp =
     "  -d                  libfuse debug output (implies -f)\n"
     "  -o rw               config/<knob> writable: writing a value tunes the knob\n"
     "  -o ro               read-only (the default)\n"
-    "  -o OPT              other mount options go to libfuse (allow_other, ...)\n"
+    "  -o allow_other      let other users see the view (off unless asked; needs\n"
+    "                      user_allow_other in /etc/fuse.conf when not root)\n"
+    "  -o OPT              other mount options go to libfuse\n"
     "  --timeout MS        bound of one call to the master (default 1000)\n"
+    "  --auth_token_file FILE  the daemon's access token (else $MOONCAKE_AUTH_TOKEN_FILE, else\n"
+    "                      $MOONCAKE_AUTH_TOKEN); needed by -o rw writes when the daemon has one\n"
     "  -h, --help          this help\n"
     "  -V, --version       the version\n";
 
@@ -51,6 +56,7 @@ struct Args {
     bool read_write = false;
     std::vector<std::string> fuse_options;  // passed to libfuse as -o
     int timeout_ms = 1000;
+    std::string auth_token_file;  // --auth_token_file; the token itself is never on argv
 };
 
 // Splits "a,b,c" into options, honoring no escapes (mount options here have no commas).
@@ -117,6 +123,10 @@ int ParseArgs(int argc, char** argv, Args* args) {
                 return usage_error("--timeout needs milliseconds, 50..600000");
             }
             args->timeout_ms = static_cast<int>(ms);
+        } else if (a == "--auth_token_file" || a.substr(0, 18) == "--auth_token_file=") {
+            const char* v = value("--auth_token_file");
+            if (v == nullptr || *v == '\0') return usage_error("--auth_token_file needs FILE");
+            args->auth_token_file = v;
         } else if (!a.empty() && a[0] == '-') {
             return usage_error("unknown option '" + std::string(a) + "'");
         } else if (args->mountpoint.empty()) {
@@ -153,6 +163,13 @@ int main(int argc, char** argv) {
     client_options.rpc_timeout = std::chrono::milliseconds(args.timeout_ms);
     client_options.retries = 0;  // MasterConnection retries a fast failure once itself
     client_options.client_name = "mooncake-tierfs";
+    // --auth_token_file, else $MOONCAKE_AUTH_TOKEN_FILE, else $MOONCAKE_AUTH_TOKEN.
+    auto token = mooncake::ResolveClientToken(args.auth_token_file);
+    if (!token.ok()) {
+        std::fprintf(stderr, "mooncake-tierfs: %s\n", token.status().message().c_str());
+        return kExitUsage;
+    }
+    client_options.auth_token = std::move(*token);
     mooncake::tierfs::MasterConnection master(args.master, client_options);
     if (mooncake::Status st = master.Probe(); !st.ok()) {
         if (st.Is(mooncake::StatusCode::kInvalidArgument)) {
@@ -171,6 +188,8 @@ int main(int argc, char** argv) {
     fs_options.gid = getgid();
     mooncake::tierfs::TierFs fs(&master, fs_options);
 
+    // Read-only unless -o rw; visible to other users only with an explicit -o allow_other
+    // (never added here); default_permissions makes the kernel check the modes we report.
     std::string mount_options =
         "fsname=mooncake-tierfs,subtype=mooncake-tierfs,default_permissions";
     if (!args.read_write) mount_options += ",ro";

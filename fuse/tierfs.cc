@@ -246,6 +246,10 @@ struct TierFs::Impl {
         auto dir = fs.inodes_.Get(parent);
         if (!dir) return (void)fuse_reply_err(req, ESTALE);
         if (!IsDir(dir->kind)) return (void)fuse_reply_err(req, ENOTDIR);
+        // The view never makes a name over NAME_MAX (longer keys get hashed names).
+        if (name.size() > name_codec::kMaxNameBytes) {
+            return (void)fuse_reply_err(req, ENAMETOOLONG);
+        }
 
         if (dir->kind == NodeKind::kRoot) {
             for (const RootEntry& r : kRootEntries) {

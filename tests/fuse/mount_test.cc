@@ -33,6 +33,7 @@
 #include "fuse/name_codec.h"
 #include "fuse/render.h"
 #include "thrift/client.h"
+#include "tests/test_time_scale.h"
 
 namespace mooncake::tierfs {
 namespace {
@@ -70,7 +71,7 @@ uint16_t FreePort() {
 }
 
 bool WaitFor(const std::function<bool()>& ready, std::chrono::milliseconds timeout) {
-    auto deadline = Clock::now() + timeout;
+    auto deadline = Clock::now() + test::Scaled(timeout);
     while (Clock::now() < deadline) {
         if (ready()) return true;
         std::this_thread::sleep_for(10ms);
@@ -90,6 +91,8 @@ class Process {
   public:
     Process(std::vector<std::string> argv, std::string log) : argv_(std::move(argv)), log_(log) {}
     ~Process() { Stop(SIGKILL, 1s); }
+
+    void AddArg(const std::string& arg) { argv_.push_back(arg); }
 
     bool Start() {
         pid_ = fork();
@@ -288,10 +291,12 @@ class TierFsMountTest : public ::testing::Test {
                                      "0", "--dram_size", DramSize(), "--disk_dir", dir_ + "/disk",
                                      "--disk_size", "256MiB"},
             dir_ + "/mooncaked.log");
+        for (const std::string& a : daemon_extra_) daemon_->AddArg(a);
         ASSERT_TRUE(daemon_->Start());
         ClientOptions options;
         options.connect_timeout = 500ms;
         options.rpc_timeout = 5000ms;
+        options.auth_token = client_token_;
         bool up = WaitFor(
             [&] {
                 auto c = Client::Connect(master_, options);
@@ -303,7 +308,7 @@ class TierFsMountTest : public ::testing::Test {
         ASSERT_TRUE(up) << "mooncaked did not answer on " << master_;
     }
 
-    void Mount(bool rw = false) {
+    void Mount(bool rw = false, const std::vector<std::string>& extra = {}) {
         // TIERFS_TEST_WRAPPER="valgrind -q" (say) runs the file system under a tool.
         std::vector<std::string> argv;
         if (const char* wrapper = std::getenv("TIERFS_TEST_WRAPPER")) {
@@ -318,6 +323,7 @@ class TierFsMountTest : public ::testing::Test {
             argv.push_back("-o");
             argv.push_back("rw");
         }
+        argv.insert(argv.end(), extra.begin(), extra.end());
         tierfs_ = std::make_unique<Process>(argv, dir_ + "/tierfs.log");
         ASSERT_TRUE(tierfs_->Start());
         ASSERT_TRUE(WaitFor([&] { return IsMounted(mnt_); }, 5s)) << "not mounted";
@@ -383,6 +389,8 @@ class TierFsMountTest : public ::testing::Test {
     uint16_t rpc_port_ = 0, data_port_ = 0;
     std::unique_ptr<Process> daemon_, tierfs_;
     std::unique_ptr<Client> client_;
+    std::vector<std::string> daemon_extra_;  // more mooncaked flags (StartDaemon)
+    std::string client_token_;               // the token client_ presents
 };
 
 TEST_F(TierFsMountTest, LayoutAndModes) {
@@ -819,6 +827,158 @@ TEST_F(TierFsMountTest, SigtermUnmountsCleanly) {
     EXPECT_EQ(tierfs_->Stop(SIGTERM, 5s), 0);
     tierfs_.reset();
     EXPECT_FALSE(IsMounted(mnt_));
+}
+
+}  // namespace
+}  // namespace mooncake::tierfs
+
+namespace mooncake::tierfs {
+namespace {
+
+// The mount's options and its super block's options, from /proc/self/mountinfo ("" if absent).
+std::string MountInfoLine(const std::string& path) {
+    std::ifstream in("/proc/self/mountinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string id, parent, dev, root, mount_point;
+        fields >> id >> parent >> dev >> root >> mount_point;
+        if (mount_point == path) return line;
+    }
+    return "";
+}
+
+bool HasMountOption(const std::string& line, const std::string& option) {
+    std::string padded = line;
+    for (char& c : padded) {
+        if (c == ',') c = ' ';
+    }
+    std::istringstream words(padded);
+    for (std::string w; words >> w;) {
+        if (w == option) return true;
+    }
+    return false;
+}
+
+// Security defaults (DESIGN.md, issue #13): read-only, no allow_other unless asked; against a
+// daemon with a token, the view without one reads but cannot tune; with the token from a file
+// or either environment variable it can.
+TEST_F(TierFsMountTest, SecurityDefaultsAndTheToken) {
+    client_.reset();
+    ASSERT_EQ(daemon_->Stop(SIGTERM, 5s), 0);
+    const std::string token_file = dir_ + "/token";
+    std::ofstream(token_file) << "fuse-test-token\n";
+    daemon_extra_ = {"--auth_token_file", token_file};
+    client_token_ = "fuse-test-token";
+    StartDaemon();
+    Put("sec-key");
+    const std::string knob = P("config/promotion_admission_threshold");
+    auto remount = [&](bool rw, const std::vector<std::string>& extra) {
+        if (tierfs_) tierfs_->Stop(SIGTERM, 3s);
+        Unmount();
+        ASSERT_TRUE(WaitFor([&] { return !IsMounted(mnt_); }, 5s));
+        Mount(rw, extra);
+    };
+
+    // Default: read-only, only this user sees it.
+    Mount();
+    std::string info = MountInfoLine(mnt_);
+    EXPECT_TRUE(HasMountOption(info, "ro")) << info;
+    EXPECT_FALSE(HasMountOption(info, "allow_other")) << info;
+    EXPECT_EQ(ReadFile(P("keys/sec-key")).err, 0);  // reads need no token
+    EXPECT_EQ(WriteFile(knob, "5\n"), EROFS);
+
+    // -o rw without a token: reads work, a knob write is refused by the daemon (EACCES).
+    remount(true, {});
+    info = MountInfoLine(mnt_);
+    EXPECT_FALSE(HasMountOption(info, "ro")) << info;
+    EXPECT_FALSE(HasMountOption(info, "allow_other")) << info;
+    EXPECT_EQ(ReadFile(P("keys/sec-key")).err, 0);
+    EXPECT_EQ(WriteFile(knob, "5\n"), EACCES);
+    EXPECT_EQ(KnobValue(*client_, "promotion_admission_threshold"), "2");
+
+    // The token from --auth_token_file.
+    remount(true, {"--auth_token_file", token_file});
+    EXPECT_EQ(WriteFile(knob, "5\n"), 0);
+    EXPECT_EQ(KnobValue(*client_, "promotion_admission_threshold"), "5");
+
+    // From $MOONCAKE_AUTH_TOKEN_FILE, then from $MOONCAKE_AUTH_TOKEN (the child inherits them).
+    setenv("MOONCAKE_AUTH_TOKEN_FILE", token_file.c_str(), 1);
+    remount(true, {});
+    unsetenv("MOONCAKE_AUTH_TOKEN_FILE");
+    EXPECT_EQ(WriteFile(knob, "6\n"), 0);
+    EXPECT_EQ(KnobValue(*client_, "promotion_admission_threshold"), "6");
+    setenv("MOONCAKE_AUTH_TOKEN", "fuse-test-token", 1);
+    remount(true, {});
+    unsetenv("MOONCAKE_AUTH_TOKEN");
+    EXPECT_EQ(WriteFile(knob, "7\n"), 0);
+    EXPECT_EQ(KnobValue(*client_, "promotion_admission_threshold"), "7");
+
+    // allow_other only when asked for.
+    remount(false, {"-o", "allow_other"});
+    info = MountInfoLine(mnt_);
+    EXPECT_TRUE(HasMountOption(info, "allow_other")) << info;
+    EXPECT_TRUE(HasMountOption(info, "ro")) << info;
+
+    // An unreadable token file is a usage error before anything is mounted.
+    if (tierfs_) tierfs_->Stop(SIGTERM, 3s);
+    Unmount();
+    Process bad({kTierFsBin, mnt_, "--master", master_, "-f", "--auth_token_file",
+                 dir_ + "/no-such-token"},
+                dir_ + "/tierfs-bad.log");
+    ASSERT_TRUE(bad.Start());
+    ASSERT_TRUE(WaitFor([&] { return !bad.Running(); }, 5s));
+    EXPECT_NE(ReadWhole(dir_ + "/tierfs-bad.log").find("no-such-token"), std::string::npos);
+    EXPECT_FALSE(IsMounted(mnt_));
+    // The token is never taken from argv: there is no such option.
+    Process argv_token({kTierFsBin, mnt_, "--master", master_, "-f", "--auth_token",
+                        "fuse-test-token"},
+                       dir_ + "/tierfs-argv.log");
+    ASSERT_TRUE(argv_token.Start());
+    ASSERT_TRUE(WaitFor([&] { return !argv_token.Running(); }, 5s));
+    EXPECT_NE(ReadWhole(dir_ + "/tierfs-argv.log").find("unknown option"), std::string::npos);
+}
+
+// The FUSE rows of the bad-input matrix (docs/BAD_INPUT.md): odd names get a clear errno and
+// break nothing.
+TEST_F(TierFsMountTest, OddNamesGetClearErrnos) {
+    Put("good-key", 100);
+    Mount();
+    auto stat_errno = [](const std::string& path) {
+        struct stat st;
+        return ::stat(path.c_str(), &st) == 0 ? 0 : errno;
+    };
+    // Undecodable or non-canonical escapes: no such file.
+    for (const char* name : {"%ZZ", "%2", "abc%", "%", "%g0", "%2f", "good%2Dkey"}) {
+        SCOPED_TRACE(name);
+        EXPECT_EQ(stat_errno(P(std::string("keys/") + name)), ENOENT);
+        EXPECT_EQ(stat_errno(P(std::string("MEMORY/") + name)), ENOENT);
+    }
+    // Longer than any name this view makes (over 255 bytes, keys get hashed names).
+    EXPECT_EQ(stat_errno(P("keys/" + std::string(256, 'n'))), ENAMETOOLONG);
+    EXPECT_EQ(stat_errno(P("MEMORY/" + std::string(300, 'n'))), ENAMETOOLONG);
+    EXPECT_EQ(stat_errno(P("config/" + std::string(2000, 'n'))), ENAMETOOLONG);
+    EXPECT_EQ(stat_errno(P("keys/" + std::string(255, 'n'))), ENOENT);
+    // "." and ".." are the directories themselves, never keys.
+    struct stat dot, keys_dir;
+    ASSERT_EQ(::stat(P("keys/.").c_str(), &dot), 0);
+    ASSERT_EQ(::stat(P("keys").c_str(), &keys_dir), 0);
+    EXPECT_EQ(dot.st_ino, keys_dir.st_ino);
+    EXPECT_TRUE(S_ISDIR(dot.st_mode));
+    struct stat dotdot, root;
+    ASSERT_EQ(::stat(P("keys/..").c_str(), &dotdot), 0);
+    ASSERT_EQ(::stat(mnt_.c_str(), &root), 0);
+    EXPECT_EQ(dotdot.st_ino, root.st_ino);
+    // Unknown top-level names and files under files.
+    EXPECT_EQ(stat_errno(P("SSD")), ENOENT);
+    EXPECT_EQ(stat_errno(P("keys/good-key/x")), ENOTDIR);
+    EXPECT_EQ(stat_errno(P("config/no_such_knob")), ENOENT);
+    // Writes on the read-only mount (more in ReadOnlyRefusesWrites).
+    EXPECT_EQ(WriteFile(P("keys/%ZZ"), "x", O_WRONLY | O_CREAT), EROFS);
+    // Nothing broke: the key is still listed, described and stored.
+    EXPECT_EQ(ListDir(P("keys")).names.count("good-key"), 1u);
+    EXPECT_EQ(ReadFile(P("keys/good-key")).err, 0);
+    EXPECT_TRUE(client_->Stat("good-key").ok());
 }
 
 }  // namespace

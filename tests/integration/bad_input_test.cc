@@ -9,12 +9,14 @@
 #include <thrift/transport/TSocket.h>
 
 #include <fstream>
+#include <functional>
 
 #include "MasterService.h"
 #include "gtest/gtest.h"
 #include "mooncake_constants.h"
 #include "tests/integration/harness.h"
 #include "thrift/data_protocol.h"
+#include "thrift/rpc_limits.h"
 
 namespace mooncake::test {
 namespace {
@@ -218,12 +220,10 @@ TEST_F(BadInputTest, ANodeCannotReportAnotherNodesReplicas) {
     ASSERT_EQ(outcomes[0].code, rpc::ErrorCode::OK) << outcomes[0].message;
     auto before = client().Stat("adopted");
     ASSERT_TRUE(before.ok());
-    // Core answers a drop report for a record the node does not hold as a no-op (OK); what
-    // matters is that a's replica survives it (checked below).
-    try {
-        raw.client->ReportDiskReplicaDropped(idb, "adopted", 77);
-    } catch (const rpc::StoreError&) {
-    }
+    // A drop report for a record the node does not hold is refused (NOT_FOUND) and a's
+    // replica survives it (checked below).
+    ExpectStoreError(rpc::ErrorCode::NOT_FOUND,
+                     [&] { raw.client->ReportDiskReplicaDropped(idb, "adopted", 77); });
     EXPECT_THROW(raw.client->NotifyOffloadSuccess(idb, "adopted", 77), rpc::StoreError);
     raw.client->RegisterDiskReplicas(outcomes, idb, {report});
     ASSERT_EQ(outcomes.size(), 1u);
@@ -340,6 +340,252 @@ TEST_F(BadInputTest, StaleGenerationsAndForeignKeysNeverGetBytes) {
                                 old->object.generation, old->object.replicas[0].offset, buf);
     EXPECT_FALSE(st.ok()) << "read an older incarnation's range";
     ExpectStillServing();
+}
+
+// ---- the bad-input matrix (docs/BAD_INPUT.md): one named test per row group ----
+
+TEST_F(BadInputTest, TruncatedRpcFramesDropOnlyThatConnection) {
+    // A frame announcing 100 bytes, 10 sent, then silence: the server waits, then the close
+    // ends it.
+    int fd = RawConnect(server_->rpc_port);
+    ASSERT_GE(fd, 0);
+    uint32_t frame = htonl(100);
+    SendAll(fd, &frame, sizeof frame);
+    SendAll(fd, "0123456789", 10);
+    ::close(fd);
+    // A whole frame holding half a Thrift message (strict version word, then nothing): that
+    // connection waits for the rest (until the peer closes it or the server's idle timeout),
+    // and every other connection is served meanwhile.
+    int half = RawConnect(server_->rpc_port);
+    ASSERT_GE(half, 0);
+    unsigned char message[8] = {0, 0, 0, 4, 0x80, 0x01, 0x00, 0x01};
+    SendAll(half, message, sizeof message);
+    ExpectStillServing();
+    ::close(half);
+    // A frame shorter than its own length word.
+    fd = RawConnect(server_->rpc_port);
+    ASSERT_GE(fd, 0);
+    SendAll(fd, "\x00\x00", 2);
+    ::close(fd);
+    ExpectStillServing();
+}
+
+TEST_F(BadInputTest, BadKeysSizesAndBatchesInRpcsAreRefused) {
+    RawMaster raw(server_->rpc_port);
+    raw.Hello();
+    rpc::HelloReply hello;
+    raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "bad-input");
+    const int64_t cid = hello.client_id;
+    rpc::PutStartReply put;
+    // Negative and zero sizes.
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->PutStart(put, cid, "neg", -1, 0); });
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->PutStart(put, cid, "zero", 0, 0); });
+    rpc::Replica staged;
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->PromotionAllocStart(staged, 1, "k", 1, -5); });
+    rpc::PutStartItem item;
+    item.key = "neg-batch";
+    item.size = -7;
+    std::vector<rpc::PutStartResult> results;
+    raw.client->BatchPutStart(results, cid, {item}, 0);
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].outcome.code, rpc::ErrorCode::INVALID_ARGUMENT);
+    // Empty, oversized and NUL-bearing keys.
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->PutStart(put, cid, "", 10, 0); });
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->PutStart(put, cid, std::string(4097, 'k'), 10, 0); });
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->PutStart(put, cid, std::string("a\0b", 3), 10, 0); });
+    rpc::ObjectInfo info;
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT, [&] { raw.client->Stat(info, ""); });
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->GetReplicaList(info, std::string(5000, 'x')); });
+    // Unknown keys.
+    ExpectStoreError(rpc::ErrorCode::NOT_FOUND, [&] { raw.client->Stat(info, "no-such-key"); });
+    ExpectStoreError(rpc::ErrorCode::NOT_FOUND,
+                     [&] { raw.client->GetReplicaList(info, "no-such-key"); });
+    ExpectStoreError(rpc::ErrorCode::NOT_FOUND, [&] { raw.client->Remove("no-such-key", true); });
+    EXPECT_FALSE(raw.client->Exists("no-such-key"));
+    std::vector<rpc::ManualResult> manual;
+    raw.client->Promote(manual, {"no-such-key"}, false);
+    ASSERT_EQ(manual.size(), 1u);
+    EXPECT_EQ(manual[0].outcome.code, rpc::ErrorCode::NOT_FOUND);
+    // PutEnd for a key never started, and with the wrong generation.
+    ExpectStoreError(rpc::ErrorCode::NOT_FOUND, [&] { raw.client->PutEnd(cid, "never", 1); });
+    raw.client->PutStart(put, cid, "half", 100, 0);
+    EXPECT_THROW(raw.client->PutEnd(cid, "half", put.generation + 1), rpc::StoreError);
+    // Another (unknown) client id cannot finish or revoke it.
+    EXPECT_THROW(raw.client->PutEnd(cid + 12345, "half", put.generation), rpc::StoreError);
+    EXPECT_THROW(raw.client->PutRevoke(cid + 12345, "half", put.generation), rpc::StoreError);
+    raw.client->PutRevoke(cid, "half", put.generation);
+    EXPECT_FALSE(raw.client->Exists("half"));
+    // Batches over the limit, unknown tiers, bad knobs.
+    std::vector<std::string> many(rpc::kMaxBatchKeys + 1, "k");
+    std::vector<rpc::ObjectResult> objects;
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->BatchGetReplicaList(objects, many); });
+    rpc::ListRequest list;
+    list.__set_tier(static_cast<rpc::Tier::type>(7));
+    rpc::ListReply page;
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT, [&] { raw.client->List(page, list); });
+    std::vector<rpc::KnobInfo> knobs;
+    rpc::KnobAssignment a;
+    a.name = "no_such_knob";
+    a.value = "1";
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->TuneSet(knobs, {a}, false); });
+    a.name = "promotion_admission_threshold";
+    a.value = "-1";
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->TuneSet(knobs, {a}, false); });
+    ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
+                     [&] { raw.client->TuneSet(knobs, {}, false); });
+    ExpectStillServing();
+}
+
+TEST_F(BadInputTest, OversizedRpcStringIsRefused) {
+    // A key of 9 MiB is over the protocol's string limit (8 MiB): the connection is dropped
+    // before the handler runs.
+    RawMaster raw(server_->rpc_port);
+    raw.Hello();
+    EXPECT_ANY_THROW(raw.client->Exists(std::string(9 << 20, 'k')));
+    ExpectStillServing();
+}
+
+// Each malformed data header: an INVALID_ARGUMENT response naming the problem, then a close.
+TEST_F(BadInputTest, MalformedDataHeadersAreRefusedAndClosed) {
+    data::RequestHeader read;
+    read.op = data::Op::kRead;
+    read.key_length = 6;
+    read.generation = canary_.object.generation;
+    read.length = 10;
+    struct Case {
+        const char* what;
+        std::function<void(data::RequestBytes&)> poke;
+        const char* says;
+    };
+    auto set32 = [](data::RequestBytes& b, size_t at, uint32_t v) {
+        for (int i = 0; i < 4; ++i) b[at + i] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
+    };
+    auto set64 = [](data::RequestBytes& b, size_t at, uint64_t v) {
+        for (int i = 0; i < 8; ++i) b[at + i] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
+    };
+    const std::vector<Case> cases = {
+        {"version", [](auto& b) { b[4] = std::byte{9}; }, "version 9"},
+        {"op", [](auto& b) { b[6] = std::byte{77}; }, "unknown data channel op"},
+        {"tier", [](auto& b) { b[7] = std::byte{5}; }, "unknown tier"},
+        {"flags", [&](auto& b) { set32(b, 12, 1); }, "reserved flags"},
+        {"key length 0", [&](auto& b) { set32(b, 8, 0); }, "key length 0"},
+        {"key length 5000", [&](auto& b) { set32(b, 8, 5000); }, "key length 5000"},
+        {"generation 0", [&](auto& b) { set64(b, 16, 0); }, "no generation"},
+        {"overflow", [&](auto& b) { set64(b, 24, ~0ull); }, "overflows"},
+        {"token too long", [&](auto& b) {
+             b[6] = std::byte{1};  // hello
+             set32(b, 8, 0);
+             set64(b, 32, 5000);
+         }, "token too long"},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.what);
+        int fd = RawConnect(server_->data_port);
+        ASSERT_GE(fd, 0);
+        auto bytes = data::SerializeRequest(read);
+        c.poke(bytes);
+        SendAll(fd, bytes.data(), bytes.size());
+        auto response = ReadDataResponse(fd);
+        ASSERT_TRUE(response.ok()) << response.status().ToString();
+        EXPECT_EQ(response->first.status, StatusCode::kInvalidArgument);
+        EXPECT_NE(response->second.find(c.says), std::string::npos) << response->second;
+        EXPECT_TRUE(PeerCloses(fd));
+        ::close(fd);
+    }
+    ExpectStillServing();
+}
+
+TEST_F(BadInputTest, ShortDataRequestsLoseNothing) {
+    // Half a header, then a close.
+    int fd = RawConnect(server_->data_port);
+    ASSERT_GE(fd, 0);
+    auto hello_bytes = data::SerializeRequest(data::RequestHeader{data::Op::kHello});
+    SendAll(fd, hello_bytes.data(), 20);
+    ::close(fd);
+    // A write into a staged put's range that stops after 100 of 1000 bytes: the put cannot
+    // complete with those bytes readable, and nothing else is touched.
+    RawMaster raw(server_->rpc_port);
+    rpc::HelloReply hello;
+    raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "short");
+    rpc::PutStartReply put;
+    raw.client->PutStart(put, hello.client_id, "short", 1000, 0);
+    fd = RawConnect(server_->data_port);
+    ASSERT_GE(fd, 0);
+    SendDataRequest(fd, data::RequestHeader{data::Op::kHello});
+    ASSERT_EQ(ReadDataResponse(fd)->first.status, StatusCode::kOk);
+    data::RequestHeader write;
+    write.op = data::Op::kWrite;
+    write.key_length = 5;
+    write.generation = static_cast<Generation>(put.generation);
+    write.offset = static_cast<uint64_t>(put.replica.offset);
+    write.length = 1000;
+    SendDataRequest(fd, write, "short", std::string(100, 'x'));
+    ::close(fd);
+    // A short read request (key cut off) on another connection.
+    fd = RawConnect(server_->data_port);
+    ASSERT_GE(fd, 0);
+    SendDataRequest(fd, data::RequestHeader{data::Op::kHello});
+    ASSERT_EQ(ReadDataResponse(fd)->first.status, StatusCode::kOk);
+    data::RequestHeader read;
+    read.op = data::Op::kRead;
+    read.key_length = 6;
+    read.generation = canary_.object.generation;
+    read.offset = canary_.object.replicas[0].offset;
+    read.length = 10;
+    SendDataRequest(fd, read, "can");
+    ::close(fd);
+    raw.client->PutRevoke(hello.client_id, "short", put.generation);
+    auto exists = client().Exists("short");
+    EXPECT_TRUE(exists.ok() && !*exists);
+    ExpectStillServing();
+}
+
+TEST(BadConfigFileTest, EachBadFileStopsTheDaemonWithExitCode2AndTheLine) {
+    TempDir dir;
+    struct Case {
+        const char* name;
+        const char* text;
+        const char* says;
+    };
+    const Case cases[] = {
+        {"unknown", "enable_offload = true\nno_such_knob = 1\n", "unknown.conf:2: unknown knob"},
+        {"badvalue", "dram_size = lots\n", "badvalue.conf:1:"},
+        {"badbool", "enable_offload = maybe\n", "badbool.conf:1:"},
+        {"duplicate", "promotion_queue_limit = 10\n# again\npromotion_queue_limit = 20\n",
+         "duplicate.conf:3: 'promotion_queue_limit' is already set on line 1"},
+        {"range", "promotion_admission_threshold = 300\n", "0..255"},
+        {"noequals", "promotion_queue_limit 10\n", "noequals.conf:1: expected 'name = value'"},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        std::string path = dir.Sub(std::string(c.name) + ".conf");
+        std::ofstream(path) << c.text;
+        Daemon d(c.name, {"--config=" + path}, dir);
+        ASSERT_TRUE(d.Start());
+        int rc = -1;
+        ASSERT_TRUE(WaitFor([&] { return (rc = d.ExitedWith()) >= 0; }));
+        EXPECT_EQ(rc, 2);
+        EXPECT_NE(d.Log().find(c.says), std::string::npos) << d.Log();
+    }
+    // Missing, and a directory where the file should be.
+    for (std::string path : {dir.Sub("missing.conf"), dir.path()}) {
+        Daemon d("unreadable", {"--config=" + path}, dir);
+        ASSERT_TRUE(d.Start());
+        int rc = -1;
+        ASSERT_TRUE(WaitFor([&] { return (rc = d.ExitedWith()) >= 0; }));
+        EXPECT_EQ(rc, 2) << d.Log();
+        EXPECT_NE(d.Log().find("--config"), std::string::npos) << d.Log();
+    }
 }
 
 TEST(BadFlagsTest, OutOfRangeKnobsAndBadConfigFilesStopTheDaemonWithExitCode2) {

@@ -1,0 +1,129 @@
+#include "daemon/access.h"
+
+#include <algorithm>
+
+#include "thrift/auth_token.h"
+
+namespace mooncake {
+namespace {
+
+using P = Permission;
+
+// The MasterService methods of thrift/mooncake.thrift. Reads of metadata (GetReplicaList
+// grants a lease and counts toward promotion, as any reader's Get does) and inspection need
+// a greeted session; everything that creates, removes or moves data, changes knobs, or acts
+// as a node needs the token.
+constexpr MethodPermission kMasterMethods[] = {
+    {"Hello", P::kNone, "session"},
+    // clients: object lifecycle
+    {"PutStart", P::kToken, "write"},
+    {"PutEnd", P::kToken, "write"},
+    {"PutRevoke", P::kToken, "write"},
+    {"GetReplicaList", P::kRead, "read"},
+    {"Remove", P::kToken, "write"},
+    {"Exists", P::kRead, "read"},
+    {"BatchPutStart", P::kToken, "write"},
+    {"BatchPutEnd", P::kToken, "write"},
+    {"BatchPutRevoke", P::kToken, "write"},
+    {"BatchGetReplicaList", P::kRead, "read"},
+    {"BatchRemove", P::kToken, "write"},
+    {"BatchExists", P::kRead, "read"},
+    {"RemoveByPrefix", P::kToken, "write"},
+    // nodes
+    {"RegisterNode", P::kToken, "node"},
+    {"Heartbeat", P::kToken, "node"},
+    {"UnregisterNode", P::kToken, "node"},
+    {"RegisterDiskReplicas", P::kToken, "node"},
+    {"RegisterMemoryReplicas", P::kToken, "node"},
+    {"ReportDiskReplicaDropped", P::kToken, "node"},
+    {"OffloadObjectHeartbeat", P::kToken, "node"},
+    {"NotifyOffloadSuccess", P::kToken, "node"},
+    {"NotifyOffloadFailure", P::kToken, "node"},
+    {"PromotionObjectHeartbeat", P::kToken, "node"},
+    {"PromotionAllocStart", P::kToken, "node"},
+    {"NotifyPromotionSuccess", P::kToken, "node"},
+    {"NotifyPromotionFailure", P::kToken, "node"},
+    // admin
+    {"Stat", P::kRead, "read"},
+    {"List", P::kRead, "read"},
+    {"Nodes", P::kRead, "read"},
+    {"Tasks", P::kRead, "read"},
+    {"Hot", P::kRead, "read"},
+    {"TuneGet", P::kRead, "read"},
+    {"TuneSet", P::kToken, "admin"},
+    {"MetricsText", P::kRead, "read"},
+    {"Promote", P::kToken, "admin"},
+    {"Offload", P::kToken, "admin"},
+    {"Evict", P::kToken, "admin"},
+    {"CheckInvariants", P::kRead, "read"},
+};
+
+constexpr MethodPermission kNodeMethods[] = {
+    {"Hello", P::kNone, "session"},
+    {"GetStatus", P::kRead, "read"},
+    {"MetricsText", P::kRead, "read"},
+};
+
+// Object bytes are data: reading them needs the token as much as writing them does.
+constexpr MethodPermission kDataOps[] = {
+    {"hello", P::kNone, "session"},
+    {"ping", P::kRead, "read"},
+    {"read", P::kToken, "data"},
+    {"write", P::kToken, "data"},
+};
+
+}  // namespace
+
+std::span<const MethodPermission> MasterMethodPermissions() { return kMasterMethods; }
+std::span<const MethodPermission> NodeMethodPermissions() { return kNodeMethods; }
+std::span<const MethodPermission> DataOpPermissions() { return kDataOps; }
+
+bool TokenMatches(std::string_view expected, std::string_view given) {
+    // Every byte of `expected` is compared, whatever `given` is; the differences are OR-ed,
+    // never branched on.
+    unsigned char diff = expected.size() == given.size() ? 0 : 1;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        unsigned char g = i < given.size() ? static_cast<unsigned char>(given[i]) : 0;
+        diff |= static_cast<unsigned char>(static_cast<unsigned char>(expected[i]) ^ g);
+    }
+    return diff == 0;
+}
+
+Result<Credentials> Authenticate(std::string_view expected, std::string_view given) {
+    if (expected.empty()) return Credentials{true, true};
+    if (given.empty()) return Credentials{true, false};  // read-only session
+    if (!TokenMatches(expected, given)) return Status::IllegalClient("auth token refused");
+    return Credentials{true, true};
+}
+
+std::string NeedsTokenMessage(std::string_view method) {
+    return std::string(method) + " needs the access token (--auth_token_file, " +
+           std::string(kAuthTokenFileEnv) + " or " + std::string(kAuthTokenEnv) +
+           "); without it a connection may only inspect";
+}
+
+Status CheckAccess(std::span<const MethodPermission> table, std::string_view method,
+                   const Credentials& creds) {
+    auto it = std::find_if(table.begin(), table.end(),
+                           [&](const MethodPermission& m) { return m.method == method; });
+    if (it == table.end()) {
+        return Status::IllegalClient("'" + std::string(method) + "' is not a known call");
+    }
+    switch (it->needs) {
+        case P::kNone: return Status::Ok();
+        case P::kRead:
+            if (!creds.greeted) return Status::IllegalClient("call Hello first");
+            return Status::Ok();
+        case P::kToken:
+            if (!creds.greeted) return Status::IllegalClient("call Hello first");
+            if (!creds.authorized) {
+                std::string what = it->why == "data" ? "a data channel " + std::string(method)
+                                                     : std::string(method);
+                return Status::IllegalClient(NeedsTokenMessage(what));
+            }
+            return Status::Ok();
+    }
+    return Status::IllegalClient("refused");
+}
+
+}  // namespace mooncake

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# The CLI rows of the bad-input matrix (docs/BAD_INPUT.md) not already in basic.bats and
+# tune.bats: oversized values, keys and sizes, unreadable inputs, bad sizes in tune. Each
+# one exits with its documented code and one stderr line, and the store keeps serving.
+
+load helpers
+
+setup_file() {
+    start_daemon --default_kv_lease_ttl=200
+    printf 'still here' | "$CTL" put bad/canary
+}
+
+teardown_file() {
+    stop_daemon
+}
+
+still_serving() {
+    [ "$("$CTL" get bad/canary)" = "still here" ]
+    printf 'x' | "$CTL" put "bad/after-$BATS_TEST_NUMBER-$RANDOM"
+}
+
+one_line() {
+    [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+}
+
+@test "a value over max_value_size is refused (1), nothing stored" {
+    "$CTL" tune set max_value_size=64KiB >/dev/null
+    head -c 100000 /dev/zero >"$BATS_TEST_TMPDIR/big"
+    run --separate-stderr "$CTL" put bad/big "$BATS_TEST_TMPDIR/big"
+    "$CTL" tune set max_value_size=1GiB >/dev/null
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "mooncakectl: put 'bad/big': "* ]]
+    one_line
+    run -3 "$CTL" stat bad/big
+    still_serving
+}
+
+@test "a key over 4096 bytes, or empty, is a usage error (2)" {
+    local long
+    long=$(head -c 4097 /dev/zero | tr '\0' k)
+    run --separate-stderr "$CTL" put "$long" /etc/hostname
+    [ "$status" -eq 2 ]
+    one_line
+    run -2 "$CTL" stat "$long"
+    run -2 "$CTL" get ""
+    run -2 "$CTL" rm ""
+    still_serving
+}
+
+@test "bad sizes in tune set are refused (1) naming the knob, nothing changed" {
+    for v in lots -1 1.5.5 12XB 0 99999TiB; do
+        run --separate-stderr "$CTL" tune set "max_value_size=$v"
+        [ "$status" -eq 1 ] || { echo "max_value_size=$v exited $status" >&2; return 1; }
+        [[ "$stderr" == *"max_value_size"* ]]
+        one_line
+    done
+    run -0 "$CTL" --json tune get
+    [ "$(jq -r .max_value_size <<<"$output")" = 1073741824 ]
+    still_serving
+}
+
+@test "unreadable inputs are usage errors (2)" {
+    run --separate-stderr "$CTL" put bad/x "$BATS_TEST_TMPDIR/missing"
+    [ "$status" -eq 2 ]
+    one_line
+    run -2 "$CTL" put bad/x "$BATS_TEST_TMPDIR"
+    # An output that cannot be written: the store answered, the local write failed (1).
+    run --separate-stderr "$CTL" get bad/canary --out "$BATS_TEST_TMPDIR/no/such/dir/out"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"no/such/dir/out"* ]]
+    one_line
+    run -2 "$CTL" --auth_token_file "$BATS_TEST_TMPDIR/missing" ls
+    still_serving
+}
+
+@test "bad flags and values are usage errors (2)" {
+    run -2 "$CTL" --bogus ls
+    run -2 "$CTL" ls --limit -5
+    run -2 "$CTL" ls --tier memory-ish
+    run -2 "$CTL" hot --limit x
+    run -2 "$CTL" --connect_timeout 0 ls
+    run -2 "$CTL" --master 127.0.0.1:99999 ls
+    run -2 "$CTL" promote
+    still_serving
+}
+
+@test "unknown keys exit 3 in every command that names one" {
+    for cmd in stat get rm promote offload evict; do
+        run -3 "$CTL" $cmd bad/unknown
+    done
+    still_serving
+}
