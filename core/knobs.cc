@@ -229,6 +229,7 @@ Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& a
 
 Status Config::ParseConfigText(std::string_view text, std::string_view origin) {
     std::vector<std::pair<std::string, std::string>> assignments;
+    std::map<std::string, size_t> first_line;  // knob -> the line that set it
     size_t line_no = 0;
     while (!text.empty()) {
         ++line_no;
@@ -250,6 +251,11 @@ Status Config::ParseConfigText(std::string_view text, std::string_view origin) {
             return Status::InvalidArgument(where + "unknown knob '" + name + "'");
         }
         const KnobDef* def = FindKnob(name);
+        // Two lines for one knob: an edit to the first would be silently overridden.
+        if (auto [it, fresh] = first_line.emplace(name, line_no); !fresh) {
+            return Status::InvalidArgument(where + "'" + name + "' is already set on line " +
+                                           std::to_string(it->second));
+        }
         Result<Parsed> check = ParseValue(*def, value);
         if (!check.ok()) return Status::InvalidArgument(where + check.status().message());
         assignments.emplace_back(std::move(name), std::move(value));
