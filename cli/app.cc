@@ -31,7 +31,8 @@ std::string CheckHostPort(const std::string& text) {
 }
 
 constexpr const char* kFooter =
-    "Environment: MOONCAKE_MASTER (default --master), MOONCAKE_AUTH_TOKEN_FILE.\n"
+    "Environment: MOONCAKE_MASTER (default --master), MOONCAKE_AUTH_TOKEN_FILE (a file holding\n"
+    "the access token), MOONCAKE_AUTH_TOKEN (the token itself).\n"
     "Exit codes: 0 ok, 1 the store refused or failed, 2 usage error, 3 key not found,\n"
     "4 the daemon cannot be reached. See mooncakectl(1).\n";
 
@@ -50,9 +51,10 @@ void BuildApp(CLI::App& app, GlobalOptions& options, CommandSet& set) {
         ->type_name("HOST:PORT")
         ->capture_default_str();
     app.add_flag("--json", options.json, "print JSON for scripts instead of tables");
+    // The token itself is never an argument (argv is public): a file, or the environment.
     app.add_option("--auth_token_file", options.auth_token_file,
-                   "file holding the daemon's access token")
-        ->envname("MOONCAKE_AUTH_TOKEN_FILE")
+                   "file holding the daemon's access token (else $MOONCAKE_AUTH_TOKEN_FILE, "
+                   "else $MOONCAKE_AUTH_TOKEN); without one, only inspection and reads")
         ->type_name("FILE");
     app.add_option("--connect_timeout", options.connect_timeout_sec,
                    "seconds to wait for the daemon to accept a connection")
@@ -73,6 +75,7 @@ void BuildApp(CLI::App& app, GlobalOptions& options, CommandSet& set) {
     AddNodesCommand(app, set);
     AddTasksCommand(app, set);
     AddHotCommand(app, set);
+    AddCheckCommand(app, set);
 }
 
 int RunMooncakectl(int argc, const char* const* argv) {

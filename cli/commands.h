@@ -43,6 +43,7 @@ void AddMetricsCommand(CLI::App& root, CommandSet& set);
 void AddNodesCommand(CLI::App& root, CommandSet& set);
 void AddTasksCommand(CLI::App& root, CommandSet& set);
 void AddHotCommand(CLI::App& root, CommandSet& set);
+void AddCheckCommand(CLI::App& root, CommandSet& set);
 
 // Builds the whole command line: global options and every command. Used by main and by the
 // unit tests of argument parsing.

@@ -317,6 +317,40 @@ std::string RenderTasks(const std::vector<TaskView>& tasks,
     return table.Render();
 }
 
+std::string RenderInvariants(const InvariantReport& r, Format format) {
+    const std::pair<const char*, uint64_t> counts[] = {
+        {"objects", r.objects},
+        {"dram_used", r.dram_used},
+        {"dram_allocated", r.dram_allocated},
+        {"pins", r.pins},
+        {"source_pins_expected", r.source_pins_expected},
+        {"promotion_tasks", r.promotion_tasks},
+        {"offload_tasks", r.offload_tasks},
+    };
+    if (format == Format::kJson) {
+        JsonWriter json;
+        json.BeginObject();
+        json.Key("ok");
+        json.Bool(r.ok());
+        json.Key("violations");
+        json.BeginArray();
+        for (const std::string& v : r.violations) json.String(v);
+        json.EndArray();
+        for (const auto& [name, value] : counts) {
+            json.Key(name);
+            json.Uint(value);
+        }
+        json.EndObject();
+        return json.Finish();
+    }
+    std::string out = r.ok() ? "consistent\n" : "INCONSISTENT\n";
+    for (const std::string& v : r.violations) out += "  violation: " + v + "\n";
+    for (const auto& [name, value] : counts) {
+        out += "  " + std::string(name) + ": " + std::to_string(value) + "\n";
+    }
+    return out;
+}
+
 std::string RenderHot(const std::vector<HotKey>& keys, Format format) {
     if (format == Format::kJson) {
         JsonWriter json;

@@ -70,6 +70,7 @@ struct KeyResult {
 std::string RenderStat(const ObjectInfo& info, Format format);
 std::string RenderList(const std::vector<ObjectInfo>& objects, Format format);
 std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format);
+std::string RenderInvariants(const InvariantReport& report, Format format);
 std::string RenderTasks(const std::vector<TaskView>& tasks,
                         const std::map<NodeId, std::string>& node_names, Format format);
 std::string RenderHot(const std::vector<HotKey>& keys, Format format);

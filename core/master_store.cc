@@ -71,6 +71,8 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         if (shard.objects.count(std::string(key))) {
             return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
         }
+        // A new incarnation: an older one that left with a node must not come back.
+        in_->departed.Forget(key);
     }
     Result<StoreInternals::Allocation> alloc = in_->AllocateWithEviction(
         size, preferred, std::chrono::milliseconds(config_.put_wait_for_offload_ms()));
@@ -229,6 +231,8 @@ Status MasterStore::Remove(std::string_view key, bool force) {
     std::lock_guard lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
+        // Also when its node is away with it: removed means it must not come back.
+        in_->departed.Forget(key);
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
     }
     ObjectMeta& meta = it->second;
@@ -269,6 +273,7 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
             ++removed;
         }
     }
+    in_->departed.ForgetPrefix(prefix);
     if (skipped != nullptr) *skipped = leased;
     return removed;
 }
@@ -329,29 +334,5 @@ void MasterStore::Tick() {
     }
 }
 
-MasterStore::Totals MasterStore::ComputeTotals() const {
-    Totals t;
-    t.dram_capacity = in_->DramCapacity();
-    t.dram_used = in_->DramUsed();
-    for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
-        for (auto& [key, meta] : shard.objects) {
-            ++t.objects;
-            for (const Replica& r : meta.replicas) {
-                t.pins += r.pins;
-                if (r.tier == Tier::kMemory) t.dram_allocated += SegmentAllocator::RoundUp(meta.size);
-            }
-            if (meta.promotion) {
-                ++t.promotion_tasks;
-                t.promotion_in_flight_bytes += meta.size;
-                if (meta.promotion->staging) {
-                    t.dram_allocated += SegmentAllocator::RoundUp(meta.size);
-                }
-            }
-            if (meta.offload) ++t.offload_tasks;
-        }
-    }
-    return t;
-}
 
 }  // namespace mooncake

@@ -84,11 +84,14 @@ public:
     Result<HeartbeatReply> Heartbeat(NodeId node);
     // Graceful leave: the same cleanup as expiry.
     Status UnregisterNode(NodeId node);
-    // LOCAL_DISK records a (re)started node holds. Each report is checked: a key with a newer
-    // generation, or already on disk elsewhere, is refused; a key unknown to the master is
-    // adopted as a LOCAL_DISK-only object. Returns one Status per report.
+    // What a node registering again holds (core/store_rejoin.cc has the rules): its LOCAL_DISK
+    // records and the committed ranges of its DRAM segment. One Status per report; the node
+    // deletes (disk) or forgets (DRAM) whatever is refused with StaleGeneration or NotFound,
+    // and forgets refused DRAM ranges in any case.
     Result<std::vector<Status>> RegisterDiskReplicas(NodeId node,
                                                      std::span<const DiskReplicaReport> reports);
+    Result<std::vector<Status>> RegisterMemoryReplicas(
+        NodeId node, std::span<const MemoryReplicaReport> reports);
     // The node's disk dropped a record (disk eviction, or a checksum failure).
     Status ReportDiskReplicaDropped(NodeId node, std::string_view key, Generation generation);
 
@@ -161,11 +164,19 @@ public:
     };
     Totals ComputeTotals() const;  // walks everything; for tests and invariant checks
 
+    // The store's bookkeeping checked against a walk over everything (core/store_check.cc):
+    // DRAM used = sum of live allocations, pins = sources of tasks in flight, the promotion
+    // and offload funnels balance, gauges and per-node counts agree with the objects.
+    // The walk is not one atomic snapshot: run it when the store is quiet (fault tests retry
+    // it until the system settles).
+    InvariantReport CheckInvariants() const;
+
     Config& config() { return config_; }
     const Clock& clock() const { return clock_; }
     MetricsRegistry& metrics() { return metrics_; }
 
 private:
+    InvariantReport Walk(Totals& totals) const;  // ComputeTotals and CheckInvariants
     Config& config_;
     const Clock& clock_;
     MetricsRegistry& metrics_;

@@ -49,6 +49,10 @@ struct NodeSpec {
     std::string data_address;  // HOST:PORT of its byte data channel
     uint64_t segment_capacity = 0;  // DRAM bytes contributed (0: none)
     uint64_t disk_capacity = 0;     // LOCAL_DISK bytes (0: no disk tier on this node)
+    // Random, chosen once per node process at start (0: unknown, an older node). A registration
+    // under a live node's name with a different non-zero incarnation is a restarted process:
+    // it replaces the old registration at once (see MasterStore::RegisterNode).
+    uint64_t incarnation = 0;
 };
 
 struct NodeInfo {
@@ -85,6 +89,15 @@ struct DiskReplicaReport {
     uint64_t size = 0;
 };
 
+// A range of a node's DRAM segment that holds an object's committed bytes, as the node's own
+// range table records it; reported when the node registers again (core/store_rejoin.cc).
+struct MemoryReplicaReport {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    uint64_t offset = 0;
+};
+
 struct OffloadTask {
     std::string key;
     Generation generation = kNoGeneration;
@@ -110,6 +123,20 @@ struct TaskView {
     Nanos age{0};
     bool delivered = false;  // handed to the node already
     bool staged = false;     // promotion: DRAM allocated, bytes being written
+};
+
+// MasterStore::CheckInvariants: the store's bookkeeping checked against a walk over everything.
+// `violations` empty means consistent; the counts are what the walk found.
+struct InvariantReport {
+    uint64_t objects = 0;
+    uint64_t dram_used = 0;       // the segment allocators' view
+    uint64_t dram_allocated = 0;  // sum of live MEMORY replicas and staging ranges
+    uint64_t pins = 0;
+    uint64_t source_pins_expected = 0;  // one per task in flight
+    uint64_t promotion_tasks = 0;
+    uint64_t offload_tasks = 0;
+    std::vector<std::string> violations;
+    bool ok() const { return violations.empty(); }
 };
 
 struct HotKey {

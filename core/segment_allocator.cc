@@ -26,6 +26,24 @@ std::optional<uint64_t> SegmentAllocator::Allocate(uint64_t size) {
     return offset;
 }
 
+bool SegmentAllocator::AllocateAt(uint64_t offset, uint64_t size) {
+    uint64_t need = RoundUp(size == 0 ? 1 : size);
+    if (offset % kSegmentAlignment != 0 || offset > capacity_ || need > capacity_ - offset) {
+        return false;
+    }
+    // The free extent starting at or before `offset` must cover the whole range.
+    auto it = by_offset_.upper_bound(offset);
+    if (it == by_offset_.begin()) return false;
+    --it;
+    auto [start, length] = *it;
+    if (start + length < offset + need) return false;
+    EraseFree(it);
+    if (offset > start) InsertFree(start, offset - start);
+    if (start + length > offset + need) InsertFree(offset + need, start + length - offset - need);
+    used_ += need;
+    return true;
+}
+
 void SegmentAllocator::Free(uint64_t offset, uint64_t size) {
     uint64_t length = RoundUp(size == 0 ? 1 : size);
     assert(offset % kSegmentAlignment == 0 && offset + length <= capacity_);

@@ -21,6 +21,9 @@ public:
 
     // Offset of a range of RoundUp(size) bytes, or nullopt when no free extent is large enough.
     std::optional<uint64_t> Allocate(uint64_t size);
+    // Claims exactly [offset, offset + RoundUp(size)) if all of it is free (a range a node
+    // reports holding after the master restarted); false otherwise, nothing changed.
+    bool AllocateAt(uint64_t offset, uint64_t size);
     // `size` as passed to Allocate. Freeing a range that is not allocated is a bug (asserts).
     void Free(uint64_t offset, uint64_t size);
 

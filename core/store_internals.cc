@@ -75,7 +75,9 @@ StoreMetrics::StoreMetrics(MetricsRegistry& r)
       puts(r.GetCounter("puts_total", "Puts completed")),
       put_no_space(r.GetCounter("put_no_space_total", "PutStarts refused for lack of DRAM")),
       removes(r.GetCounter("removes_total", "objects removed")),
-      nodes_expired(r.GetCounter("nodes_expired_total", "nodes expired by missed heartbeats")) {}
+      nodes_expired(r.GetCounter("nodes_expired_total", "nodes expired by missed heartbeats")),
+      nodes_replaced(r.GetCounter("nodes_replaced_total",
+                                  "registrations replaced by a restarted node of the same name")) {}
 
 StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock& clock_,
                                MetricsRegistry& registry, uint32_t epoch)

@@ -13,10 +13,12 @@
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/admission_sketch.h"
 #include "core/eviction_policy.h"
+#include "core/departed_objects.h"
 #include "core/master_store.h"
 #include "core/metrics.h"
 #include "core/segment_allocator.h"
@@ -105,6 +107,10 @@ struct NodeState {
     std::atomic<uint64_t> memory_objects{0};
     std::atomic<uint64_t> disk_objects{0};
     std::atomic<uint64_t> offload_pending{0};
+    // The first registration of this name in this master's lifetime: the master restarted (or
+    // the node is new), so what the node reports holding is adopted even for unknown keys.
+    // A later registration of the name claims unknown keys only from `departed`.
+    bool first_of_name = false;
 
     NodeState(NodeId id_, const NodeSpec& spec_)
         : id(id_), spec(spec_), segment(spec_.segment_capacity) {}
@@ -147,6 +153,7 @@ struct StoreMetrics {
     Counter& put_no_space;
     Counter& removes;
     Counter& nodes_expired;
+    Counter& nodes_replaced;
 };
 
 // A refused promotion candidate, remembered for retry when room appears.
@@ -185,6 +192,12 @@ public:
     mutable std::shared_mutex nodes_mu;
     std::map<NodeId, std::shared_ptr<NodeState>> nodes MC_GUARDED_BY(nodes_mu);
     NodeId next_node_id MC_GUARDED_BY(nodes_mu) = 1;
+    // Names that registered in this master's lifetime (see NodeState::first_of_name).
+    std::unordered_set<std::string> names_seen MC_GUARDED_BY(nodes_mu);
+    // Per name, the latest incarnations a newer process replaced (bounded): they may not
+    // register again (MasterStore::RegisterNode).
+    std::unordered_map<std::string, std::deque<uint64_t>> superseded MC_GUARDED_BY(nodes_mu);
+    DepartedObjects departed;  // what left with a node and may come back with it
     std::shared_ptr<NodeState> GetNode(NodeId id) const;
     std::vector<std::shared_ptr<NodeState>> AllNodes() const;
     void PushReleased(NodeId node, ReleasedRange range);

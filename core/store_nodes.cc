@@ -1,26 +1,74 @@
-// Nodes: registration, liveness, expiry, and what a (re)started node tells us of its disk.
+// Nodes: registration, liveness, expiry, dropped disk records. What a node that registers
+// again reports holding is in store_rejoin.cc.
 #include "core/store_internals.h"
 
 namespace mooncake {
 
+namespace {
+void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node);
+constexpr size_t kSupersededPerName = 8;
+}  // namespace
+
+// A name is held by one live registration. Under a live name:
+//   - the same non-zero incarnation (the node retries after a lost reply) gets that
+//     registration back, id unchanged;
+//   - a different non-zero incarnation is a restarted (or a second) process: it replaces the
+//     old registration at once, which is cleaned up exactly as expiry does (its replicas
+//     dropped, tasks cancelled, what left with it remembered in `departed`); the old
+//     incarnation is refused from then on (StaleGeneration) and gets UnknownNode at its next
+//     heartbeat, so the newest process wins and the two never take turns;
+//   - incarnation 0 on either side (an older node): refused until the old one expires.
 Result<NodeId> MasterStore::RegisterNode(const NodeSpec& spec) {
     if (spec.name.empty()) return Status::InvalidArgument("node name is empty");
     if (spec.segment_capacity % kSegmentAlignment != 0) {
         return Status::InvalidArgument("segment capacity must be a multiple of 4 KiB");
     }
     NodeId id;
+    std::shared_ptr<NodeState> replaced;
     {
         std::unique_lock lock(in_->nodes_mu);
+        if (spec.incarnation != 0) {
+            auto sup = in_->superseded.find(spec.name);
+            if (sup != in_->superseded.end()) {
+                for (uint64_t inc : sup->second) {
+                    if (inc == spec.incarnation) {
+                        return Status::StaleGeneration(
+                            "node '" + spec.name +
+                            "': this process was replaced by a newer one of the same name");
+                    }
+                }
+            }
+        }
         for (auto& [other_id, node] : in_->nodes) {
-            if (node->spec.name == spec.name) {
+            if (node->spec.name != spec.name) continue;
+            if (spec.incarnation != 0 && node->spec.incarnation == spec.incarnation) {
+                node->last_heartbeat_ns.store(clock_.Now().count());
+                return other_id;  // our earlier reply was lost
+            }
+            if (spec.incarnation == 0 || node->spec.incarnation == 0) {
                 return Status::InvalidArgument("a live node is already named '" + spec.name +
                                                "' (id " + std::to_string(other_id) + ")");
             }
+            replaced = node;
+            break;
+        }
+        if (replaced) {
+            in_->nodes.erase(replaced->id);
+            auto& list = in_->superseded[spec.name];
+            list.push_back(replaced->spec.incarnation);
+            if (list.size() > kSupersededPerName) list.pop_front();
         }
         id = in_->next_node_id++;
         auto node = std::make_shared<NodeState>(id, spec);
+        node->first_of_name = in_->names_seen.insert(spec.name).second;
         node->last_heartbeat_ns.store(clock_.Now().count());
         in_->nodes.emplace(id, std::move(node));
+    }
+    if (replaced) {
+        // Done before this call returns, so the new process's reports (which need its id)
+        // find what the old one held already let go.
+        CleanupNode(*in_, replaced);
+        in_->m.nodes_replaced.Inc();
     }
     in_->NotifyRoom();
     return id;
@@ -65,11 +113,16 @@ void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node) {
             for (const Replica& r : meta.replicas) touches = touches || r.node == id;
             if (!touches) continue;
             in.CancelTasks(meta);
+            bool held_complete = false;
             for (size_t i = meta.replicas.size(); i-- > 0;) {
-                if (meta.replicas[i].node == id) in.DropReplica(shard, meta, i);
+                if (meta.replicas[i].node != id) continue;
+                held_complete = held_complete || meta.replicas[i].state == ReplicaState::kComplete;
+                in.DropReplica(shard, meta, i);
             }
             if (meta.replicas.empty() ||
                 (!meta.HasComplete(Tier::kMemory) && !meta.HasComplete(Tier::kLocalDisk))) {
+                // Its bytes may come back with the node (store_rejoin.cc).
+                if (held_complete) in.departed.Add(key, meta.generation);
                 emptied.push_back(&meta);
             }
         }
@@ -107,55 +160,6 @@ size_t MasterStore::ExpireNodes() {
     return expired.size();
 }
 
-Result<std::vector<Status>> MasterStore::RegisterDiskReplicas(
-    NodeId node_id, std::span<const DiskReplicaReport> reports) {
-    auto node = in_->GetNode(node_id);
-    if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
-    if (!node->has_disk()) return Status::InvalidArgument("node has no LOCAL_DISK tier");
-    std::vector<Status> out;
-    out.reserve(reports.size());
-    for (const DiskReplicaReport& report : reports) {
-        Status valid = ValidateKey(report.key);
-        if (!valid.ok()) {
-            out.push_back(valid);
-            continue;
-        }
-        if (report.size == 0 || report.generation == kNoGeneration) {
-            out.push_back(Status::InvalidArgument("size and generation must be non-zero"));
-            continue;
-        }
-        Shard& shard = in_->ShardFor(report.key);
-        std::lock_guard lock(shard.mu);
-        auto [it, inserted] = shard.objects.try_emplace(report.key);
-        ObjectMeta& meta = it->second;
-        if (inserted) {  // unknown to this master (it restarted): adopt as LOCAL_DISK-only
-            meta.key = &it->first;
-            meta.generation = report.generation;
-            meta.size = report.size;
-            meta.hash = AdmissionSketch::Hash(report.key);
-            in_->live_objects.fetch_add(1, std::memory_order_relaxed);
-        } else if (meta.generation != report.generation || meta.size != report.size) {
-            out.push_back(Status::StaleGeneration(
-                "the master holds another incarnation of " + QuoteKey(report.key) +
-                "; delete this copy"));
-            continue;
-        }
-        const Replica* disk = meta.Find(Tier::kLocalDisk, ReplicaState::kComplete);
-        if (disk != nullptr && disk->node != node_id) {
-            out.push_back(Status::AlreadyExists(QuoteKey(report.key) +
-                                                " is already on another node's disk"));
-            continue;
-        }
-        if (disk == nullptr) {
-            meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
-            node->disk_used.fetch_add(meta.size);
-            node->disk_objects.fetch_add(1);
-        }
-        out.push_back(Status::Ok());
-    }
-    return out;
-}
-
 Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view key,
                                              Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
@@ -167,6 +171,15 @@ Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view ke
         return Status::Ok();  // already gone from the master's view
     }
     ObjectMeta& meta = it->second;
+    bool holds = false;
+    for (const Replica& r : meta.replicas) {
+        holds = holds || (r.tier == Tier::kLocalDisk && r.node == node_id);
+    }
+    if (!holds) {
+        // Not ours to drop: the object (say a Put in flight, or a copy elsewhere) is untouched.
+        return Status::NotFound("node " + std::to_string(node_id) + " holds no LOCAL_DISK replica of " +
+                                QuoteKey(key));
+    }
     for (size_t i = 0; i < meta.replicas.size(); ++i) {
         const Replica& r = meta.replicas[i];
         if (r.tier != Tier::kLocalDisk || r.node != node_id) continue;

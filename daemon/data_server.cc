@@ -12,6 +12,8 @@
 
 #include "core/disk/disk_store.h"
 #include "core/metrics.h"
+#include "daemon/access.h"
+#include "daemon/fault_injection.h"
 #include "daemon/segment.h"
 #include "spdlog/spdlog.h"
 #include "thrift/data_protocol.h"
@@ -37,16 +39,6 @@ Status SendResponse(int fd, const Status& status, std::span<const std::byte> pay
                     {const_cast<char*>(message.data()), h.message_length},
                     {const_cast<std::byte*>(payload.data()), static_cast<size_t>(h.length)}};
     return net::SendAll(fd, iov);
-}
-
-bool TokenMatches(std::string_view expected, std::string_view given) {
-    // Constant-time in the token's length: no early exit on the first differing byte.
-    unsigned char diff = expected.size() == given.size() ? 0 : 1;
-    for (size_t i = 0; i < expected.size(); ++i) {
-        diff |= static_cast<unsigned char>(expected[i]) ^
-                static_cast<unsigned char>(i < given.size() ? given[i] : 0);
-    }
-    return diff == 0;
 }
 
 double SecondsSince(WallTimer::time_point start) {
@@ -164,12 +156,12 @@ void DataServer::AcceptLoop() {
 
 void DataServer::Serve(Conn* conn) {
     const int fd = conn->fd.get();
-    bool greeted = false;
+    Credentials creds;
     while (!stopping_.load()) {
         pollfd pfd{fd, POLLIN, 0};
         int rc = ::poll(&pfd, 1, static_cast<int>(options_.idle_timeout.count()));
         if (rc <= 0) break;  // idle too long, or an error
-        if (!HandleRequest(fd, greeted)) break;
+        if (!HandleRequest(fd, creds)) break;
     }
     ::shutdown(fd, SHUT_RDWR);
     std::lock_guard lock(mu_);
@@ -186,7 +178,7 @@ bool DataServer::RefusePayload(int fd, const Status& why, uint64_t length) {
     return false;
 }
 
-bool DataServer::HandleRequest(int fd, bool& greeted) {
+bool DataServer::HandleRequest(int fd, Credentials& creds) {
     data::RequestBytes raw;
     if (!net::RecvAll(fd, raw.data(), raw.size()).ok()) return false;
     auto h = data::ParseRequest(raw);
@@ -196,24 +188,41 @@ bool DataServer::HandleRequest(int fd, bool& greeted) {
         (void)SendResponse(fd, h.status());
         return false;  // the stream cannot be resynchronised
     }
-    if (!greeted && h->op != data::Op::kHello) {
+    if (!creds.greeted && h->op != data::Op::kHello) {
         errors_.Inc();
         (void)SendResponse(fd, Status::IllegalClient(
                                    "the first request on a data connection must be hello"));
         return false;
     }
-    switch (h->op) {
-        case data::Op::kHello: {
-            std::string token(h->length, '\0');
-            if (!net::RecvAll(fd, token.data(), token.size()).ok()) return false;
-            if (!options_.auth_token.empty() && !TokenMatches(options_.auth_token, token)) {
-                errors_.Inc();
-                (void)SendResponse(fd, Status::IllegalClient("auth token refused"));
-                return false;
-            }
-            greeted = true;
-            return SendResponse(fd, Status::Ok()).ok();
+    if (h->op == data::Op::kHello) {
+        std::string token(h->length, '\0');
+        if (!net::RecvAll(fd, token.data(), token.size()).ok()) return false;
+        auto accepted = Authenticate(options_.auth_token, token);
+        if (!accepted.ok()) {
+            errors_.Inc();
+            (void)SendResponse(fd, accepted.status());
+            return false;
         }
+        creds = *accepted;
+        return SendResponse(fd, Status::Ok()).ok();
+    }
+    // The access table (daemon/access.cc) decides; a refused request leaves the stream in
+    // sync (its key and payload are drained), so the connection stays usable.
+    const char* op_name = h->op == data::Op::kPing   ? "ping"
+                          : h->op == data::Op::kRead ? "read"
+                                                     : "write";
+    if (Status st = CheckAccess(DataOpPermissions(), op_name, creds); !st.ok()) {
+        if (h->op == data::Op::kPing) {
+            errors_.Inc();
+            return SendResponse(fd, st).ok();
+        }
+        if (!net::Discard(fd, h->key_length).ok()) return false;
+        if (h->op == data::Op::kWrite) return RefusePayload(fd, st, h->length);
+        errors_.Inc();
+        return SendResponse(fd, st).ok();
+    }
+    switch (h->op) {
+        case data::Op::kHello: break;  // handled above
         case data::Op::kPing: return SendResponse(fd, Status::Ok()).ok();
         case data::Op::kWrite:
         case data::Op::kRead: break;
@@ -294,7 +303,10 @@ bool DataServer::HandleRead(int fd, int tier, const std::string& key, uint64_t g
     }
     // Aligned, so the disk store reads into it directly.
     AlignedBuffer buffer(AlignUp(*size));
-    Status st = disk_->Read(key, generation, buffer.span().first(*size), IoPriority::kForeground);
+    Status st = MOONCAKE_FAULT_POINT("disk.read");
+    if (st.ok()) {
+        st = disk_->Read(key, generation, buffer.span().first(*size), IoPriority::kForeground);
+    }
     if (!st.ok()) {
         errors_.Inc();
         return SendResponse(fd, st).ok();

@@ -22,6 +22,10 @@ public:
         NodeId node, std::span<const DiskReplicaReport> reports) override {
         return store_.RegisterDiskReplicas(node, reports);
     }
+    Result<std::vector<Status>> RegisterMemoryReplicas(
+        NodeId node, std::span<const MemoryReplicaReport> reports) override {
+        return store_.RegisterMemoryReplicas(node, reports);
+    }
     Status ReportDiskReplicaDropped(NodeId node, std::string_view key, Generation gen) override {
         return store_.ReportDiskReplicaDropped(node, key, gen);
     }

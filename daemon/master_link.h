@@ -38,6 +38,8 @@ public:
     virtual Status UnregisterNode(NodeId node) = 0;
     virtual Result<std::vector<Status>> RegisterDiskReplicas(
         NodeId node, std::span<const DiskReplicaReport> reports) = 0;
+    virtual Result<std::vector<Status>> RegisterMemoryReplicas(
+        NodeId node, std::span<const MemoryReplicaReport> reports) = 0;
     virtual Status ReportDiskReplicaDropped(NodeId node, std::string_view key,
                                             Generation generation) = 0;
 

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/metrics.h"
+#include "daemon/access.h"
 #include "daemon/config_file.h"
 #include "daemon/node_directory.h"
 #include "daemon/rpc_server.h"
@@ -18,16 +19,6 @@ namespace {
 
 using rpc::Throw;
 using rpc::ThrowIfError;
-
-constexpr std::string_view kMethods[] = {
-    "Hello", "PutStart", "PutEnd", "PutRevoke", "GetReplicaList", "Remove", "Exists",
-    "BatchPutStart", "BatchPutEnd", "BatchPutRevoke", "BatchGetReplicaList", "BatchRemove",
-    "BatchExists", "RemoveByPrefix", "RegisterNode", "Heartbeat", "UnregisterNode",
-    "RegisterDiskReplicas", "ReportDiskReplicaDropped", "OffloadObjectHeartbeat",
-    "NotifyOffloadSuccess", "NotifyOffloadFailure", "PromotionObjectHeartbeat",
-    "PromotionAllocStart", "NotifyPromotionSuccess", "NotifyPromotionFailure", "Stat", "List",
-    "Nodes", "Tasks", "Hot", "TuneGet", "TuneSet", "MetricsText", "Promote", "Offload", "Evict",
-};
 
 constexpr int32_t kMaxListLimit = 10000;
 constexpr int32_t kMaxTasksPerPoll = 65536;
@@ -44,6 +35,22 @@ uint64_t NonNegative(int64_t v, const char* what) {
     return static_cast<uint64_t>(v);
 }
 
+// Replica reports of a node registering again: converted, handed to the store, one outcome
+// per report back.
+template <typename Report, typename WireReport, typename Register>
+std::vector<rpc::Outcome> RegisterReports(const std::vector<WireReport>& reports,
+                                          Register register_in_store) {
+    CheckBatch(reports.size());
+    std::vector<Report> list;
+    list.reserve(reports.size());
+    for (const auto& r : reports) list.push_back(rpc::FromWire(r));
+    Result<std::vector<Status>> results = register_in_store(list);
+    ThrowIfError(results.status());
+    std::vector<rpc::Outcome> out;
+    for (const Status& st : *results) out.push_back(rpc::ToOutcome(st));
+    return out;
+}
+
 std::string_view KnobTypeName(KnobType type) {
     switch (type) {
         case KnobType::kBool: return "bool";
@@ -56,26 +63,25 @@ std::string_view KnobTypeName(KnobType type) {
     return "string";
 }
 
-bool TokenMatches(std::string_view expected, std::string_view given) {
-    unsigned char diff = expected.size() == given.size() ? 0 : 1;
-    for (size_t i = 0; i < expected.size(); ++i) {
-        diff |= static_cast<unsigned char>(expected[i]) ^
-                static_cast<unsigned char>(i < given.size() ? given[i] : 0);
-    }
-    return diff == 0;
-}
-
 }  // namespace
 
-// One handler invocation: refuses a connection that has not said Hello, times the call.
+// One handler invocation: checks the session against the method's entry in the access
+// table (daemon/access.cc: Hello first; the token for anything that changes state), times
+// the call.
 class MasterService::Call {
 public:
-    Call(MasterService& service, std::string_view method, bool needs_hello = true)
+    Call(MasterService& service, std::string_view method)
         : latency_(service.LatencyOf(method)), start_(std::chrono::steady_clock::now()) {
-        if (needs_hello && !CurrentRpcSession().greeted) {
-            Throw(Status::IllegalClient("call Hello first (protocol version " +
-                                        std::to_string(rpc::g_mooncake_constants.PROTOCOL_VERSION) +
-                                        ")"));
+        const Credentials& creds = CurrentRpcSession().credentials;
+        Status st = CheckAccess(MasterMethodPermissions(), method, creds);
+        if (!st.ok()) {
+            if (!creds.greeted) {
+                Throw(Status::IllegalClient(
+                    "call Hello first (protocol version " +
+                    std::to_string(rpc::g_mooncake_constants.PROTOCOL_VERSION) + ")"));
+            }
+            spdlog::debug("refused {}: {}", method, st.message());
+            Throw(st);
         }
     }
     ~Call() {
@@ -91,14 +97,22 @@ private:
 MasterService::MasterService(MasterServiceOptions options, MasterStore& store,
                              NodeDirectory& directory)
     : options_(std::move(options)), store_(store), directory_(directory) {
-    for (std::string_view m : kMethods) {
-        latency_[m] = &store_.metrics().GetHistogram(
+    for (const MethodPermission& m : MasterMethodPermissions()) {
+        latency_[m.method] = &store_.metrics().GetHistogram(
             "rpc_request_seconds", "control RPC latency in seconds, by method",
-            LatencyBucketsSeconds(), {{"method", std::string(m)}});
+            LatencyBucketsSeconds(), {{"method", std::string(m.method)}});
     }
 }
 
-Histogram& MasterService::LatencyOf(std::string_view method) { return *latency_.at(method); }
+Histogram& MasterService::LatencyOf(std::string_view method) {
+    auto it = latency_.find(method);
+    if (it == latency_.end()) {
+        // Every method must have a row in the access table: refused until it does.
+        Throw(Status::IllegalClient("'" + std::string(method) +
+                                    "' is missing from the access table (daemon/access.cc)"));
+    }
+    return *it->second;
+}
 
 rpc::NodeLocator MasterService::Locator() {
     return [this](NodeId id) { return directory_.Locate(id); };
@@ -108,18 +122,19 @@ rpc::NodeLocator MasterService::Locator() {
 
 void MasterService::Hello(rpc::HelloReply& out, int32_t protocol_version,
                           const std::string& auth_token, const std::string& client_name) {
-    Call call(*this, "Hello", /*needs_hello=*/false);
+    Call call(*this, "Hello");
     const int32_t ours = rpc::g_mooncake_constants.PROTOCOL_VERSION;
     if (protocol_version != ours) {
         Throw(Status::InvalidArgument("protocol version " + std::to_string(protocol_version) +
                                       " is not supported; this master speaks " +
                                       std::to_string(ours)));
     }
-    if (!options_.auth_token.empty() && !TokenMatches(options_.auth_token, auth_token)) {
+    auto creds = Authenticate(options_.auth_token, auth_token);
+    if (!creds.ok()) {
         spdlog::warn("refused a connection of '{}': bad auth token", client_name);
-        Throw(Status::IllegalClient("auth token refused"));
+        Throw(creds.status());
     }
-    CurrentRpcSession().greeted = true;
+    CurrentRpcSession().credentials = *creds;
     out.protocol_version = ours;
     out.client_id = static_cast<int64_t>((uint64_t{options_.epoch} << 32) |
                                          (next_client_.fetch_add(1) & 0xFFFFFFFFu));
@@ -295,13 +310,17 @@ void MasterService::UnregisterNode(int64_t node) {
 void MasterService::RegisterDiskReplicas(std::vector<rpc::Outcome>& out, int64_t node,
                                          const std::vector<rpc::DiskReplicaReport>& reports) {
     Call call(*this, "RegisterDiskReplicas");
-    CheckBatch(reports.size());
-    std::vector<DiskReplicaReport> list;
-    list.reserve(reports.size());
-    for (const auto& r : reports) list.push_back(rpc::FromWire(r));
-    auto results = store_.RegisterDiskReplicas(static_cast<NodeId>(node), list);
-    ThrowIfError(results.status());
-    for (const Status& st : *results) out.push_back(rpc::ToOutcome(st));
+    out = RegisterReports<DiskReplicaReport>(reports, [&](const auto& list) {
+        return store_.RegisterDiskReplicas(static_cast<NodeId>(node), list);
+    });
+}
+
+void MasterService::RegisterMemoryReplicas(std::vector<rpc::Outcome>& out, int64_t node,
+                                           const std::vector<rpc::MemoryReplicaReport>& reports) {
+    Call call(*this, "RegisterMemoryReplicas");
+    out = RegisterReports<MemoryReplicaReport>(reports, [&](const auto& list) {
+        return store_.RegisterMemoryReplicas(static_cast<NodeId>(node), list);
+    });
 }
 
 void MasterService::ReportDiskReplicaDropped(int64_t node, const std::string& key,
@@ -316,7 +335,7 @@ void MasterService::OffloadObjectHeartbeat(std::vector<rpc::OffloadTask>& out, i
     Call call(*this, "OffloadObjectHeartbeat");
     auto tasks = store_.OffloadObjectHeartbeat(
         static_cast<NodeId>(node), static_cast<size_t>(std::clamp(max, 0, kMaxTasksPerPoll)),
-        std::chrono::milliseconds(std::clamp(wait_ms, 0, rpc::kMaxLongPollMs)));
+        std::chrono::milliseconds(std::clamp(wait_ms, 0, options_.max_long_poll_ms)));
     out.reserve(tasks.size());
     for (const auto& t : tasks) out.push_back(rpc::ToWire(t));
 }
@@ -340,7 +359,7 @@ void MasterService::PromotionObjectHeartbeat(std::vector<rpc::PromotionTask>& ou
     Call call(*this, "PromotionObjectHeartbeat");
     auto tasks = store_.PromotionObjectHeartbeat(
         static_cast<NodeId>(node), static_cast<size_t>(std::clamp(max, 0, kMaxTasksPerPoll)),
-        std::chrono::milliseconds(std::clamp(wait_ms, 0, rpc::kMaxLongPollMs)));
+        std::chrono::milliseconds(std::clamp(wait_ms, 0, options_.max_long_poll_ms)));
     Nanos now = store_.clock().Now();
     out.reserve(tasks.size());
     for (const auto& t : tasks) out.push_back(rpc::ToWire(t, now));
@@ -506,6 +525,11 @@ void MasterService::Evict(std::vector<rpc::ManualResult>& out,
                           const std::vector<std::string>& keys) {
     Call call(*this, "Evict");
     out = ForEachKey(keys, [&](const std::string& k) { return store_.Evict(k); });
+}
+
+void MasterService::CheckInvariants(rpc::InvariantReport& out) {
+    Call call(*this, "CheckInvariants");
+    out = rpc::ToWire(store_.CheckInvariants());
 }
 
 }  // namespace mooncake

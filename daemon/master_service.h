@@ -15,6 +15,7 @@
 #include "MasterService.h"
 #include "core/master_store.h"
 #include "thrift/convert.h"
+#include "thrift/rpc_limits.h"
 
 namespace mooncake {
 
@@ -23,9 +24,11 @@ class NodeDirectory;
 
 struct MasterServiceOptions {
     std::string role;        // "master" or "standalone", told to clients in Hello
-    std::string auth_token;  // empty: Hello needs no token
+    std::string auth_token;  // empty: every session may do everything (daemon/access.h)
     uint32_t epoch = 0;      // high bits of client ids (unique across master restarts)
     std::string config_file; // --config, for TuneSet(persist); empty if none
+    // Longest long-poll wait honoured (the fuzz target sets 0: a real-time wait only slows it).
+    int32_t max_long_poll_ms = rpc::kMaxLongPollMs;
 };
 
 class MasterService final : public rpc::MasterServiceIf {
@@ -63,6 +66,8 @@ public:
     void UnregisterNode(int64_t node) override;
     void RegisterDiskReplicas(std::vector<rpc::Outcome>& out, int64_t node,
                               const std::vector<rpc::DiskReplicaReport>& reports) override;
+    void RegisterMemoryReplicas(std::vector<rpc::Outcome>& out, int64_t node,
+                                const std::vector<rpc::MemoryReplicaReport>& reports) override;
     void ReportDiskReplicaDropped(int64_t node, const std::string& key,
                                   int64_t generation) override;
     void OffloadObjectHeartbeat(std::vector<rpc::OffloadTask>& out, int64_t node, int32_t max,
@@ -92,6 +97,7 @@ public:
     void Offload(std::vector<rpc::ManualResult>& out,
                  const std::vector<std::string>& keys) override;
     void Evict(std::vector<rpc::ManualResult>& out, const std::vector<std::string>& keys) override;
+    void CheckInvariants(rpc::InvariantReport& out) override;
 
     // The knob table with current values (also served by the node role's tooling).
     static std::vector<rpc::KnobInfo> KnobTableOf(const Config& config);

@@ -4,6 +4,7 @@
 
 #include "core/disk/disk_store.h"
 #include "core/metrics.h"
+#include "daemon/fault_injection.h"
 #include "daemon/segment.h"
 #include "spdlog/spdlog.h"
 #include "thrift/data_transport.h"
@@ -94,15 +95,47 @@ bool Node::Pause(std::chrono::milliseconds d) {
 Status Node::Register() {
     auto id = master_.RegisterNode(options_.spec);
     if (!id.ok()) return id.status();
-    // Whatever the segment held belongs to a registration the master has forgotten.
-    segment_.ReleaseAll();
     id_.store(*id);
     reregistrations_.Inc();
     spdlog::info("node '{}' registered with the master as node {} (segment {}, disk {})",
                  options_.spec.name, *id, FormatSize(options_.spec.segment_capacity),
                  FormatSize(options_.spec.disk_capacity));
+    RegisterMemoryRanges(*id);
     RegisterDiskRecords(*id);
     return Status::Ok();
+}
+
+void Node::RegisterMemoryRanges(NodeId id) {
+    // The master decides, per range, whether it serves it again (core/store_rejoin.cc); a
+    // range it refuses, or never hears of, must not stay readable under our name.
+    std::vector<Segment::HeldRange> held = segment_.Held();
+    size_t adopted = 0, refused = 0;
+    for (size_t begin = 0; begin < held.size(); begin += kReportChunk) {
+        const size_t end = std::min(held.size(), begin + kReportChunk);
+        std::vector<MemoryReplicaReport> chunk;
+        for (size_t i = begin; i < end; ++i) {
+            chunk.push_back({held[i].key, held[i].generation, held[i].length, held[i].offset});
+        }
+        auto result = master_.RegisterMemoryReplicas(id, chunk);
+        for (size_t i = 0; i < chunk.size(); ++i) {
+            if (result.ok() && i < result->size() && (*result)[i].ok()) {
+                ++adopted;
+                continue;
+            }
+            ++refused;
+            segment_.Release(chunk[i].key, chunk[i].generation, chunk[i].offset);
+        }
+        if (!result.ok()) {
+            spdlog::warn("re-registering DRAM ranges failed: {}", result.status().ToString());
+            for (size_t i = end; i < held.size(); ++i) {
+                segment_.Release(held[i].key, held[i].generation, held[i].offset);
+            }
+            break;
+        }
+    }
+    if (!held.empty()) {
+        spdlog::info("re-registered {} DRAM ranges ({} refused)", adopted, refused);
+    }
 }
 
 void Node::RegisterDiskRecords(NodeId id) {
@@ -126,8 +159,9 @@ void Node::RegisterDiskRecords(NodeId id) {
                 continue;
             }
             ++refused;
-            // The master knows a newer incarnation: this record can never be read again.
-            if (st.Is(StatusCode::kStaleGeneration)) {
+            // The master knows a newer incarnation, or the key was removed while we were away:
+            // this record can never be read again.
+            if (st.Is(StatusCode::kStaleGeneration) || st.Is(StatusCode::kNotFound)) {
                 (void)disk_->Remove(chunk[i].key, chunk[i].generation);
             }
             spdlog::debug("disk record {} refused: {}", QuoteKey(chunk[i].key), st.ToString());
@@ -144,8 +178,10 @@ Status Node::Start(const std::atomic<bool>& give_up) {
     for (;;) {
         Status st = Register();
         if (st.ok()) break;
-        if (give_up.load()) {
+        // A refused token (or none, where the master wants one) does not fix itself.
+        if (give_up.load() || st.Is(StatusCode::kIllegalClient)) {
             running_.store(false);
+            if (st.Is(StatusCode::kIllegalClient)) return st;
             return Status::Unavailable("gave up registering: " + st.ToString());
         }
         spdlog::warn("registering with the master failed ({}); retrying in {} ms",
@@ -210,7 +246,12 @@ void Node::HeartbeatLoop() {
             if (reply.status().Is(StatusCode::kUnknownNode) && running_.load()) {
                 spdlog::warn("the master no longer knows node {}; registering again", id);
                 Status st = Register();
-                if (!st.ok()) spdlog::warn("registering again failed: {}", st.ToString());
+                if (st.Is(StatusCode::kStaleGeneration)) {
+                    spdlog::error("another process registered as '{}' and replaced this one: {}",
+                                  options_.spec.name, st.ToString());
+                } else if (!st.ok()) {
+                    spdlog::warn("registering again failed: {}", st.ToString());
+                }
             } else {
                 spdlog::warn("heartbeat failed: {}", reply.status().ToString());
             }
@@ -262,11 +303,14 @@ void Node::DoOffload(NodeId id, const OffloadTask& task) {
         st = Status::NotFound("this node has no LOCAL_DISK tier");
     } else {
         auto lease = segment_.BeginRead(task.key, task.generation, task.source_offset, task.size);
-        st = lease.ok() ? disk_->Write(task.key, task.generation, {lease->data(), lease->size()},
-                                       IoPriority::kBackground)
-                        : lease.status();
+        st = lease.ok() ? MOONCAKE_FAULT_POINT("disk.write") : lease.status();
+        if (st.ok()) {
+            st = disk_->Write(task.key, task.generation, {lease->data(), lease->size()},
+                              IoPriority::kBackground);
+        }
     }
     if (st.ok()) {
+        (void)MOONCAKE_FAULT_POINT("offload.before_report");
         st = master_.NotifyOffloadSuccess(id, task.key, task.generation);
         if (st.ok()) {
             offloads_ok_.Inc();
@@ -274,6 +318,12 @@ void Node::DoOffload(NodeId id, const OffloadTask& task) {
         }
         spdlog::debug("offload of {} not accepted: {}", QuoteKey(task.key), st.ToString());
         offloads_failed_.Inc();
+        // The master no longer wants this copy (key removed or rewritten, task cancelled):
+        // nobody will ever read the record, so it must not hold disk space. On any other error
+        // (the reply may just be lost) the record stays; re-registration reconciles it.
+        if (st.Is(StatusCode::kNotFound) || st.Is(StatusCode::kStaleGeneration)) {
+            (void)disk_->Remove(task.key, task.generation);
+        }
         return;
     }
     offloads_failed_.Inc();
@@ -367,10 +417,13 @@ void Node::DoPromotion(NodeId id, const PromotionTask& task) {
         disk_->Pin(task.key, task.generation);
         AlignedBuffer buffer(AlignUp(task.size));
         std::span<std::byte> bytes = buffer.span().first(task.size);
-        st = disk_->Read(task.key, task.generation, bytes, IoPriority::kBackground);
+        st = MOONCAKE_FAULT_POINT("disk.read");
+        if (st.ok()) st = disk_->Read(task.key, task.generation, bytes, IoPriority::kBackground);
+        if (st.ok()) st = MOONCAKE_FAULT_POINT("promotion.before_copy");
         if (st.ok()) st = CopyToStaging(id, task, bytes);
         disk_->Unpin(task.key, task.generation);
     }
+    if (st.ok()) st = MOONCAKE_FAULT_POINT("promotion.before_commit");
     if (st.ok()) {
         st = master_.NotifyPromotionSuccess(id, task.key, task.generation);
         if (st.ok()) {

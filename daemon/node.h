@@ -67,6 +67,7 @@ public:
 private:
     Status Register();
     void RegisterDiskRecords(NodeId id);
+    void RegisterMemoryRanges(NodeId id);
     void HeartbeatLoop();
     void OffloadLoop();
     void PromotionPollLoop();

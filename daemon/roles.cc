@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 #include <memory>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -27,6 +28,18 @@
 
 namespace mooncake {
 namespace {
+
+// This process's node incarnation: random, non-zero, fixed for the process's lifetime, so the
+// master can tell a restarted node (a new value under the same name) from a retry of this one.
+uint64_t ProcessIncarnation() {
+    static const uint64_t value = [] {
+        std::random_device rd;
+        uint64_t v = 0;
+        while (v == 0) v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+        return v;
+    }();
+    return value;
+}
 
 constexpr auto kTickPeriod = std::chrono::milliseconds(10);
 constexpr auto kDirectoryPeriod = std::chrono::seconds(1);
@@ -226,6 +239,7 @@ public:
         options.spec.data_address = addresses.data_address;
         options.spec.segment_capacity = segment_->capacity();
         options.spec.disk_capacity = disk_ ? disk_->capacity() : 0;
+        options.spec.incarnation = ProcessIncarnation();
         node_ = std::make_unique<Node>(options, link, *segment_, disk_.get(), *peers_, config_,
                                        metrics_);
         return node_->Start(give_up);

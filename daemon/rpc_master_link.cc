@@ -13,6 +13,22 @@ int32_t WaitMs(std::chrono::milliseconds wait) {
     return static_cast<int32_t>(std::clamp<int64_t>(wait.count(), 0, INT32_MAX));
 }
 
+// One call carrying a list of replica reports; one Status per report comes back.
+template <typename WireReport, typename Report, typename Send>
+Result<std::vector<Status>> SendReportsOver(MasterChannel& channel, std::span<const Report> reports,
+                                            Send send) {
+    std::vector<WireReport> wire;
+    wire.reserve(reports.size());
+    for (const auto& r : reports) wire.push_back(rpc::ToWire(r));
+    std::vector<rpc::Outcome> outcomes;
+    MC_RETURN_IF_ERROR(
+        channel.Call([&](Svc& c) { send(c, outcomes, wire); }, Idempotent::kYes));
+    std::vector<Status> out;
+    out.reserve(outcomes.size());
+    for (const auto& o : outcomes) out.push_back(rpc::FromOutcome(o));
+    return out;
+}
+
 class RpcMasterLink final : public MasterLink {
 public:
     explicit RpcMasterLink(std::unique_ptr<MasterChannel> channel)
@@ -41,19 +57,18 @@ public:
 
     Result<std::vector<Status>> RegisterDiskReplicas(
         NodeId node, std::span<const DiskReplicaReport> reports) override {
-        std::vector<rpc::DiskReplicaReport> wire;
-        wire.reserve(reports.size());
-        for (const auto& r : reports) wire.push_back(rpc::ToWire(r));
-        std::vector<rpc::Outcome> outcomes;
-        MC_RETURN_IF_ERROR(channel_->Call(
-            [&](Svc& c) {
-                c.RegisterDiskReplicas(outcomes, static_cast<int64_t>(node), wire);
-            },
-            Idempotent::kYes));
-        std::vector<Status> out;
-        out.reserve(outcomes.size());
-        for (const auto& o : outcomes) out.push_back(rpc::FromOutcome(o));
-        return out;
+        return SendReportsOver<rpc::DiskReplicaReport>(
+            *channel_, reports, [&](Svc& c, std::vector<rpc::Outcome>& out, const auto& wire) {
+                c.RegisterDiskReplicas(out, static_cast<int64_t>(node), wire);
+            });
+    }
+
+    Result<std::vector<Status>> RegisterMemoryReplicas(
+        NodeId node, std::span<const MemoryReplicaReport> reports) override {
+        return SendReportsOver<rpc::MemoryReplicaReport>(
+            *channel_, reports, [&](Svc& c, std::vector<rpc::Outcome>& out, const auto& wire) {
+                c.RegisterMemoryReplicas(out, static_cast<int64_t>(node), wire);
+            });
     }
 
     Status ReportDiskReplicaDropped(NodeId node, std::string_view key, Generation gen) override {

@@ -209,6 +209,23 @@ void Segment::Release(std::string_view key, Generation generation, uint64_t offs
     Kill(record);
 }
 
+std::vector<Segment::HeldRange> Segment::Held() const {
+    std::vector<std::shared_ptr<Record>> records;
+    {
+        std::lock_guard lock(mu_);
+        for (const auto& [offset, record] : records_) records.push_back(record);
+    }
+    std::vector<HeldRange> out;
+    for (const auto& r : records) {
+        // A writer holds the lock exclusively until it commits: not readable, not reported.
+        std::shared_lock lock(r->mu, std::try_to_lock);
+        if (lock.owns_lock() && r->alive && r->committed) {
+            out.push_back({r->key, r->generation, r->offset, r->length});
+        }
+    }
+    return out;
+}
+
 void Segment::ReleaseAll() {
     std::map<uint64_t, std::shared_ptr<Record>> all;
     {

@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "core/status.h"
 #include "core/types.h"
@@ -113,6 +114,16 @@ public:
     // Forgets every record (the master no longer knows this node's ranges: it restarted or
     // expired the node).
     void ReleaseAll();
+
+    // The committed records, for re-registering them with a master that forgot them.
+    // Records being written right now are left out (they are not readable yet).
+    struct HeldRange {
+        std::string key;
+        Generation generation;
+        uint64_t offset;
+        uint64_t length;
+    };
+    std::vector<HeldRange> Held() const;
 
 private:
     Segment(std::byte* base, uint64_t capacity) : base_(base), capacity_(capacity) {}

@@ -199,7 +199,8 @@ Result<ObjectInfo> Client::GetReplicaList(std::string_view key) {
     return FromWireInfo(wire);
 }
 
-Status Client::ReadReplicas(const ObjectInfo& info, std::span<std::byte> out) {
+Status Client::ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
+                            Tier* served_from) {
     const ObjectView& v = info.object;
     Status last = Status::NotFound("key " + QuoteKey(v.key) + " has no complete replica");
     for (size_t i = 0; i < v.replicas.size(); ++i) {
@@ -214,12 +215,16 @@ Status Client::ReadReplicas(const ObjectInfo& info, std::span<std::byte> out) {
         uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
         last = transport_->Read(address, r.tier, v.key, v.generation, offset,
                                 out.first(v.size));
-        if (last.ok()) return last;
+        if (last.ok()) {
+            if (served_from != nullptr) *served_from = r.tier;
+            return last;
+        }
     }
     return last;
 }
 
-Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out) {
+Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out,
+                                 Tier* served_from) {
     // A replica can vanish between the replica list and the read (eviction of an unleased
     // copy, a node leaving): the node then refuses it and one fresh list is worth asking for.
     Status last;
@@ -232,7 +237,7 @@ Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out)
                                            " bytes is too small for " + QuoteKey(key) + " (" +
                                            std::to_string(size) + " bytes)");
         }
-        last = ReadReplicas(*info, out);
+        last = ReadReplicas(*info, out, served_from);
         if (last.ok()) return size;
     }
     return last;
@@ -423,6 +428,13 @@ Result<std::vector<TaskView>> Client::Tasks() {
     std::vector<TaskView> out;
     for (const auto& t : wire) out.push_back(rpc::FromWire(t));
     return out;
+}
+
+Result<InvariantReport> Client::CheckInvariants() {
+    rpc::InvariantReport wire;
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.CheckInvariants(wire); }, Idempotent::kYes));
+    return rpc::FromWire(wire);
 }
 
 Result<std::vector<HotKey>> Client::Hot(size_t limit) {

@@ -133,7 +133,9 @@ public:
     Result<std::string> Get(std::string_view key);
     // Reads into `out` (which must hold the whole value) and returns the value's size. If `out`
     // is too small: kInvalidArgument naming the size needed, nothing read.
-    Result<uint64_t> GetInto(std::string_view key, std::span<std::byte> out);
+    // `served_from`, when given, is set to the tier of the replica the bytes came from.
+    Result<uint64_t> GetInto(std::string_view key, std::span<std::byte> out,
+                             Tier* served_from = nullptr);
     // Reads several values with one replica-list round trip; one result per key (each a read,
     // as Get).
     std::vector<Result<std::string>> BatchGet(std::span<const std::string> keys);
@@ -162,6 +164,8 @@ public:
     Result<std::vector<TaskView>> Tasks();
     Result<std::vector<HotKey>> Hot(size_t limit);
     Result<std::string> MetricsText();  // Prometheus text exposition, as /metrics serves it
+    // The master's bookkeeping checked against a walk over everything (quiet store only).
+    Result<InvariantReport> CheckInvariants();
 
     // ---- tuning ----
 
@@ -192,7 +196,8 @@ public:
 
 private:
     Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport);
-    Status ReadReplicas(const ObjectInfo& info, std::span<std::byte> out);
+    Status ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
+                        Tier* served_from = nullptr);
 
     std::unique_ptr<MasterChannel> channel_;
     std::shared_ptr<DataTransport> transport_;

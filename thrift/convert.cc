@@ -188,6 +188,7 @@ NodeSpec ToWire(const mooncake::NodeSpec& spec) {
     out.data_address = spec.data_address;
     out.segment_capacity = static_cast<int64_t>(spec.segment_capacity);
     out.disk_capacity = static_cast<int64_t>(spec.disk_capacity);
+    if (spec.incarnation != 0) out.__set_incarnation(static_cast<int64_t>(spec.incarnation));
     return out;
 }
 
@@ -197,6 +198,7 @@ mooncake::NodeSpec FromWire(const NodeSpec& spec) {
     out.data_address = spec.data_address;
     out.segment_capacity = static_cast<uint64_t>(std::max<int64_t>(0, spec.segment_capacity));
     out.disk_capacity = static_cast<uint64_t>(std::max<int64_t>(0, spec.disk_capacity));
+    if (spec.__isset.incarnation) out.incarnation = static_cast<uint64_t>(spec.incarnation);
     return out;
 }
 
@@ -271,6 +273,49 @@ DiskReplicaReport ToWire(const mooncake::DiskReplicaReport& report) {
 mooncake::DiskReplicaReport FromWire(const DiskReplicaReport& report) {
     return {report.key, static_cast<Generation>(report.generation),
             static_cast<uint64_t>(report.size)};
+}
+
+MemoryReplicaReport ToWire(const mooncake::MemoryReplicaReport& report) {
+    MemoryReplicaReport out;
+    out.key = report.key;
+    out.generation = static_cast<int64_t>(report.generation);
+    out.size = static_cast<int64_t>(report.size);
+    out.offset = static_cast<int64_t>(report.offset);
+    return out;
+}
+
+mooncake::MemoryReplicaReport FromWire(const MemoryReplicaReport& report) {
+    return {report.key, static_cast<Generation>(report.generation),
+            static_cast<uint64_t>(report.size), static_cast<uint64_t>(report.offset)};
+}
+
+InvariantReport ToWire(const mooncake::InvariantReport& r) {
+    InvariantReport out;
+    out.ok = r.ok();
+    out.violations = r.violations;
+    out.objects = static_cast<int64_t>(r.objects);
+    out.dram_used = static_cast<int64_t>(r.dram_used);
+    out.dram_allocated = static_cast<int64_t>(r.dram_allocated);
+    out.pins = static_cast<int64_t>(r.pins);
+    out.source_pins_expected = static_cast<int64_t>(r.source_pins_expected);
+    out.promotion_tasks = static_cast<int64_t>(r.promotion_tasks);
+    out.offload_tasks = static_cast<int64_t>(r.offload_tasks);
+    return out;
+}
+
+mooncake::InvariantReport FromWire(const InvariantReport& r) {
+    mooncake::InvariantReport out;
+    out.violations = r.violations;
+    // A peer that says "not ok" without saying why still fails the check.
+    if (!r.ok && out.violations.empty()) out.violations.push_back("master reported a violation");
+    out.objects = static_cast<uint64_t>(r.objects);
+    out.dram_used = static_cast<uint64_t>(r.dram_used);
+    out.dram_allocated = static_cast<uint64_t>(r.dram_allocated);
+    out.pins = static_cast<uint64_t>(r.pins);
+    out.source_pins_expected = static_cast<uint64_t>(r.source_pins_expected);
+    out.promotion_tasks = static_cast<uint64_t>(r.promotion_tasks);
+    out.offload_tasks = static_cast<uint64_t>(r.offload_tasks);
+    return out;
 }
 
 OffloadTask ToWire(const mooncake::OffloadTask& task) {

@@ -120,6 +120,9 @@ struct NodeSpec {
   2: string data_address,
   3: i64 segment_capacity,
   4: i64 disk_capacity,
+  // Random per node process (absent or 0 from older nodes): a new one under a live name
+  // replaces that registration at once; the same one gets its registration back.
+  5: optional i64 incarnation,
 }
 
 struct NodeInfo {
@@ -153,6 +156,14 @@ struct DiskReplicaReport {
   1: binary key,
   2: i64 generation,
   3: i64 size,
+}
+
+// A committed range of a node's DRAM segment, from the node's own range table.
+struct MemoryReplicaReport {
+  1: binary key,
+  2: i64 generation,
+  3: i64 size,
+  4: i64 offset,
 }
 
 struct OffloadTask {
@@ -218,6 +229,19 @@ struct KnobAssignment {
   2: string value,
 }
 
+// MasterService.CheckInvariants: the master's bookkeeping against a walk over everything.
+struct InvariantReport {
+  1: bool ok,
+  2: list<string> violations,
+  3: i64 objects,
+  4: i64 dram_used,             // the segment allocators' view
+  5: i64 dram_allocated,        // sum of live MEMORY replicas and staging ranges
+  6: i64 pins,
+  7: i64 source_pins_expected,  // one per task in flight
+  8: i64 promotion_tasks,
+  9: i64 offload_tasks,
+}
+
 enum ManualOutcome { QUEUED = 0, DONE = 1, ALREADY_THERE = 2, IN_FLIGHT = 3 }
 
 struct ManualResult {
@@ -260,6 +284,9 @@ service MasterService {
   void UnregisterNode(1: i64 node) throws (1: StoreError error),
   list<Outcome> RegisterDiskReplicas(1: i64 node, 2: list<DiskReplicaReport> reports)
       throws (1: StoreError error),
+  // After the master restarted (or expired the node): the node's DRAM ranges, served again.
+  list<Outcome> RegisterMemoryReplicas(1: i64 node, 2: list<MemoryReplicaReport> reports)
+      throws (1: StoreError error),
   void ReportDiskReplicaDropped(1: i64 node, 2: binary key, 3: i64 generation)
       throws (1: StoreError error),
   // Long-polls: return as soon as work exists, or after wait_ms with an empty list.
@@ -294,6 +321,8 @@ service MasterService {
   list<ManualResult> Promote(1: list<binary> keys, 2: bool force) throws (1: StoreError error),
   list<ManualResult> Offload(1: list<binary> keys) throws (1: StoreError error),
   list<ManualResult> Evict(1: list<binary> keys) throws (1: StoreError error),
+  // Consistency check (what `mooncakectl check` prints). Meaningful when the store is quiet.
+  InvariantReport CheckInvariants() throws (1: StoreError error),
 }
 
 struct NodeStatus {

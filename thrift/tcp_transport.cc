@@ -1,4 +1,5 @@
 // TCP DataTransport: one request/response exchange per call on a pooled connection.
+#include <poll.h>
 #include <sys/uio.h>
 
 #include <map>
@@ -54,15 +55,18 @@ private:
         MC_RETURN_IF_ERROR(ValidateKey(key));
         for (int attempt = 0;; ++attempt) {
             bool pooled = false;
-            auto conn = Checkout(address, &pooled);
+            auto conn = Checkout(address, &pooled, /*fresh=*/attempt > 0);
             if (!conn.ok()) return conn.status();
             ExchangeResult r = Exchange(conn->get(), h, key, payload, out);
             if (r.transport.ok()) {
                 if (r.reusable) Return(address, std::move(*conn));
                 return r.server;
             }
-            // A pooled connection may have been closed by the peer while idle: retry once.
+            // A pooled connection may have been closed by the peer while idle: retry once, on
+            // a new connection. The other idle ones to that peer are dropped too: when it has
+            // restarted they are all dead, and a retry on one of them would fail the same way.
             if (!pooled || attempt > 0) return r.transport;
+            DropIdle(address);
         }
     }
 
@@ -110,13 +114,16 @@ private:
         return {Status::Ok(), Status::Ok()};
     }
 
-    Result<net::Fd> Checkout(std::string_view address, bool* pooled) {
-        {
+    Result<net::Fd> Checkout(std::string_view address, bool* pooled, bool fresh) {
+        if (!fresh) {
             std::lock_guard lock(mu_);
             auto it = idle_.find(address);
-            if (it != idle_.end() && !it->second.empty()) {
+            while (it != idle_.end() && !it->second.empty()) {
                 net::Fd fd = std::move(it->second.back());
                 it->second.pop_back();
+                // An idle connection has nothing to read: readable means the peer closed it.
+                pollfd pfd{fd.get(), POLLIN, 0};
+                if (::poll(&pfd, 1, 0) != 0) continue;
                 *pooled = true;
                 return fd;
             }
@@ -134,6 +141,12 @@ private:
         if (!r.transport.ok()) return r.transport;
         if (!r.server.ok()) return r.server;
         return std::move(*fd);
+    }
+
+    void DropIdle(std::string_view address) {
+        std::lock_guard lock(mu_);
+        auto it = idle_.find(address);
+        if (it != idle_.end()) it->second.clear();
     }
 
     void Return(std::string_view address, net::Fd fd) {

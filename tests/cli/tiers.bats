@@ -187,3 +187,15 @@ disk_only_key() {
     [ "$status" -eq 0 ]
     [[ "${lines[0]}" =~ ^KIND\ +KEY ]]
 }
+
+@test "check: the books balance after all the moves, in text and JSON" {
+    # Tasks may still be finishing; the check counts them, it does not wait for them.
+    wait_until '[ "$("$CTL" --json check | jq ".promotion_tasks + .offload_tasks")" = 0 ]'
+    run "$CTL" check
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "consistent" ]
+    run "$CTL" --json check
+    [ "$status" -eq 0 ]
+    [ "$(jq -c '[.ok, .violations, .pins, (.dram_used == .dram_allocated)]' <<<"$output")" = '[true,[],0,true]' ]
+    [ "$(jq '.objects' <<<"$output")" -gt 0 ]
+}

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <cmath>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "tests/test_time_scale.h"
 
 namespace mooncake::test {
 
@@ -54,6 +56,13 @@ Daemon::Daemon(std::string name, std::vector<std::string> args, const TempDir& d
 
 Daemon::~Daemon() {
     if (running()) Stop(SIGTERM);
+    // Under scripts/sanitize.sh a daemon's UBSan report only reaches its stderr (this log),
+    // whatever the test did with its exit status: it fails the test that ran the daemon.
+    std::string own_log = Log();
+    if (own_log.find("runtime error:") != std::string::npos ||
+        own_log.find("Sanitizer") != std::string::npos) {
+        ADD_FAILURE() << name_ << " reported a sanitizer finding (log below)";
+    }
     if (::testing::Test::HasFailure()) {
         std::string log = Log();
         if (log.size() > 8000) log = "...\n" + log.substr(log.size() - 8000);
@@ -61,10 +70,38 @@ Daemon::~Daemon() {
     }
 }
 
+void Daemon::SetEnv(const std::string& name, const std::string& value) {
+    for (auto& [n, v] : env_) {
+        if (n == name) {
+            v = value;
+            return;
+        }
+    }
+    env_.emplace_back(name, value);
+}
+
 bool Daemon::Start() {
     std::vector<std::string> argv = prefix_;
-    argv.push_back(MooncakedPath());
+    argv.push_back(binary_.empty() ? MooncakedPath() : binary_);
     argv.insert(argv.end(), args_.begin(), args_.end());
+    // Built before fork: the child only execs.
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        std::string entry = *e;
+        std::string name = entry.substr(0, entry.find('='));
+        bool overridden = false;
+        for (const auto& kv : env_) overridden = overridden || kv.first == name;
+        if (!overridden) env.push_back(std::move(entry));
+    }
+    for (const auto& [n, v] : env_) {
+        if (!v.empty()) env.push_back(n + "=" + v);
+    }
+    std::vector<char*> cenv;
+    for (auto& e : env) cenv.push_back(e.data());
+    cenv.push_back(nullptr);
     pid_ = ::fork();
     if (pid_ == 0) {
         int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -72,10 +109,7 @@ bool Daemon::Start() {
         ::dup2(fd, 2);
         // Die with the test: a crashed test must not leave daemons behind.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        std::vector<char*> cargv;
-        for (auto& a : argv) cargv.push_back(a.data());
-        cargv.push_back(nullptr);
-        ::execvp(cargv[0], cargv.data());
+        ::execvpe(cargv[0], cargv.data(), cenv.data());
         ::_exit(127);
     }
     return pid_ > 0;
@@ -116,7 +150,7 @@ std::string Daemon::Log() const {
 }
 
 bool WaitFor(const std::function<bool()>& ready, std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto deadline = std::chrono::steady_clock::now() + Scaled(timeout);
     while (std::chrono::steady_clock::now() < deadline) {
         if (ready()) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -215,6 +249,8 @@ Cluster::NodeProcess& Cluster::AddNode(const std::string& dram, bool with_disk,
     }
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     node->daemon = std::make_unique<Daemon>("node" + std::to_string(nodes.size()), args, dir);
+    if (!node_binary.empty()) node->daemon->UseBinary(node_binary);
+    for (const auto& [n, v] : node_env) node->daemon->SetEnv(n, v);
     node->daemon->Start();
     nodes.push_back(std::move(node));
     return *nodes.back();
@@ -236,6 +272,50 @@ NodeId Cluster::IdOf(const NodeProcess& node) {
         if (n.spec.name == node.name) return n.id;
     }
     return kNoNode;
+}
+
+bool Shell(const std::string& cmd) {
+    return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+Topology::Topology(int namespaces) {
+    std::string id = std::to_string(::getpid() % 100000);
+    subnet_ = "10.231." + std::to_string(::getpid() % 250 + 1) + ".";
+    bridge_ = "mcb" + id;
+    ok_ = Shell("ip link add " + bridge_ + " type bridge") &&
+          Shell("ip addr add " + subnet_ + "1/24 dev " + bridge_) &&
+          Shell("ip link set " + bridge_ + " up");
+    for (int i = 0; ok_ && i < namespaces; ++i) {
+        std::string ns = "mc" + id + static_cast<char>('a' + i);
+        std::string veth = "mcv" + id + static_cast<char>('a' + i);
+        std::string peer = "mcp" + id + static_cast<char>('a' + i);
+        std::string ip = subnet_ + std::to_string(i + 2);
+        namespaces_.push_back(ns);
+        veths_.push_back(veth);
+        peers_.push_back(peer);
+        ips_.push_back(ip);
+        ok_ = Shell("ip netns add " + ns) &&
+              Shell("ip link add " + veth + " type veth peer name " + peer) &&
+              Shell("ip link set " + peer + " netns " + ns) &&
+              Shell("ip link set " + veth + " master " + bridge_ + " up") &&
+              Shell("ip netns exec " + ns + " ip addr add " + ip + "/24 dev " + peer) &&
+              Shell("ip netns exec " + ns + " ip link set " + peer + " up") &&
+              Shell("ip netns exec " + ns + " ip link set lo up");
+    }
+    // Reachability from here to every namespace (a firewall may block bridged traffic).
+    for (size_t i = 0; ok_ && i < ips_.size(); ++i) {
+        ok_ = Shell("ping -c1 -W2 " + ips_[i]) || !Shell("command -v ping");
+    }
+}
+
+Topology::~Topology() {
+    for (const auto& v : veths_) Shell("ip link del " + v);
+    for (const auto& ns : namespaces_) Shell("ip netns del " + ns);
+    Shell("ip link del " + bridge_);
+}
+
+bool Topology::SetLink(int i, bool up) const {
+    return Shell("ip netns exec " + ns(i) + " ip link set " + peers_[i] + (up ? " up" : " down"));
 }
 
 }  // namespace mooncake::test

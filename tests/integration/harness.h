@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "thrift/client.h"
@@ -45,6 +46,11 @@ public:
     Daemon(const Daemon&) = delete;
     Daemon& operator=(const Daemon&) = delete;
 
+    // Before Start: run `path` instead of MooncakedPath() (e.g. the fault-injection build),
+    // and set NAME=VALUE in the child's environment (an empty value unsets NAME).
+    void UseBinary(std::string path) { binary_ = std::move(path); }
+    void SetEnv(const std::string& name, const std::string& value);
+
     bool Start();                // fork + exec; false if exec failed at once
     int Stop(int signal = 15);   // signal, wait up to 10 s (then SIGKILL); returns exit status
     void Kill() { Stop(9); }
@@ -58,6 +64,8 @@ private:
     std::string name_;
     std::vector<std::string> args_;
     std::vector<std::string> prefix_;
+    std::string binary_;  // empty: MooncakedPath()
+    std::vector<std::pair<std::string, std::string>> env_;
     std::string log_path_;
     pid_t pid_ = -1;
 };
@@ -113,11 +121,42 @@ public:
     // The master's id for a node (kNoNode if not live).
     NodeId IdOf(const NodeProcess& node);
 
+    // Binary and extra environment of the nodes AddNode starts from now on (fault tests).
+    std::string node_binary;  // empty: MooncakedPath()
+    std::vector<std::pair<std::string, std::string>> node_env;
+
     TempDir dir;
     std::string master_address;
     std::unique_ptr<Daemon> master;
     std::unique_ptr<Client> client;
     std::vector<std::unique_ptr<NodeProcess>> nodes;
+};
+
+// Runs `cmd` with /bin/sh, output discarded; true when it exits 0.
+bool Shell(const std::string& cmd);
+
+// Network namespaces joined by a bridge in the test's own namespace (where the client runs):
+// one veth per namespace, addresses 10.231.<n>.{1 bridge, 2.. namespaces}. Needs root; ok()
+// is false when it cannot be built here (tests skip then). Torn down on destruction.
+class Topology {
+public:
+    explicit Topology(int namespaces);
+    ~Topology();
+    Topology(const Topology&) = delete;
+    Topology& operator=(const Topology&) = delete;
+    bool ok() const { return ok_; }
+    const std::string& ns(int i) const { return namespaces_[i]; }
+    const std::string& ip(int i) const { return ips_[i]; }
+    // The prefix that runs a command inside namespace i (Daemon's `prefix`).
+    std::vector<std::string> Exec(int i) const { return {"ip", "netns", "exec", ns(i)}; }
+    // Cuts (false) or heals (true) namespace i's link to the bridge: `ip link set down|up`
+    // on its veth inside the namespace.
+    bool SetLink(int i, bool up) const;
+
+private:
+    bool ok_ = false;
+    std::string subnet_, bridge_;
+    std::vector<std::string> namespaces_, veths_, peers_, ips_;
 };
 
 }  // namespace mooncake::test

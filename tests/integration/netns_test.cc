@@ -11,57 +11,6 @@
 namespace mooncake::test {
 namespace {
 
-bool Shell(const std::string& cmd) {
-    return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-// A bridge with one veth per namespace; addresses 10.231.<n>.{1 bridge, 2.. namespaces}.
-class Topology {
-public:
-    explicit Topology(int namespaces) {
-        std::string id = std::to_string(::getpid() % 100000);
-        subnet_ = "10.231." + std::to_string(::getpid() % 250 + 1) + ".";
-        bridge_ = "mcb" + id;
-        ok_ = Shell("ip link add " + bridge_ + " type bridge") &&
-              Shell("ip addr add " + subnet_ + "1/24 dev " + bridge_) &&
-              Shell("ip link set " + bridge_ + " up");
-        for (int i = 0; ok_ && i < namespaces; ++i) {
-            std::string ns = "mc" + id + static_cast<char>('a' + i);
-            std::string veth = "mcv" + id + static_cast<char>('a' + i);
-            std::string peer = "mcp" + id + static_cast<char>('a' + i);
-            std::string ip = subnet_ + std::to_string(i + 2);
-            namespaces_.push_back(ns);
-            veths_.push_back(veth);
-            ips_.push_back(ip);
-            ok_ = Shell("ip netns add " + ns) &&
-                  Shell("ip link add " + veth + " type veth peer name " + peer) &&
-                  Shell("ip link set " + peer + " netns " + ns) &&
-                  Shell("ip link set " + veth + " master " + bridge_ + " up") &&
-                  Shell("ip netns exec " + ns + " ip addr add " + ip + "/24 dev " + peer) &&
-                  Shell("ip netns exec " + ns + " ip link set " + peer + " up") &&
-                  Shell("ip netns exec " + ns + " ip link set lo up");
-        }
-        // Reachability from here to every namespace (a firewall may block bridged traffic).
-        for (size_t i = 0; ok_ && i < ips_.size(); ++i) {
-            ok_ = Shell("ping -c1 -W2 " + ips_[i]) || !Shell("command -v ping");
-        }
-    }
-    ~Topology() {
-        for (const auto& v : veths_) Shell("ip link del " + v);
-        for (const auto& ns : namespaces_) Shell("ip netns del " + ns);
-        Shell("ip link del " + bridge_);
-    }
-    bool ok() const { return ok_; }
-    const std::string& ns(int i) const { return namespaces_[i]; }
-    const std::string& ip(int i) const { return ips_[i]; }
-    std::vector<std::string> Exec(int i) const { return {"ip", "netns", "exec", ns(i)}; }
-
-private:
-    bool ok_ = false;
-    std::string subnet_, bridge_;
-    std::vector<std::string> namespaces_, veths_, ips_;
-};
-
 TEST(NetnsTest, MasterAndNodesInSeparateNamespaces) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root for ip netns";
     if (!Shell("command -v ip")) GTEST_SKIP() << "iproute2 not installed";

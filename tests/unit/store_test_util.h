@@ -137,6 +137,11 @@ public:  // tests drive the fixture from helper functions too
 
     // DRAM used = sum of live allocations; pins and tasks as expected; the funnel holds.
     void ExpectInvariants(uint64_t expected_pins = 0, uint64_t expected_tasks = 0) {
+        // The store's own check (what `mooncakectl check` runs) must agree with the walk here.
+        InvariantReport report = store().CheckInvariants();
+        std::string violations;
+        for (const std::string& v : report.violations) violations += "\n  " + v;
+        EXPECT_TRUE(report.ok()) << "CheckInvariants:" << violations;
         MasterStore::Totals t = store().ComputeTotals();
         EXPECT_EQ(t.dram_used, t.dram_allocated);
         EXPECT_EQ(t.pins, expected_pins);

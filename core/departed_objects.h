@@ -1,0 +1,47 @@
+// DepartedObjects: objects the master forgot only because the node holding their last replica
+// left (expired, partitioned, crashed, or unregistered), by key and generation.
+//
+// A node that comes back with those bytes (in its DRAM segment or on its LOCAL_DISK) may claim
+// them again (core/store_rejoin.cc); anything else an unknown key's report says was removed
+// while the node was away, and the node deletes it. So a partition or a node restart loses
+// nothing, and a key removed meanwhile does not come back. An entry is forgotten when its key
+// is put again or removed, when it is claimed, and beyond kMaxEntries (oldest first).
+//
+// Thread-safety: all methods may be called from any thread; one mutex, a leaf in the store's
+// lock order (held under a shard lock, never the other way round).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/types.h"
+
+namespace mooncake {
+
+class DepartedObjects {
+public:
+    // Bounds memory after a large node leaves for good: a node holding more departed objects
+    // than this gets the oldest refused when it comes back (they read as removed).
+    static constexpr size_t kMaxEntries = size_t{1} << 21;
+
+    void Add(const std::string& key, Generation generation);
+    // True, and forgets the entry, when `key` departed with exactly `generation`.
+    bool Take(std::string_view key, Generation generation);
+    void Forget(std::string_view key);
+    void ForgetPrefix(std::string_view prefix);
+    size_t size() const { return size_.load(std::memory_order_relaxed); }
+
+private:
+    mutable std::mutex mu_;
+    std::unordered_map<std::string, Generation> by_key_;  // GUARDED_BY(mu_)
+    // Insertion order for trimming; may name keys already forgotten (skipped then).
+    std::deque<std::pair<std::string, Generation>> order_;  // GUARDED_BY(mu_)
+    std::atomic<size_t> size_{0};
+};
+
+}  // namespace mooncake

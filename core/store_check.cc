@@ -1,0 +1,170 @@
+// MasterStore::CheckInvariants: the bookkeeping the store keeps incrementally, recomputed by a
+// walk over every object and node. A fault test (or an operator, `mooncakectl check`) runs it
+// after crashes and restarts: any drift here is a leak (DRAM that nobody can free, a pin that
+// keeps a source on disk forever) or a lost task.
+#include <map>
+
+#include "core/master_store.h"
+#include "core/store_internals.h"
+
+namespace mooncake {
+namespace {
+
+struct NodeTally {
+    uint64_t segment_bytes = 0;  // MEMORY replicas and staging ranges in this node's segment
+    uint64_t memory_objects = 0;
+    uint64_t disk_objects = 0;
+    uint64_t disk_bytes = 0;
+};
+
+std::string Num(double v) { return std::to_string(static_cast<long long>(v)); }
+
+}  // namespace
+
+MasterStore::Totals MasterStore::ComputeTotals() const {
+    Totals totals;
+    (void)Walk(totals);
+    return totals;
+}
+
+InvariantReport MasterStore::CheckInvariants() const {
+    Totals totals;
+    return Walk(totals);
+}
+
+InvariantReport MasterStore::Walk(Totals& t) const {
+    InvariantReport report;
+    auto fail = [&report](std::string what) { report.violations.push_back(std::move(what)); };
+
+    std::map<NodeId, NodeTally> tally;
+    uint64_t memory_objects = 0;
+    t.dram_capacity = in_->DramCapacity();
+    t.dram_used = in_->DramUsed();
+    for (Shard& shard : in_->shards) {
+        std::lock_guard lock(shard.mu);
+        for (auto& [key, meta] : shard.objects) {
+            ++t.objects;
+            const uint64_t rounded = SegmentAllocator::RoundUp(meta.size);
+            uint64_t pins = 0;
+            for (const Replica& r : meta.replicas) {
+                pins += r.pins;
+                NodeTally& n = tally[r.node];
+                if (r.tier == Tier::kMemory) {
+                    t.dram_allocated += rounded;
+                    n.segment_bytes += rounded;
+                    if (r.state == ReplicaState::kComplete) ++n.memory_objects;
+                } else if (r.state == ReplicaState::kComplete) {
+                    ++n.disk_objects;
+                    n.disk_bytes += meta.size;
+                }
+            }
+            memory_objects += meta.HasComplete(Tier::kMemory);
+            t.pins += pins;
+            // Each task in flight pins exactly its source; nothing else pins.
+            uint64_t expected_pins = 0;
+            if (meta.promotion) {
+                ++t.promotion_tasks;
+                t.promotion_in_flight_bytes += meta.size;
+                if (meta.promotion->staging) {
+                    t.dram_allocated += rounded;
+                    tally[meta.promotion->staging->node].segment_bytes += rounded;
+                }
+                if (meta.HasComplete(Tier::kLocalDisk)) {
+                    ++expected_pins;
+                } else {
+                    fail("promotion of " + QuoteKey(key) + " has no LOCAL_DISK source");
+                }
+            }
+            if (meta.offload) {
+                ++t.offload_tasks;
+                if (meta.HasComplete(Tier::kMemory)) {
+                    ++expected_pins;
+                } else {
+                    fail("offload of " + QuoteKey(key) + " has no MEMORY source");
+                }
+            }
+            report.source_pins_expected += expected_pins;
+            if (pins != expected_pins) {
+                fail(QuoteKey(key) + " has " + std::to_string(pins) + " pins but " +
+                     std::to_string(expected_pins) + " tasks using it as a source");
+            }
+        }
+    }
+
+    if (t.dram_used != t.dram_allocated) {
+        fail("DRAM used " + std::to_string(t.dram_used) + " != sum of live allocations " +
+             std::to_string(t.dram_allocated));
+    }
+    for (const auto& node : in_->AllNodes()) {
+        NodeTally n = tally[node->id];
+        uint64_t used;
+        {
+            std::lock_guard lock(node->segment_mu);
+            used = node->segment.used();
+        }
+        const std::string who = "node " + std::to_string(node->id) + " ('" + node->spec.name + "')";
+        if (used != n.segment_bytes) {
+            fail(who + " segment used " + std::to_string(used) + " != its allocations " +
+                 std::to_string(n.segment_bytes));
+        }
+        if (node->memory_objects.load() != n.memory_objects) {
+            fail(who + " counts " + std::to_string(node->memory_objects.load()) +
+                 " MEMORY objects, walk finds " + std::to_string(n.memory_objects));
+        }
+        if (node->disk_objects.load() != n.disk_objects || node->disk_used.load() != n.disk_bytes) {
+            fail(who + " counts " + std::to_string(node->disk_objects.load()) + " disk objects / " +
+                 std::to_string(node->disk_used.load()) + " bytes, walk finds " +
+                 std::to_string(n.disk_objects) + " / " + std::to_string(n.disk_bytes));
+        }
+        tally.erase(node->id);
+    }
+    for (const auto& [id, n] : tally) {
+        if (n.segment_bytes + n.disk_objects + n.memory_objects > 0) {
+            fail("replicas on node " + std::to_string(id) + ", which is not live");
+        }
+    }
+
+    const StoreMetrics& m = in_->m;
+    const double promotion_ended = m.promotion_completed.Value() + m.promotion_failed_alloc.Value() +
+                                   m.promotion_failed_io.Value() + m.promotion_cancelled.Value() +
+                                   m.promotion_expired.Value();
+    if (m.promotion_queued.Value() != promotion_ended + m.promotion_in_flight.Value()) {
+        fail("promotion funnel: queued " + Num(m.promotion_queued.Value()) + " != ended " +
+             Num(promotion_ended) + " + in flight " + Num(m.promotion_in_flight.Value()));
+    }
+    if (m.promotion_in_flight.Value() != static_cast<double>(t.promotion_tasks)) {
+        fail("promotion_in_flight " + Num(m.promotion_in_flight.Value()) + " != tasks " +
+             std::to_string(t.promotion_tasks));
+    }
+    const double offload_ended = m.offload_completed.Value() + m.offload_failed.Value() +
+                                 m.offload_cancelled.Value();
+    if (m.offload_queued.Value() != offload_ended + m.offload_in_flight.Value()) {
+        fail("offload funnel: queued " + Num(m.offload_queued.Value()) + " != ended " +
+             Num(offload_ended) + " + in flight " + Num(m.offload_in_flight.Value()));
+    }
+    if (m.offload_in_flight.Value() != static_cast<double>(t.offload_tasks)) {
+        fail("offload_in_flight " + Num(m.offload_in_flight.Value()) + " != tasks " +
+             std::to_string(t.offload_tasks));
+    }
+    if (in_->promotion_in_flight_bytes.load() != t.promotion_in_flight_bytes) {
+        fail("promotion bytes in flight " + std::to_string(in_->promotion_in_flight_bytes.load()) +
+             " != walk " + std::to_string(t.promotion_in_flight_bytes));
+    }
+    if (in_->live_objects.load() != t.objects) {
+        fail("objects gauge " + std::to_string(in_->live_objects.load()) + " != walk " +
+             std::to_string(t.objects));
+    }
+    if (in_->memory_objects.load() != memory_objects) {
+        fail("memory_objects gauge " + std::to_string(in_->memory_objects.load()) + " != walk " +
+             std::to_string(memory_objects));
+    }
+    report.objects = t.objects;
+    report.dram_used = t.dram_used;
+    report.dram_allocated = t.dram_allocated;
+    report.pins = t.pins;
+    report.promotion_tasks = t.promotion_tasks;
+    report.offload_tasks = t.offload_tasks;
+    return report;
+}
+
+}  // namespace mooncake

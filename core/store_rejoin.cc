@@ -1,0 +1,138 @@
+// What a node that registers again reports holding: the LOCAL_DISK records of its disk store
+// and the committed ranges of its DRAM segment, each by key and generation.
+//
+// It registers again after the master restarted (the master lost all metadata), after the
+// master expired it (a partition, a stall), or after the node itself restarted (its disk
+// survives; its DRAM does not). Each report is one of:
+//   - a key the master knows with the same generation and size: the replica is added back
+//     (unless that tier already has a COMPLETE replica elsewhere);
+//   - a key the master knows with another generation: StaleGeneration, the node deletes it;
+//   - a key the master does not know: adopted when this is the first registration of the
+//     node's name in the master's lifetime (the master restarted) or when the object left
+//     with this node (DepartedObjects); otherwise it was removed while the node was away:
+//     NotFound, the node deletes it.
+#include "core/store_internals.h"
+
+namespace mooncake {
+namespace {
+
+Status ValidateReport(std::string_view key, Generation generation, uint64_t size) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    if (size == 0 || generation == kNoGeneration) {
+        return Status::InvalidArgument("size and generation must be non-zero");
+    }
+    return Status::Ok();
+}
+
+// The object a report refers to, created if the node may adopt it. Shard lock held.
+Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& node,
+                          const std::string& key, Generation generation, uint64_t size) {
+    auto it = shard.objects.find(key);
+    if (it != shard.objects.end()) {
+        ObjectMeta& meta = it->second;
+        if (meta.generation != generation || meta.size != size) {
+            return Status::StaleGeneration("the master holds another incarnation of " +
+                                           QuoteKey(key) + "; delete this copy");
+        }
+        return &meta;
+    }
+    if (!node.first_of_name && !in.departed.Take(key, generation)) {
+        return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
+                                "' was away; delete this copy");
+    }
+    auto [created, inserted] = shard.objects.try_emplace(key);
+    ObjectMeta& meta = created->second;
+    meta.key = &created->first;
+    meta.generation = generation;
+    meta.size = size;
+    meta.hash = AdmissionSketch::Hash(key);
+    in.live_objects.fetch_add(1, std::memory_order_relaxed);
+    return &meta;
+}
+
+// An object created by Claim that got no replica after all must not stay behind.
+void EraseIfEmpty(StoreInternals& in, Shard& shard, ObjectMeta& meta) {
+    if (meta.replicas.empty() && !meta.promotion && !meta.offload) in.EraseObject(shard, meta);
+}
+
+// One Status per report: validated, claimed under the key's shard lock, then handed to
+// `add(shard, meta, report)`, which adds the tier's replica or says why not (an object that
+// Claim created for a refused report is erased again).
+template <typename Report, typename Add>
+std::vector<Status> ForEachClaim(StoreInternals& in, const NodeState& node,
+                                 std::span<const Report> reports, Add add) {
+    std::vector<Status> out;
+    out.reserve(reports.size());
+    for (const Report& report : reports) {
+        Status st = ValidateReport(report.key, report.generation, report.size);
+        if (st.ok()) {
+            Shard& shard = in.ShardFor(report.key);
+            std::lock_guard lock(shard.mu);
+            Result<ObjectMeta*> claimed =
+                Claim(in, shard, node, report.key, report.generation, report.size);
+            st = claimed.ok() ? add(shard, **claimed, report) : claimed.status();
+            if (claimed.ok() && !st.ok()) EraseIfEmpty(in, shard, **claimed);
+        }
+        out.push_back(std::move(st));
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<std::vector<Status>> MasterStore::RegisterDiskReplicas(
+    NodeId node_id, std::span<const DiskReplicaReport> reports) {
+    auto node = in_->GetNode(node_id);
+    if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
+    if (!node->has_disk()) return Status::InvalidArgument("node has no LOCAL_DISK tier");
+    return ForEachClaim(*in_, *node, reports,
+                        [&](Shard&, ObjectMeta& meta, const DiskReplicaReport& report) {
+        const Replica* disk = meta.Find(Tier::kLocalDisk, ReplicaState::kComplete);
+        if (disk != nullptr && disk->node != node_id) {
+            return Status::AlreadyExists(QuoteKey(report.key) +
+                                         " is already on another node's disk");
+        }
+        if (disk == nullptr) {
+            meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
+            node->disk_used.fetch_add(meta.size);
+            node->disk_objects.fetch_add(1);
+        }
+        return Status::Ok();
+    });
+}
+
+Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
+    NodeId node_id, std::span<const MemoryReplicaReport> reports) {
+    auto node = in_->GetNode(node_id);
+    if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
+    return ForEachClaim(*in_, *node, reports,
+                        [&](Shard& shard, ObjectMeta& meta, const MemoryReplicaReport& report) {
+        // Reported again (a registration retried after a lost reply): it is there already.
+        const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+        if (mem != nullptr && mem->node == node_id && mem->offset == report.offset) {
+            return Status::Ok();
+        }
+        // One MEMORY replica per object: a put or promotion in flight, or a copy elsewhere,
+        // already owns the tier.
+        bool has_memory = meta.promotion && meta.promotion->staging;
+        for (const Replica& r : meta.replicas) has_memory = has_memory || r.tier == Tier::kMemory;
+        if (has_memory) return Status::AlreadyExists(QuoteKey(report.key) + " is already in MEMORY");
+        bool placed;
+        {
+            std::lock_guard segment_lock(node->segment_mu);
+            placed = node->segment.AllocateAt(report.offset, report.size);
+        }
+        if (!placed) {
+            return Status::InvalidArgument(
+                "range " + std::to_string(report.offset) + "+" + std::to_string(report.size) +
+                " of " + QuoteKey(report.key) + " is outside the segment or overlaps another");
+        }
+        meta.replicas.push_back(
+            {Tier::kMemory, ReplicaState::kComplete, node_id, report.offset, 0});
+        node->memory_objects.fetch_add(1);
+        in_->LruTouch(shard, meta);
+        return Status::Ok();
+    });
+}
+
+}  // namespace mooncake

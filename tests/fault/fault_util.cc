@@ -1,0 +1,159 @@
+#include "tests/fault/fault_util.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+
+namespace mooncake::test {
+
+std::string FaultDaemonPath() { return MOONCAKED_FAULT_PATH; }
+
+FaultDir::FaultDir(std::string path) : path_(std::move(path)) {
+    std::filesystem::create_directories(path_);
+}
+
+bool FaultDir::Reached(const std::string& point) const {
+    return ::access((path_ + "/" + point + ".reached").c_str(), F_OK) == 0;
+}
+
+bool FaultDir::WaitReached(const std::string& point, std::chrono::milliseconds timeout) const {
+    return WaitFor([&] { return Reached(point); }, timeout);
+}
+
+void FaultDir::Release(const std::string& point) const {
+    std::ofstream(path_ + "/" + point + ".release") << "go\n";
+}
+
+void FaultDir::Hold(const std::string& point) const {
+    std::error_code ec;
+    std::filesystem::remove(path_ + "/" + point + ".release", ec);
+    std::filesystem::remove(path_ + "/" + point + ".reached", ec);
+}
+
+std::vector<std::pair<std::string, std::string>> FaultDir::Env(const std::string& spec) const {
+    return {{"MOONCAKE_FAULTS", spec}, {"MOONCAKE_FAULT_DIR", path_}};
+}
+
+std::vector<WrittenKey> PutKeys(Client& client, const std::string& prefix, size_t n, size_t size,
+                                uint64_t seed_base) {
+    std::vector<WrittenKey> out;
+    for (size_t i = 0; i < n; ++i) {
+        WrittenKey k{prefix + std::to_string(i), seed_base + i, size, true};
+        Status st = client.Put(k.key, Pattern(k.seed, k.size));
+        EXPECT_TRUE(st.ok()) << k.key << ": " << st.ToString();
+        out.push_back(std::move(k));
+    }
+    return out;
+}
+
+std::vector<std::string> Names(const std::vector<WrittenKey>& keys) {
+    std::vector<std::string> out;
+    for (const WrittenKey& k : keys) out.push_back(k.key);
+    return out;
+}
+
+bool DiskOnly(const ObjectInfo& info) {
+    return HasTier(info, Tier::kLocalDisk) && !HasTier(info, Tier::kMemory);
+}
+
+bool WaitAllStat(Client& client, const std::vector<std::string>& keys,
+                 const std::function<bool(const ObjectInfo&)>& pred,
+                 std::chrono::milliseconds timeout) {
+    return WaitFor(
+        [&] {
+            for (const std::string& k : keys) {
+                auto info = client.Stat(k);
+                if (!info.ok() || !pred(*info)) return false;
+            }
+            return true;
+        },
+        timeout);
+}
+
+void ExpectAfterLosing(Client& client, std::vector<WrittenKey>& keys, NodeId lost, bool keep_disk) {
+    for (WrittenKey& k : keys) {
+        auto info = client.Stat(k.key);
+        k.survives = false;
+        if (!info.ok()) {
+            EXPECT_TRUE(info.status().Is(StatusCode::kNotFound)) << info.status().ToString();
+            continue;
+        }
+        for (const ReplicaDesc& r : info->object.replicas) {
+            if (r.state != ReplicaState::kComplete) continue;
+            if (r.node != lost || (keep_disk && r.tier == Tier::kLocalDisk)) k.survives = true;
+        }
+    }
+}
+
+namespace {
+
+std::string Describe(const InvariantReport& r) {
+    std::ostringstream out;
+    out << "objects " << r.objects << ", DRAM used " << r.dram_used << " / allocated "
+        << r.dram_allocated << ", pins " << r.pins << ", promotion tasks " << r.promotion_tasks
+        << ", offload tasks " << r.offload_tasks;
+    for (const std::string& v : r.violations) out << "\n  violation: " << v;
+    return out.str();
+}
+
+// Clean, nothing pinned, nothing in flight.
+bool Settled(Client& client, std::string* last) {
+    auto report = client.CheckInvariants();
+    if (!report.ok()) {
+        *last = "CheckInvariants: " + report.status().ToString();
+        return false;
+    }
+    *last = Describe(*report);
+    return report->ok() && report->pins == 0 && report->promotion_tasks == 0 &&
+           report->offload_tasks == 0;
+}
+
+}  // namespace
+
+size_t SettleAndCheck(Client& client, const std::vector<WrittenKey>& keys, const std::string& when,
+                      std::chrono::milliseconds settle) {
+    std::string last;
+    EXPECT_TRUE(WaitFor([&] { return Settled(client, &last); }, settle))
+        << when << ": the store did not settle clean within " << settle.count() << " ms: " << last;
+    size_t reads = 0, survived = 0, lost = 0;
+    for (const WrittenKey& k : keys) {
+        auto got = client.Get(k.key);
+        ++reads;
+        if (k.survives) {
+            if (!got.ok()) {
+                ADD_FAILURE() << when << ": " << k.key
+                              << " has a surviving replica but reads: " << got.status().ToString();
+            } else if (*got != Pattern(k.seed, k.size)) {
+                ADD_FAILURE() << when << ": " << k.key << " read back different bytes ("
+                              << got->size() << " bytes, want " << k.size << ")";
+            } else {
+                ++survived;
+            }
+        } else if (got.ok()) {
+            ADD_FAILURE() << when << ": " << k.key << " lost every replica but still reads "
+                          << (*got == Pattern(k.seed, k.size) ? "its bytes" : "OTHER bytes");
+        } else if (got.status().Is(StatusCode::kNotFound)) {
+            ++lost;
+        } else {
+            EXPECT_TRUE(got.status().Is(StatusCode::kNotFound))
+                << when << ": " << k.key << " lost: want NotFound, got " << got.status().ToString();
+        }
+    }
+    EXPECT_TRUE(WaitFor([&] { return Settled(client, &last); }, settle))
+        << when << ": not clean after the reads: " << last;
+    std::printf("[ check    ] %s: %zu/%zu keys read back identical, %zu NotFound as expected\n",
+                when.c_str(), survived, keys.size(), lost);
+    return reads;
+}
+
+void Figures::Print(const std::string& scenario) const {
+    std::printf("[ figures  ] %s: %zu keys x %zu operations survived, %zu faults injected\n",
+                scenario.c_str(), keys, operations, faults);
+}
+
+}  // namespace mooncake::test

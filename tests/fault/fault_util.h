@@ -1,0 +1,77 @@
+// Shared pieces of the fault tests: the fault-injection daemon, the fault-point files, and the
+// check every scenario ends with (SettleAndCheck).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/integration/harness.h"
+
+namespace mooncake::test {
+
+// Path of `mooncaked-fault` (daemon/fault_injection.h points live).
+std::string FaultDaemonPath();
+
+// The directory a fault daemon signals in: `<point>.reached` appears on a hit, a held point
+// goes on once `<point>.release` exists.
+class FaultDir {
+  public:
+    explicit FaultDir(std::string path);
+    const std::string& path() const { return path_; }
+    bool Reached(const std::string& point) const;
+    bool WaitReached(const std::string& point,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;
+    void Release(const std::string& point) const;  // creates <point>.release
+    void Hold(const std::string& point) const;     // removes <point>.release and .reached
+    // The environment a node needs for `spec` ("point=action,...").
+    std::vector<std::pair<std::string, std::string>> Env(const std::string& spec) const;
+
+  private:
+    std::string path_;
+};
+
+// One key a test wrote: its value is Pattern(seed, size).
+struct WrittenKey {
+    std::string key;
+    uint64_t seed = 0;
+    size_t size = 0;
+    bool survives = true;  // expected to read back after the faults (else NotFound)
+};
+
+// Puts `n` keys "<prefix><i>" with Pattern(seed_base + i, size); fails the test on error.
+std::vector<WrittenKey> PutKeys(Client& client, const std::string& prefix, size_t n, size_t size,
+                                uint64_t seed_base);
+std::vector<std::string> Names(const std::vector<WrittenKey>& keys);
+
+// Waits (bounded) until every key of `keys` satisfies `pred` on its Stat.
+bool WaitAllStat(Client& client, const std::vector<std::string>& keys,
+                 const std::function<bool(const ObjectInfo&)>& pred,
+                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
+bool DiskOnly(const ObjectInfo& info);
+
+// Sets `survives` for each key from where its COMPLETE replicas are now: it survives the loss
+// of node `lost` if a replica lives on another node, or (keep_disk) on the lost node's disk.
+// A key the master no longer knows does not survive.
+void ExpectAfterLosing(Client& client, std::vector<WrittenKey>& keys, NodeId lost, bool keep_disk);
+
+// The end of every scenario: waits (at most `settle`) until the master's CheckInvariants is
+// clean with no pins and no promotion or offload task left, then reads every key back: one
+// expected to survive must return exactly its bytes, any other must be NotFound (never other
+// bytes, never a hang). Then checks the invariants once more (reads may start promotions).
+// Records failures with gtest; `when` labels them. Returns the reads it made.
+size_t SettleAndCheck(Client& client, const std::vector<WrittenKey>& keys, const std::string& when,
+                      std::chrono::milliseconds settle = std::chrono::seconds(15));
+
+// Figures a scenario prints and the README quotes.
+struct Figures {
+    size_t keys = 0;        // distinct keys written
+    size_t operations = 0;  // puts, gets, evicts, promotes, offloads issued by the test
+    size_t faults = 0;      // kill -9, held fault points, master/node restarts
+    void Print(const std::string& scenario) const;
+};
+
+}  // namespace mooncake::test

@@ -1,0 +1,191 @@
+// What a node that registers again reports holding (core/store_rejoin.cc): its DRAM ranges and
+// disk records come back after a master restart or after the master expired it, and nothing
+// removed or rewritten meanwhile comes back with them.
+#include "gtest/gtest.h"
+#include "tests/unit/store_test_util.h"
+
+namespace mooncake::testing {
+namespace {
+
+class RejoinTest : public StoreFixture {
+public:
+    // The ranges a node holds, as its segment table would report them.
+    std::vector<MemoryReplicaReport> MemoryOf(NodeId node, const std::vector<std::string>& keys) {
+        std::vector<MemoryReplicaReport> out;
+        for (const std::string& key : keys) {
+            Result<ObjectView> v = store().Stat(key);
+            EXPECT_TRUE(v.ok()) << key;
+            if (!v.ok()) continue;
+            for (const ReplicaDesc& r : v->replicas) {
+                if (r.tier == Tier::kMemory && r.node == node) {
+                    out.push_back({key, v->generation, v->size, r.offset});
+                }
+            }
+        }
+        return out;
+    }
+
+    static std::vector<StatusCode> CodesOf(const Result<std::vector<Status>>& out) {
+        EXPECT_TRUE(out.ok()) << out.status().ToString();
+        std::vector<StatusCode> codes;
+        if (out.ok()) {
+            for (const Status& st : *out) codes.push_back(st.code());
+        }
+        return codes;
+    }
+    std::vector<StatusCode> RegisterMemory(NodeId node,
+                                           const std::vector<MemoryReplicaReport>& reports) {
+        return CodesOf(store().RegisterMemoryReplicas(node, reports));
+    }
+    std::vector<StatusCode> RegisterDisk(NodeId node, const std::vector<DiskReplicaReport>& r) {
+        return CodesOf(store().RegisterDiskReplicas(node, r));
+    }
+
+    // The master loses every node's heartbeat for longer than the TTL.
+    void ExpireAll() {
+        clock_.Advance(std::chrono::seconds(config_.client_live_ttl_sec() + 1));
+        store().ExpireNodes();
+    }
+
+    // A new master process: same config, empty metadata, a later epoch.
+    void RestartMaster() {
+        store_.reset();  // its callback gauges are replaced by the new store's
+        store_ = std::make_unique<MasterStore>(config_, clock_, metrics_, 8);
+    }
+};
+
+using Codes = std::vector<StatusCode>;  // expected outcomes, one per report
+constexpr StatusCode kOk = StatusCode::kOk;
+
+TEST_F(RejoinTest, AfterAMasterRestartDramRangesAreServedAgainAtTheirOffsets) {
+    NodeId a = AddNode("a", 16 * kObject);
+    Put("k1");
+    Put("k2", 3 * kObject);
+    std::vector<MemoryReplicaReport> held = MemoryOf(a, {"k1", "k2"});
+    ASSERT_EQ(held.size(), 2u);
+
+    RestartMaster();
+    NodeId again = AddNode("a", 16 * kObject);
+    EXPECT_EQ(RegisterMemory(again, held), (Codes{kOk, kOk}));
+    for (const MemoryReplicaReport& r : held) {
+        Result<ObjectView> v = store().GetReplicaList(r.key);
+        ASSERT_TRUE(v.ok()) << r.key;
+        EXPECT_EQ(v->generation, r.generation);
+        ASSERT_EQ(v->replicas.size(), 1u);
+        EXPECT_EQ(v->replicas[0].tier, Tier::kMemory);
+        EXPECT_EQ(v->replicas[0].offset, r.offset);
+    }
+    EXPECT_EQ(DramUsed(), 4 * kObject);
+    // Reported again (the node retried after a lost reply): the same answer, nothing doubled.
+    EXPECT_EQ(RegisterMemory(again, held), (Codes{kOk, kOk}));
+    EXPECT_EQ(DramUsed(), 4 * kObject);
+    // New Puts get other ranges, never the adopted ones.
+    Put("k3", 12 * kObject);
+    EXPECT_EQ(Get("k1"), kOk);
+    ExpectInvariants();
+}
+
+TEST_F(RejoinTest, OverlappingOrOutOfRangeReportsAreRefusedAndLeaveNothing) {
+    NodeId a = AddNode("a", 8 * kObject);
+    const Generation g = (uint64_t{3} << 32) | 1;
+    EXPECT_EQ(RegisterMemory(a, {{"x", g, 2 * kObject, 0},
+                                 {"y", g, kObject, kObject},       // overlaps x
+                                 {"z", g, kObject, 8 * kObject},   // past the end
+                                 {"u", g, kObject, 100},           // misaligned
+                                 {"", g, kObject, 4 * kObject}}),  // bad key
+              (Codes{kOk, StatusCode::kInvalidArgument, StatusCode::kInvalidArgument,
+                     StatusCode::kInvalidArgument, StatusCode::kInvalidArgument}));
+    EXPECT_EQ(Get("y"), StatusCode::kNotFound);
+    EXPECT_EQ(Get("z"), StatusCode::kNotFound);
+    EXPECT_EQ(DramUsed(), 2 * kObject);
+    // A second MEMORY copy of a key is refused.
+    EXPECT_EQ(RegisterMemory(a, {{"x", g, 2 * kObject, 4 * kObject}}),
+              (Codes{StatusCode::kAlreadyExists}));
+    ExpectInvariants();
+}
+
+TEST_F(RejoinTest, AnExpiredNodeGetsBackWhatLeftWithItButNothingRemovedOrRewritten) {
+    NodeId a = AddNode("a", 16 * kObject);
+    Put("stays");
+    Put("removed");
+    Put("rewritten");
+    Generation on_disk = PutOnDisk("disk", a);
+    std::vector<MemoryReplicaReport> held = MemoryOf(a, {"stays", "removed", "rewritten"});
+    ASSERT_EQ(held.size(), 3u);
+
+    ExpireAll();  // a partition: the master drops everything a held
+    EXPECT_EQ(Get("stays"), StatusCode::kNotFound);
+    EXPECT_EQ(store().Remove("removed").code(), StatusCode::kNotFound);  // removed meanwhile
+    NodeId b = AddNode("b", 16 * kObject);
+    Put("rewritten", kObject, b);                                       // a new incarnation
+
+    NodeId again = AddNode("a", 16 * kObject);
+    EXPECT_EQ(RegisterMemory(again, held),
+              (Codes{kOk, StatusCode::kNotFound, StatusCode::kStaleGeneration}));
+    EXPECT_EQ(RegisterDisk(again, {{"disk", on_disk, kObject}}), (Codes{kOk}));
+    EXPECT_EQ(Get("stays"), kOk);
+    EXPECT_EQ(Get("disk"), kOk);
+    EXPECT_EQ(TiersOf("disk"), std::vector<Tier>{Tier::kLocalDisk});
+    EXPECT_EQ(Get("removed"), StatusCode::kNotFound);
+    EXPECT_EQ(store().Stat("rewritten")->replicas[0].node, b);
+    // Claimed once: the same report again is now a known key (idempotent for disk).
+    EXPECT_EQ(RegisterDisk(again, {{"disk", on_disk, kObject}}), (Codes{kOk}));
+    ExpectInvariants();
+}
+
+TEST_F(RejoinTest, AKeyPutAndRemovedWhileTheNodeWasAwayDoesNotComeBack) {
+    NodeId a = AddNode("a", 16 * kObject);
+    Generation old = PutOnDisk("k", a);
+    ExpireAll();
+    NodeId b = AddNode("b", 16 * kObject);
+    Put("k", kObject, b);  // forgets the departed incarnation
+    ASSERT_TRUE(store().Remove("k").ok());
+    NodeId again = AddNode("a", 16 * kObject);
+    EXPECT_EQ(RegisterDisk(again, {{"k", old, kObject}}), (Codes{StatusCode::kNotFound}));
+    EXPECT_EQ(Get("k"), StatusCode::kNotFound);
+    ExpectInvariants();
+}
+
+TEST_F(RejoinTest, RemoveByPrefixAlsoForgetsDepartedKeys) {
+    NodeId a = AddNode("a", 16 * kObject);
+    Generation g1 = PutOnDisk("p/1", a);
+    Generation g2 = PutOnDisk("q/1", a);
+    ExpireAll();
+    AddNode("b", 16 * kObject);
+    EXPECT_EQ(store().RemoveByPrefix("p/", false), 0u);
+    NodeId again = AddNode("a", 16 * kObject);
+    EXPECT_EQ(RegisterDisk(again, {{"p/1", g1, kObject}, {"q/1", g2, kObject}}),
+              (Codes{StatusCode::kNotFound, kOk}));
+    ExpectInvariants();
+}
+
+TEST_F(RejoinTest, OnlyTheFirstRegistrationOfANameAdoptsUnknownKeys) {
+    const Generation g = (uint64_t{3} << 32) | 9;  // from an earlier master
+    NodeId a = AddNode("a", 16 * kObject);
+    EXPECT_EQ(RegisterDisk(a, {{"old", g, kObject}}), (Codes{kOk}));  // master restarted
+    ASSERT_TRUE(store().UnregisterNode(a).ok());
+    // The same name again, in this master's lifetime: "old" left with it and comes back, a
+    // key this master never saw does not.
+    NodeId again = AddNode("a", 16 * kObject);
+    EXPECT_EQ(RegisterDisk(again, {{"old", g, kObject}, {"never", g, kObject}}),
+              (Codes{kOk, StatusCode::kNotFound}));
+    ExpectInvariants();
+}
+
+TEST_F(RejoinTest, DramAndDiskCopiesOfOneObjectBothComeBack) {
+    NodeId a = AddNode("a", 16 * kObject);
+    Generation g = Put("k");
+    ASSERT_TRUE(store().Offload("k").ok());  // a LOCAL_DISK copy, MEMORY kept
+    RunOffloads(a);
+    ASSERT_EQ(TiersOf("k"), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+    std::vector<MemoryReplicaReport> held = MemoryOf(a, {"k"});
+    RestartMaster();
+    NodeId again = AddNode("a", 16 * kObject);
+    EXPECT_EQ(RegisterMemory(again, held), (Codes{kOk}));
+    EXPECT_EQ(RegisterDisk(again, {{"k", g, kObject}}), (Codes{kOk}));
+    EXPECT_EQ(TiersOf("k"), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+    ExpectInvariants();
+}
+
+}  // namespace
+}  // namespace mooncake::testing
