@@ -77,5 +77,8 @@ step "What the store counted"
 step "Tune a knob at runtime (no restart)"
 run "$bin/mooncakectl" tune set promotion_admission_threshold=3
 run "$bin/mooncakectl" tune get promotion_admission_threshold
+
+step "Check the books: DRAM used = live allocations, no pin without a task, funnels balanced"
+run "$bin/mooncakectl" check
 echo
 echo "Demo done; the daemon and the mount are stopped on exit."
