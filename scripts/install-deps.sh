@@ -9,6 +9,7 @@ packages=(
   libfuse3-dev fuse3 libaio-dev zlib1g-dev libxxhash-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   bats jq fio mandoc attr iproute2 psmisc procps curl prometheus gnuplot-nox
+  clang-14 libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

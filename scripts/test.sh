@@ -1,7 +1,31 @@
 #!/usr/bin/env bash
-# The one test command (README quick start and .ci/run): install, build, run every test.
+# The one test command (README quick start and .ci/run): install, build, run every test, then
+# the sanitizer stages (scripts/sanitize.sh: every test under ASan+UBSan, the core and disk
+# store tests under TSan). Every stage runs; any failure makes the exit status non-zero.
+# Last, every libFuzzer target for FUZZ_SECONDS (default 30) each (scripts/fuzz.sh).
+# SANITIZE_STAGES="" skips the sanitizer stages and FUZZ_SECONDS=0 the fuzzing, for a quick
+# local run (CI sets neither).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"${JOBS:-2}" --timeout 600
+
+failed=()
+stage_start=$(date +%s)
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"${JOBS:-2}" --timeout 600 || failed+=(normal)
+echo "test.sh: normal tests $(($(date +%s) - stage_start)) s"
+for stage in ${SANITIZE_STAGES-asan tsan}; do
+  stage_start=$(date +%s)
+  scripts/sanitize.sh "$stage" || failed+=("$stage")
+  echo "test.sh: $stage stage $(($(date +%s) - stage_start)) s"
+done
+if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
+  stage_start=$(date +%s)
+  scripts/fuzz.sh "${FUZZ_SECONDS:-30}" || failed+=(fuzz)
+  echo "test.sh: fuzz stage $(($(date +%s) - stage_start)) s"
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test.sh: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test.sh: all stages passed"

@@ -135,6 +135,10 @@ Result<ResponseHeader> ParseResponse(std::span<const std::byte> bytes) {
     if (h.message_length > kMaxMessageBytes) {
         return Status::InvalidArgument("error message too long");
     }
+    // Like a request's flags: reserved, so one header has one encoding (found by fuzzing).
+    if (Get<uint32_t>(p + 12) != 0) {
+        return Status::InvalidArgument("reserved response bytes must be 0");
+    }
     h.length = Get<uint64_t>(p + 16);
     if (h.status != StatusCode::kOk && h.length != 0) {
         return Status::InvalidArgument("an error response carries no payload");

@@ -70,7 +70,7 @@ RequestBytes SerializeRequest(const RequestHeader& header);
 Result<RequestHeader> ParseRequest(std::span<const std::byte> bytes);
 
 ResponseBytes SerializeResponse(const ResponseHeader& header);
-// Checks magic, version, status range and message length.
+// Checks magic, version, status range, message length and that the reserved bytes are 0.
 Result<ResponseHeader> ParseResponse(std::span<const std::byte> bytes);
 
 }  // namespace mooncake::data

@@ -87,10 +87,13 @@ SuperblockState DecodeSuperblock(std::span<const std::byte> block, Superblock* s
     sb->data_size = Load<uint64_t>(block, kSbDataSize);
     sb->store_id = Load<uint64_t>(block, kSbStoreId);
     // A hash that matches over nonsense is a bug, not damage; still refuse it.
+    // Each sum is checked without wrapping around (fuzzing found offsets near 2^64 that
+    // wrapped into a "sane" layout).
     bool sane = IsAligned(sb->journal_offset) && IsAligned(sb->journal_size) &&
                 IsAligned(sb->data_offset) && sb->journal_size >= 2 * kDeviceBlockSize &&
-                sb->journal_offset + sb->journal_size <= sb->data_offset &&
-                sb->data_offset + sb->data_size <= sb->capacity;
+                sb->data_offset <= sb->capacity && sb->data_size <= sb->capacity - sb->data_offset &&
+                sb->journal_offset <= sb->data_offset &&
+                sb->journal_size <= sb->data_offset - sb->journal_offset;
     return sane ? SuperblockState::kValid : SuperblockState::kDamaged;
 }
 

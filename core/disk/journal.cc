@@ -36,12 +36,14 @@ std::vector<std::string> Pack(const std::vector<std::string>& entries, uint64_t 
 // Reads a region through a sliding window, so recovery needs bounded memory.
 class WindowReader {
   public:
-    WindowReader(Device* device, uint64_t end) : device_(device), end_(end), buf_(kScanWindow) {}
+    // The window is no larger than the region: a small journal needs no 8 MiB buffer.
+    WindowReader(Device* device, uint64_t start, uint64_t end)
+        : device_(device), end_(end), buf_(std::min(kScanWindow, end - start)) {}
 
-    // [pos, pos + len) with len <= kScanWindow and pos + len <= end.
+    // [pos, pos + len) with len <= the window and pos + len <= end.
     Result<std::span<const std::byte>> Get(uint64_t pos, uint64_t len) {
         if (pos < start_ || pos + len > start_ + filled_) {
-            uint64_t want = std::min(kScanWindow, end_ - pos);
+            uint64_t want = std::min(buf_.size(), end_ - pos);
             MC_RETURN_IF_ERROR(device_->Read(pos, buf_.data(), want));
             start_ = pos;
             filled_ = want;
@@ -69,7 +71,7 @@ struct HalfSummary {
 template <typename OnBatch>
 Result<uint64_t> ScanHalf(Device* device, uint64_t start, uint64_t end, uint64_t seed,
                           uint64_t max_payload, OnBatch on_batch) {
-    WindowReader reader(device, end);
+    WindowReader reader(device, start, end);
     uint64_t bad = 0;
     uint64_t pos = start;
     while (pos < end) {
