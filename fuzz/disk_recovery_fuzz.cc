@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -156,6 +158,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         auto opened = Open(device);
         FUZZ_CHECK(opened.ok());
         DiskStore& store = **opened;
+        if (Objects(store) != first && std::getenv("FUZZ_VERBOSE")) {
+            for (const auto& [k, g, sz] : first) std::fprintf(stderr, "first:  %s %llu %llu\n", k.c_str(), (unsigned long long)g, (unsigned long long)sz);
+            for (const auto& [k, g, sz] : Objects(store)) std::fprintf(stderr, "second: %s %llu %llu\n", k.c_str(), (unsigned long long)g, (unsigned long long)sz);
+        }
         FUZZ_CHECK(Objects(store) == first);
         for (const auto& [key, gen, sz] : first) {
             auto got = store.SizeOf(key, gen);

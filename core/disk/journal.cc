@@ -177,6 +177,7 @@ Result<std::unique_ptr<Journal>> Journal::Recover(Device* device, uint64_t offse
     uint64_t last_seq = 0;
     uint64_t end_pos = j->HalfStart(half);
     bool malformed_seen = false;
+    uint64_t entry_commit = 0;  // largest commit named by a replayed Put entry
     auto scanned =
         ScanHalf(device, j->HalfStart(half), j->HalfStart(half) + j->half_size_, seed, max_payload,
                  [&](const BatchHeader& b, std::string_view payload, uint64_t pos) {
@@ -188,6 +189,7 @@ Result<std::unique_ptr<Journal>> Journal::Recover(Device* device, uint64_t offse
                          payload,
                          [&](PutEntry&& put) {
                              out->max_object_id = std::max(out->max_object_id, put.object_id);
+                             entry_commit = std::max(entry_commit, put.commit_seq);
                              std::string encoded;
                              disk_format::AppendPut(put, &encoded);
                              live[put.object_id] = std::move(encoded);
@@ -209,6 +211,10 @@ Result<std::unique_ptr<Journal>> Journal::Recover(Device* device, uint64_t offse
     j->write_lap_ = lap;
     j->write_pos_ = end_pos;
     j->live_ = std::move(live);
+    // Later commits must not reuse a number a replayed entry already names (a damaged batch
+    // can hold entries newer than its header says): recovery would then take that entry for
+    // part of the newest commit on the next open and judge it differently (found by fuzzing).
+    j->commit_seq_ = std::max(j->commit_seq_, entry_commit);
     return j;
 }
 

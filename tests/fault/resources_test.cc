@@ -174,11 +174,15 @@ TEST(ResourcesFaultTest, DramExhaustedByPinnedObjects) {
     ASSERT_TRUE(c.WaitForNodes(1));
     Figures f;
 
-    // 8 x 128 KiB fill the 1 MiB segment; each PutEnd granted a 3 s read lease.
+    // 8 x 128 KiB fill the 1 MiB segment; a reader's GetReplicaList of each takes a 3 s lease.
     const size_t size = 128 * kKiB;
-    auto first_lease = Clock::now();
     std::vector<WrittenKey> keys = PutKeys(*c.client, "pinned/", 8, size, 2000);
     f.operations += keys.size();
+    auto first_lease = Clock::now();
+    for (const WrittenKey& k : keys) {
+        EXPECT_TRUE(c.client->GetReplicaList(k.key).ok()) << k.key;
+        ++f.operations;
+    }
     auto started = Clock::now();
     Status st = c.client->Put("pinned/extra-leased", Pattern(1, size));
     ++f.operations;
