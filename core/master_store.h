@@ -34,8 +34,8 @@ class StoreInternals;  // defined in core/store_internals.h
 
 class MasterStore {
 public:
-    // `epoch` makes generations unique across master restarts: pass a value larger than any
-    // earlier master used (the daemon uses wall-clock seconds). config, clock and metrics
+    // `epoch` makes generations and node ids unique across master restarts: pass a value no
+    // earlier master used (the daemon derives it from the wall clock, daemon/roles.cc). config, clock and metrics
     // must outlive the store.
     MasterStore(Config& config, const Clock& clock, MetricsRegistry& metrics, uint32_t epoch);
     ~MasterStore();

@@ -83,8 +83,15 @@ Result<Addresses> ResolveAddresses(const Config& config) {
 }
 
 uint32_t MasterEpoch() {
-    // Wall-clock seconds: larger than any earlier master's epoch on a sane clock.
-    return static_cast<uint32_t>(std::time(nullptr));
+    // The wall clock in 1/16 s, low 32 bits (it wraps every 8.5 years): two masters started
+    // on the same address one after the other never share it, so neither generations nor
+    // node ids of one are ever taken for the other's. Computed once per process.
+    static const uint32_t epoch = static_cast<uint32_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count() /
+        64);
+    return epoch;
 }
 
 // ---------------- master part ----------------

@@ -194,7 +194,12 @@ TEST_F(StandaloneTest, TuneGetAndSetGoThroughTheKnobTable) {
 }
 
 TEST_F(StandaloneTest, MetricsOverRpcAndHttpAgreeAndParse) {
-    auto text = client().MetricsText();
+    // The per-node gauges appear at the master's first directory refresh after the node joins.
+    Result<std::string> text = client().MetricsText();
+    WaitFor([&] {
+        text = client().MetricsText();
+        return text.ok() && text->find("mooncake_node_dram_capacity_bytes") != std::string::npos;
+    });
     ASSERT_TRUE(text.ok());
     for (const char* name :
          {"mooncake_promotion_attempts_total", "mooncake_promotion_queued_total",

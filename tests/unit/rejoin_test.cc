@@ -189,3 +189,17 @@ TEST_F(RejoinTest, DramAndDiskCopiesOfOneObjectBothComeBack) {
 
 }  // namespace
 }  // namespace mooncake::testing
+
+namespace mooncake::testing {
+namespace {
+
+TEST_F(RejoinTest, ANodeIdFromAnEarlierMasterIsUnknownToTheNextOne) {
+    NodeId old_id = AddNode("a", 16 * kObject);
+    RestartMaster();
+    NodeId other = AddNode("b", 16 * kObject);  // first in the new master, as `a` was
+    EXPECT_NE(other, old_id);
+    EXPECT_EQ(store().Heartbeat(old_id).status().code(), StatusCode::kUnknownNode);
+}
+
+}  // namespace
+}  // namespace mooncake::testing
