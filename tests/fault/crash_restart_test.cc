@@ -25,30 +25,6 @@ constexpr auto kExpiry = std::chrono::seconds(15);  // node expiry (3 s TTL) on 
 
 uint64_t Rounded(uint64_t size) { return (size + 4095) / 4096 * 4096; }
 
-// GET /metrics of a node's Prometheus endpoint ("" if it does not answer).
-std::string NodeMetrics(const std::string& host, uint16_t port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
-    std::string out;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-        std::string req = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-        if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
-            char buf[8192];
-            for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, n);
-        }
-    }
-    ::close(fd);
-    return out;
-}
-
-double MasterMetric(Client& client, const std::string& series) {
-    auto text = client.MetricsText();
-    return text.ok() ? MetricValue(*text, series) : std::nan("");
-}
-
 void ExpectAllQueued(const Result<std::vector<KeyOutcome>>& outcome) {
     ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
     for (const KeyOutcome& k : *outcome) {

@@ -1,7 +1,11 @@
 #include "tests/fault/fault_util.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +16,29 @@
 namespace mooncake::test {
 
 std::string FaultDaemonPath() { return MOONCAKED_FAULT_PATH; }
+
+std::string NodeMetrics(const std::string& host, uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
+    std::string out;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+        std::string req = "GET /metrics HTTP/1.0\r\nHost: " + host + "\r\n\r\n";
+        if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+            char buf[8192];
+            for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, n);
+        }
+    }
+    ::close(fd);
+    return out;
+}
+
+double MasterMetric(Client& client, const std::string& series) {
+    auto text = client.MetricsText();
+    return text.ok() ? MetricValue(*text, series) : std::nan("");
+}
 
 FaultDir::FaultDir(std::string path) : path_(std::move(path)) {
     std::filesystem::create_directories(path_);

@@ -16,6 +16,11 @@ namespace mooncake::test {
 // Path of `mooncaked-fault` (daemon/fault_injection.h points live).
 std::string FaultDaemonPath();
 
+// GET /metrics of a daemon's Prometheus endpoint ("" if it does not answer).
+std::string NodeMetrics(const std::string& host, uint16_t port);
+// One series of the master's metrics over RPC (NaN if absent or unreachable).
+double MasterMetric(Client& client, const std::string& series);
+
 // The directory a fault daemon signals in: `<point>.reached` appears on a hit, a held point
 // goes on once `<point>.release` exists.
 class FaultDir {

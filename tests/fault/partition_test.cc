@@ -21,11 +21,6 @@ namespace {
 constexpr size_t kKiB = 1024;
 using Clock = std::chrono::steady_clock;
 
-double MasterMetric(Client& client, const std::string& series) {
-    auto text = client.MetricsText();
-    return text.ok() ? MetricValue(*text, series) : std::nan("");
-}
-
 TEST(PartitionFaultTest, MasterLosesOneNodeThenHeals) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root for ip netns";
     if (!Shell("command -v ip")) GTEST_SKIP() << "iproute2 not installed";

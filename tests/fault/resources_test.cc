@@ -25,30 +25,6 @@ namespace {
 constexpr size_t kKiB = 1024;
 using Clock = std::chrono::steady_clock;
 
-double MasterMetric(Client& client, const std::string& series) {
-    auto text = client.MetricsText();
-    return text.ok() ? MetricValue(*text, series) : std::nan("");
-}
-
-// GET /metrics of a node's Prometheus endpoint on loopback ("" if it does not answer).
-std::string NodeMetrics(uint16_t port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    std::string out;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-        std::string req = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-        if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
-            char buf[8192];
-            for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, n);
-        }
-    }
-    ::close(fd);
-    return out;
-}
-
 // survives := the master lists a COMPLETE replica now (see the rule at the top).
 size_t SurvivesByMasterView(Client& client, std::vector<WrittenKey>& keys) {
     size_t gone = 0;
@@ -327,12 +303,12 @@ TEST(ResourcesFaultTest, SlowDiskTasksTimeOut) {
     };
     EXPECT_TRUE(WaitFor(
         [&] {
-            return MetricValue(NodeMetrics(node_metrics), "mooncake_local_disk_objects") ==
+            return MetricValue(NodeMetrics("127.0.0.1", node_metrics), "mooncake_local_disk_objects") ==
                    master_disk_objects();
         },
         std::chrono::seconds(15)))
         << "orphan disk records: node says "
-        << MetricValue(NodeMetrics(node_metrics), "mooncake_local_disk_objects")
+        << MetricValue(NodeMetrics("127.0.0.1", node_metrics), "mooncake_local_disk_objects")
         << ", master says " << master_disk_objects();
     EXPECT_EQ(master_disk_objects(), 4);
     for (const std::string& k : late) {
