@@ -56,21 +56,6 @@ void ExpectStoreError(rpc::ErrorCode::type code, Fn&& call) {
     }
 }
 
-int RawConnect(uint16_t port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    timeval tv{5, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    return fd;
-}
-
 // True if the peer closes the connection (reads end) within a few seconds.
 bool PeerCloses(int fd) {
     char buf[4096];

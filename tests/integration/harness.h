@@ -23,6 +23,10 @@ namespace mooncake::test {
 // A port nobody listens on right now.
 uint16_t FreePort();
 
+// A plain TCP connection to 127.0.0.1:port with a 5 s receive timeout (bad-input tests write
+// raw bytes through it); -1 if nothing listens.
+int RawConnect(uint16_t port);
+
 // mkdtemp'd directory, removed (recursively) on destruction.
 class TempDir {
 public:
