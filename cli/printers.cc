@@ -263,7 +263,8 @@ std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format) {
         return json.Finish();
     }
     Table table({"ID", "NODE", "DATA", "MEMORY", "KEYS", "LOCAL_DISK", "KEYS", "HEARTBEAT"});
-    for (size_t c : {0, 4, 6}) table.AlignRight(c);
+    // Ids are opaque and long (epoch << 32 | n, core/store_internals.cc): left-aligned.
+    for (size_t c : {4, 6}) table.AlignRight(c);
     for (const NodeInfo& n : nodes) {
         table.AddRow({std::to_string(n.id), n.spec.name, n.spec.data_address,
                       UsedOfCapacity(n.segment_used, n.spec.segment_capacity),
