@@ -196,19 +196,11 @@ void BM_PutStartPutEnd(benchmark::State& state) {
     }
     state.SetItemsProcessed(state.iterations());
 }
-// Room for all: offload off (nothing queued at PutEnd). Fixed iterations bound the store.
+// Offload off (nothing queued at PutEnd); fixed iterations bound the store. dram_objects 0:
+// room for all; 65536: a full DRAM, every Put evicts the LRU object.
 BENCHMARK(BM_PutStartPutEnd)
     ->ArgNames({"offload", "dram_objects"})
     ->Args({0, 0})
-    ->Setup(SetupPut)
-    ->Teardown(TeardownPut)
-    ->Iterations(300000)
-    ->Threads(1)
-    ->Threads(2)
-    ->UseRealTime();
-// A full DRAM of 65536 objects, offload off: every Put evicts the LRU object.
-BENCHMARK(BM_PutStartPutEnd)
-    ->ArgNames({"offload", "dram_objects"})
     ->Args({0, 65536})
     ->Setup(SetupPut)
     ->Teardown(TeardownPut)
