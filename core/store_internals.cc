@@ -91,8 +91,12 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
     // Node ids, like generations, carry the epoch: a node still holding the id an earlier
     // master gave it must get UnknownNode from this one, never another node's registration.
     // 31 bits of it, so an id stays positive on the wire (Thrift i64).
-    std::unique_lock lock(nodes_mu);
-    next_node_id = (static_cast<uint64_t>(epoch & 0x7FFFFFFFu) << 32) | 1;
+    // Scoped: the gauges below take callback locks, and the "nodes" callback takes nodes_mu
+    // under them; holding nodes_mu across registration would invert that order.
+    {
+        std::unique_lock lock(nodes_mu);
+        next_node_id = (static_cast<uint64_t>(epoch & 0x7FFFFFFFu) << 32) | 1;
+    }
     registry.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},
                               [this] { return static_cast<double>(DramCapacity()); });
     registry.AddCallbackGauge("dram_used_bytes", "DRAM allocated in live nodes' segments", {},
