@@ -47,7 +47,7 @@ std::string RewriteConfigText(std::string_view text, const KnobAssignments& assi
             if (!knob.empty() && a.first == knob) hit = &a;  // the last assignment wins
         }
         if (hit != nullptr) {
-            out += hit->first + " = " + hit->second + "\n";
+            out += hit->first + " = " + std::string(Trim(hit->second)) + "\n";
             done.insert(hit->first);
         } else {
             out += std::string(line) + "\n";
@@ -60,7 +60,7 @@ std::string RewriteConfigText(std::string_view text, const KnobAssignments& assi
             out += "\n# set at runtime (mooncakectl tune set --persist)\n";
             header = true;
         }
-        out += it->first + " = " + it->second + "\n";
+        out += it->first + " = " + std::string(Trim(it->second)) + "\n";
         done.insert(it->first);
     }
     return out;

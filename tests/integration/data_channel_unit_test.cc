@@ -89,6 +89,7 @@ TEST(DataProtocolTest, RandomBytesNeverCrashTheParsers) {
     SUCCEED() << accepted << " random headers passed the structural checks";
 }
 
+// Values are written trimmed (the store accepted them with surrounding blanks).
 TEST(ConfigFileTest, RewriteReplacesActiveLinesAndAppendsTheRest) {
     std::string text =
         "# a comment\n"
@@ -96,7 +97,7 @@ TEST(ConfigFileTest, RewriteReplacesActiveLinesAndAppendsTheRest) {
         "  eviction_ratio=0.05   # inline\n"
         "dram_size = 8MiB\n";
     std::string out = RewriteConfigText(
-        text, {{"eviction_ratio", "0.1"}, {"promotion_on_hit", "false"}, {"eviction_ratio", "0.2"}});
+        text, {{"eviction_ratio", "0.1"}, {"promotion_on_hit", " false\t"}, {"eviction_ratio", "0.2"}});
     EXPECT_EQ(out,
               "# a comment\n"
               "# promotion_on_hit = true\n"
