@@ -24,22 +24,30 @@ start_daemon() {
     export MC_DIR="$BATS_FILE_TMPDIR/mooncake"
     mkdir -p "$MC_DIR/disk"
     local attempt port
+    : >"$MC_DIR/daemon.log"
     for attempt in 1 2 3 4 5 6 7 8; do
         port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
         port_is_free "$port" && port_is_free $((port + 1)) && port_is_free $((port + 2)) || continue
         local metrics_port=0
         [ "${MC_WITH_METRICS:-0}" = 1 ] && metrics_port=$((port + 2))
         export MC_METRICS_PORT=$metrics_port
+        # Every attempt's output is kept (appended), so a failure shows why each one ended.
+        echo "--- attempt $attempt: port $port" >>"$MC_DIR/daemon.log"
         "$DAEMON" --role standalone --listen "127.0.0.1:$port" --metrics_port "$metrics_port" \
             --dram_size 64MiB --disk_dir "$MC_DIR/disk" --disk_size 256MiB "$@" \
-            >"$MC_DIR/daemon.log" 2>&1 3>&- &
+            >>"$MC_DIR/daemon.log" 2>&1 3>&- &
         export MC_PID=$!
         export MOONCAKE_MASTER="127.0.0.1:$port"
         echo "$MC_PID" >"$MC_DIR/daemon.pid"
+        # Up to 30 s: a loaded CI machine (two ctest jobs, one of them a sanitizer build's
+        # test) can take seconds to start it. Only an exited daemon means "try another port".
         local i
-        for i in $(seq 1 100); do
+        for i in $(seq 1 600); do
             if ! kill -0 "$MC_PID" 2>/dev/null; then
-                break  # exited: port taken after all; try another
+                local status=0
+                wait "$MC_PID" 2>/dev/null || status=$?
+                echo "--- attempt $attempt: mooncaked exited with status $status" >>"$MC_DIR/daemon.log"
+                break
             fi
             # Ready once the node has registered: `nodes` lists it.
             if "$CTL" nodes 2>/dev/null | grep -q "127.0.0.1:$port"; then
@@ -47,8 +55,11 @@ start_daemon() {
             fi
             sleep 0.05
         done
-        kill -TERM "$MC_PID" 2>/dev/null
-        wait "$MC_PID" 2>/dev/null
+        if kill -0 "$MC_PID" 2>/dev/null; then
+            echo "--- attempt $attempt: not ready after 30 s, stopping it" >>"$MC_DIR/daemon.log"
+            kill -TERM "$MC_PID" 2>/dev/null
+            wait "$MC_PID" 2>/dev/null
+        fi
     done
     echo "mooncaked did not start; its log:" >&2
     cat "$MC_DIR/daemon.log" >&2
