@@ -80,8 +80,12 @@ public:
 
     // A node's name must not belong to a live node (InvalidArgument otherwise).
     Result<NodeId> RegisterNode(const NodeSpec& spec);
-    // Refreshes liveness; returns what the node must release or delete.
-    Result<HeartbeatReply> Heartbeat(NodeId node);
+    // Refreshes liveness; returns what the node must release or delete. `applied` is the seq
+    // of the last reply the node acted on: everything in it is forgotten, everything sent
+    // since is sent again. kAppliedAll (in-process callers, which cannot lose a reply)
+    // confirms whatever was sent before.
+    static constexpr uint64_t kAppliedAll = ~uint64_t{0};
+    Result<HeartbeatReply> Heartbeat(NodeId node, uint64_t applied = kAppliedAll);
     // Graceful leave: the same cleanup as expiry.
     Status UnregisterNode(NodeId node);
     // What a node registering again holds (core/store_rejoin.cc has the rules): its LOCAL_DISK

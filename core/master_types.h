@@ -77,9 +77,13 @@ struct DiskDelete {
     std::string key;
     Generation generation = kNoGeneration;
 };
+// What a node must let go of. Sent again in every reply until the node confirms it (the
+// next Heartbeat carries `seq` back): a lost reply loses nothing.
 struct HeartbeatReply {
     std::vector<ReleasedRange> released;
     std::vector<DiskDelete> disk_deletes;
+    uint64_t seq = 0;  // 0: nothing to confirm
+    bool empty() const { return released.empty() && disk_deletes.empty(); }
 };
 
 // A node's report of a LOCAL_DISK record it holds (after restart, or master restart).

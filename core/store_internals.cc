@@ -87,7 +87,8 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       m(registry),
       sketch(static_cast<uint64_t>(config_.promotion_sketch_width())),
       policy(ParseEvictionPolicy(config_.eviction_policy())),
-      next_generation((static_cast<uint64_t>(epoch) << 32) | 1) {
+      next_generation((static_cast<uint64_t>(epoch) << 32) | 1),
+      next_reply_seq((static_cast<uint64_t>(epoch) << 32) | 1) {
     // Node ids, like generations, carry the epoch: a node still holding the id an earlier
     // master gave it must get UnknownNode from this one, never another node's registration.
     // 31 bits of it, so an id stays positive on the wire (Thrift i64).
@@ -147,6 +148,20 @@ std::vector<std::shared_ptr<NodeState>> StoreInternals::AllNodes() const {
     out.reserve(nodes.size());
     for (auto& [id, node] : nodes) out.push_back(node);
     return out;
+}
+
+bool StoreInternals::HoldsReplica(NodeId node, const std::string& key, Generation generation,
+                                  Tier tier, uint64_t offset) {
+    Shard& shard = ShardFor(key);
+    std::lock_guard lock(shard.mu);
+    auto it = shard.objects.find(key);
+    if (it == shard.objects.end() || it->second.generation != generation) return false;
+    const ObjectMeta& meta = it->second;
+    auto same = [&](const Replica& r) {
+        return r.tier == tier && r.node == node && (tier != Tier::kMemory || r.offset == offset);
+    };
+    if (std::any_of(meta.replicas.begin(), meta.replicas.end(), same)) return true;
+    return meta.promotion && meta.promotion->staging && same(*meta.promotion->staging);
 }
 
 void StoreInternals::PushReleased(NodeId id, ReleasedRange range) {

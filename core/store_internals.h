@@ -100,7 +100,8 @@ struct NodeState {
     std::condition_variable work_cv;
     std::deque<TaskRef> offload_queue MC_GUARDED_BY(queue_mu);
     std::deque<TaskRef> promotion_queue MC_GUARDED_BY(queue_mu);
-    HeartbeatReply pending MC_GUARDED_BY(queue_mu);
+    HeartbeatReply pending MC_GUARDED_BY(queue_mu);  // not sent yet
+    HeartbeatReply unconfirmed MC_GUARDED_BY(queue_mu);  // sent, the node has not confirmed it
     bool gone MC_GUARDED_BY(queue_mu) = false;  // expired/unregistered: wake long-polls
 
     std::atomic<uint64_t> disk_used{0};
@@ -185,6 +186,9 @@ public:
     // Generations: epoch << 32 | counter.
     std::atomic<uint64_t> next_generation;
     Generation NewGeneration() { return next_generation.fetch_add(1, std::memory_order_relaxed); }
+    // Heartbeat reply seqs: store-unique (epoch-prefixed, like generations), so a node's
+    // confirmation of an earlier registration's reply never matches a later one's.
+    std::atomic<uint64_t> next_reply_seq;
     std::atomic<uint64_t> recency_clock{1};
     uint64_t NextRecency() { return recency_clock.fetch_add(1, std::memory_order_relaxed); }
 
@@ -201,6 +205,10 @@ public:
     std::shared_ptr<NodeState> GetNode(NodeId id) const;
     std::vector<std::shared_ptr<NodeState>> AllNodes() const;
     void PushReleased(NodeId node, ReleasedRange range);
+    // Whether `node` holds a replica of (key, generation) in `tier` (MEMORY: at `offset`),
+    // in any state, including a promotion's staging range. Takes the key's shard lock.
+    bool HoldsReplica(NodeId node, const std::string& key, Generation generation, Tier tier,
+                      uint64_t offset);
     void PushDiskDelete(NodeId node, DiskDelete del);
 
     // ---- DRAM ----

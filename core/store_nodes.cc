@@ -74,7 +74,7 @@ Result<NodeId> MasterStore::RegisterNode(const NodeSpec& spec) {
     return id;
 }
 
-Result<HeartbeatReply> MasterStore::Heartbeat(NodeId node_id) {
+Result<HeartbeatReply> MasterStore::Heartbeat(NodeId node_id, uint64_t applied) {
     auto node = in_->GetNode(node_id);
     if (!node) {
         return Status::UnknownNode("node " + std::to_string(node_id) +
@@ -82,8 +82,31 @@ Result<HeartbeatReply> MasterStore::Heartbeat(NodeId node_id) {
     }
     node->last_heartbeat_ns.store(clock_.Now().count());
     HeartbeatReply reply;
-    std::lock_guard lock(node->queue_mu);
-    std::swap(reply, node->pending);
+    {
+        std::lock_guard lock(node->queue_mu);
+        HeartbeatReply& sent = node->unconfirmed;
+        if (applied == kAppliedAll || applied == sent.seq) sent = HeartbeatReply{};
+        // Anything else means the node never got (or never acted on) the last reply: what
+        // it held goes again, with whatever is new.
+        auto& fresh = node->pending;
+        sent.released.insert(sent.released.end(), std::make_move_iterator(fresh.released.begin()),
+                             std::make_move_iterator(fresh.released.end()));
+        sent.disk_deletes.insert(sent.disk_deletes.end(),
+                                 std::make_move_iterator(fresh.disk_deletes.begin()),
+                                 std::make_move_iterator(fresh.disk_deletes.end()));
+        fresh = HeartbeatReply{};
+        sent.seq = sent.empty() ? 0 : in_->next_reply_seq.fetch_add(1, std::memory_order_relaxed);
+        reply = sent;
+    }
+    // The same object (key and generation) may be back where it was let go of since: a
+    // promotion into the very range released, an offload rewriting the record deleted. The
+    // node's record is the new replica then, and acting on the old request would destroy it.
+    std::erase_if(reply.released, [&](const ReleasedRange& r) {
+        return in_->HoldsReplica(node_id, r.key, r.generation, Tier::kMemory, r.offset);
+    });
+    std::erase_if(reply.disk_deletes, [&](const DiskDelete& d) {
+        return in_->HoldsReplica(node_id, d.key, d.generation, Tier::kLocalDisk, 0);
+    });
     return reply;
 }
 

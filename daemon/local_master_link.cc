@@ -16,7 +16,9 @@ public:
         if (id.ok()) directory_.Remember(*id, spec);
         return id;
     }
-    Result<HeartbeatReply> Heartbeat(NodeId node) override { return store_.Heartbeat(node); }
+    Result<HeartbeatReply> Heartbeat(NodeId node, uint64_t applied) override {
+        return store_.Heartbeat(node, applied);
+    }
     Status UnregisterNode(NodeId node) override { return store_.UnregisterNode(node); }
     Result<std::vector<Status>> RegisterDiskReplicas(
         NodeId node, std::span<const DiskReplicaReport> reports) override {

@@ -34,7 +34,8 @@ public:
     virtual ~MasterLink() = default;
 
     virtual Result<NodeId> RegisterNode(const NodeSpec& spec) = 0;
-    virtual Result<HeartbeatReply> Heartbeat(NodeId node) = 0;
+    // `applied`: the seq of the last reply acted on (MasterStore::Heartbeat).
+    virtual Result<HeartbeatReply> Heartbeat(NodeId node, uint64_t applied) = 0;
     virtual Status UnregisterNode(NodeId node) = 0;
     virtual Result<std::vector<Status>> RegisterDiskReplicas(
         NodeId node, std::span<const DiskReplicaReport> reports) = 0;

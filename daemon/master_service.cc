@@ -294,9 +294,9 @@ int64_t MasterService::RegisterNode(const rpc::NodeSpec& wire) {
     return static_cast<int64_t>(*id);
 }
 
-void MasterService::Heartbeat(rpc::HeartbeatReply& out, int64_t node) {
+void MasterService::Heartbeat(rpc::HeartbeatReply& out, int64_t node, int64_t applied) {
     Call call(*this, "Heartbeat");
-    auto r = store_.Heartbeat(static_cast<NodeId>(node));
+    auto r = store_.Heartbeat(static_cast<NodeId>(node), static_cast<uint64_t>(applied));
     ThrowIfError(r.status());
     out = rpc::ToWire(*r);
 }

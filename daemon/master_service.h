@@ -62,7 +62,7 @@ public:
                         bool force) override;
 
     int64_t RegisterNode(const rpc::NodeSpec& spec) override;
-    void Heartbeat(rpc::HeartbeatReply& out, int64_t node) override;
+    void Heartbeat(rpc::HeartbeatReply& out, int64_t node, int64_t applied) override;
     void UnregisterNode(int64_t node) override;
     void RegisterDiskReplicas(std::vector<rpc::Outcome>& out, int64_t node,
                               const std::vector<rpc::DiskReplicaReport>& reports) override;

@@ -229,6 +229,10 @@ void Node::FlushDrops(NodeId id) {
 
 void Node::HeartbeatLoop() {
     auto next = SteadyTime::now();
+    // The seq of the last reply acted on, confirmed with the next beat (until then the master
+    // keeps sending its releases and deletes: acting on one twice is harmless, on none not).
+    uint64_t applied = 0;
+    NodeId applied_for = kNoNode;
     while (running_.load()) {
         {
             std::unique_lock lock(mu_);
@@ -241,7 +245,9 @@ void Node::HeartbeatLoop() {
         if (SteadyTime::now() < next) continue;  // woken early just to report drops
         next = SteadyTime::now() + options_.heartbeat_interval;
 
-        auto reply = master_.Heartbeat(id);
+        if (id != applied_for) applied = 0;  // registered again: nothing confirmed there yet
+        applied_for = id;
+        auto reply = master_.Heartbeat(id, applied);
         if (!reply.ok()) {
             if (reply.status().Is(StatusCode::kUnknownNode) && running_.load()) {
                 spdlog::warn("the master no longer knows node {}; registering again", id);
@@ -268,6 +274,7 @@ void Node::HeartbeatLoop() {
                 }
             }
         }
+        if (reply->seq != 0) applied = reply->seq;
     }
 }
 

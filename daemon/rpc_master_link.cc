@@ -42,11 +42,14 @@ public:
         return static_cast<NodeId>(id);
     }
 
-    Result<HeartbeatReply> Heartbeat(NodeId node) override {
+    Result<HeartbeatReply> Heartbeat(NodeId node, uint64_t applied) override {
         rpc::HeartbeatReply wire;
-        // Not retried: a lost reply would lose the ranges it released. The next beat asks again.
+        // Retried safely: a reply lost on the way is sent again until `applied` confirms it.
         MC_RETURN_IF_ERROR(channel_->Call(
-            [&](Svc& c) { c.Heartbeat(wire, static_cast<int64_t>(node)); }, Idempotent::kNo));
+            [&](Svc& c) {
+                c.Heartbeat(wire, static_cast<int64_t>(node), static_cast<int64_t>(applied));
+            },
+            Idempotent::kYes));
         return rpc::FromWire(wire);
     }
 

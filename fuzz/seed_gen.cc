@@ -315,7 +315,7 @@ std::vector<Step> Steps() {
                  }});
     // ---- the rest, in an order where each does something real ----
     s.push_back({"Heartbeat", [](Recorder& r, Ctx& x) {
-                     CALL(send_Heartbeat(x.node), {
+                     CALL(send_Heartbeat(x.node, 0), {
                          rpc::HeartbeatReply h;
                          c.recv_Heartbeat(h);
                      });
@@ -448,7 +448,7 @@ std::vector<Step> Steps() {
                      });
                  }});
     s.push_back({"HeartbeatAgain", [](Recorder& r, Ctx& x) {  // the clock moves 300 ms a call
-                     CALL(send_Heartbeat(x.node), {
+                     CALL(send_Heartbeat(x.node, 0), {
                          rpc::HeartbeatReply h;
                          c.recv_Heartbeat(h);
                      });

@@ -245,6 +245,7 @@ HeartbeatReply ToWire(const mooncake::HeartbeatReply& reply) {
         w.generation = static_cast<int64_t>(d.generation);
         out.disk_deletes.push_back(std::move(w));
     }
+    out.seq = static_cast<int64_t>(reply.seq);
     return out;
 }
 
@@ -259,6 +260,7 @@ mooncake::HeartbeatReply FromWire(const HeartbeatReply& reply) {
     for (const auto& d : reply.disk_deletes) {
         out.disk_deletes.push_back({d.key, static_cast<Generation>(d.generation)});
     }
+    out.seq = static_cast<uint64_t>(reply.seq);
     return out;
 }
 

@@ -147,9 +147,12 @@ struct DiskDelete {
   2: i64 generation,
 }
 
+// Sent again in every reply until the node confirms it: Heartbeat's `applied` is the seq of
+// the last reply the node acted on (0 before the first).
 struct HeartbeatReply {
   1: list<ReleasedRange> released,
   2: list<DiskDelete> disk_deletes,
+  3: i64 seq,
 }
 
 struct DiskReplicaReport {
@@ -280,7 +283,7 @@ service MasterService {
 
   // ---- nodes ----
   i64 RegisterNode(1: NodeSpec spec) throws (1: StoreError error),
-  HeartbeatReply Heartbeat(1: i64 node) throws (1: StoreError error),
+  HeartbeatReply Heartbeat(1: i64 node, 2: i64 applied) throws (1: StoreError error),
   void UnregisterNode(1: i64 node) throws (1: StoreError error),
   list<Outcome> RegisterDiskReplicas(1: i64 node, 2: list<DiskReplicaReport> reports)
       throws (1: StoreError error),

@@ -163,7 +163,7 @@ TEST_F(BadInputTest, UnknownNodeIdsAreRefused) {
     RawMaster raw(server_->rpc_port);
     raw.Hello();
     rpc::HeartbeatReply hb;
-    ExpectStoreError(rpc::ErrorCode::UNKNOWN_NODE, [&] { raw.client->Heartbeat(hb, 424242); });
+    ExpectStoreError(rpc::ErrorCode::UNKNOWN_NODE, [&] { raw.client->Heartbeat(hb, 424242, 0); });
     rpc::Replica staged;
     EXPECT_THROW(raw.client->PromotionAllocStart(staged, 424242, "canary",
                                                  static_cast<int64_t>(canary_.object.generation),

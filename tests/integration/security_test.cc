@@ -255,7 +255,7 @@ TEST_F(SecurityTest, ReadOnlySessionIsRefusedEveryTokenMethodOnTheWire) {
         {"BatchRemove", [&] { std::vector<rpc::Outcome> r; c.BatchRemove(r, {"canary"}, true); }},
         {"RemoveByPrefix", [&] { rpc::RemovePrefixReply r; c.RemoveByPrefix(r, "", true); }},
         {"RegisterNode", [&] { c.RegisterNode(spec); }},
-        {"Heartbeat", [&] { rpc::HeartbeatReply r; c.Heartbeat(r, n); }},
+        {"Heartbeat", [&] { rpc::HeartbeatReply r; c.Heartbeat(r, n, 0); }},
         {"UnregisterNode", [&] { c.UnregisterNode(n); }},
         {"RegisterDiskReplicas", [&] { std::vector<rpc::Outcome> r; c.RegisterDiskReplicas(r, n, {report}); }},
         {"RegisterMemoryReplicas", [&] { std::vector<rpc::Outcome> r; c.RegisterMemoryReplicas(r, n, {range}); }},

@@ -173,6 +173,82 @@ TEST_F(NodeLivenessTest, ReleasedRangesAndDiskDeletesReachTheNodeAtItsHeartbeat)
     ExpectInvariants();
 }
 
+// A reply lost on the way (the node confirms an older seq, or none) is sent again with what
+// is new; a confirmed one is forgotten.
+TEST_F(NodeLivenessTest, HeartbeatRepliesAreSentAgainUntilTheNodeConfirmsThem) {
+    NodeId a = AddNode("a", 8 * kObject);
+    Put("x", kObject, a);
+    ASSERT_TRUE(store().Remove("x").ok());
+    Result<HeartbeatReply> lost = store().Heartbeat(a, 0);
+    ASSERT_TRUE(lost.ok());
+    ASSERT_EQ(lost->released.size(), 1u);
+    EXPECT_NE(lost->seq, 0u);
+    Put("y", kObject, a);
+    ASSERT_TRUE(store().Remove("y").ok());
+    Result<HeartbeatReply> again = store().Heartbeat(a, 0);
+    ASSERT_TRUE(again.ok());
+    ASSERT_EQ(again->released.size(), 2u);
+    EXPECT_EQ(again->released[0].key, "x");
+    EXPECT_EQ(again->released[1].key, "y");
+    EXPECT_NE(again->seq, lost->seq);
+    // Confirming the lost one is not confirming the latest.
+    EXPECT_EQ(store().Heartbeat(a, lost->seq)->released.size(), 2u);
+    Result<HeartbeatReply> latest = store().Heartbeat(a, 0);
+    Result<HeartbeatReply> after = store().Heartbeat(a, latest->seq);
+    ASSERT_TRUE(after.ok());
+    EXPECT_TRUE(after->empty());
+    EXPECT_EQ(after->seq, 0u);
+    ExpectInvariants();
+}
+
+// Released, then the same object (key and generation) promoted back into the very range:
+// the node's record there is the promoted replica, and the old release must not reach it.
+TEST_F(NodeLivenessTest, AReleaseIsNotSentForARangeTheSameObjectHoldsAgain) {
+    NodeId a = AddNode("a", kObject);  // one range: a promotion can only land where x was
+    Generation g = PutOnDisk("x", a);
+    ASSERT_TRUE(store().Promote("x", /*force=*/true).ok());
+    ASSERT_EQ(RunPromotions(a), 1u);
+    Result<ObjectView> view = store().Stat("x");
+    ASSERT_TRUE(view.ok());
+    const ReplicaDesc* memory = nullptr;
+    for (const ReplicaDesc& r : view->replicas) {
+        if (r.tier == Tier::kMemory) memory = &r;
+    }
+    ASSERT_NE(memory, nullptr);
+    EXPECT_EQ(memory->offset, 0u);
+    EXPECT_EQ(view->generation, g);
+    Result<HeartbeatReply> beat = store().Heartbeat(a, 0);
+    ASSERT_TRUE(beat.ok());
+    EXPECT_TRUE(beat->released.empty()) << beat->released.size() << " release(s) of a live range";
+    // Once it is let go of again, the release goes out.
+    ASSERT_TRUE(store().Remove("x").ok());
+    beat = store().Heartbeat(a, beat->seq);
+    ASSERT_TRUE(beat.ok());
+    ASSERT_FALSE(beat->released.empty());
+    EXPECT_EQ(beat->released.back().key, "x");
+    ExpectInvariants();
+}
+
+// The same for a disk record: with promotion_drop_source the promotion deletes x's disk copy;
+// evicted again within the heartbeat interval, x is written to that disk again under the same
+// generation (the node finds the record still there: "already stored"). The old delete would
+// remove the only copy left.
+TEST_F(NodeLivenessTest, ADiskDeleteIsNotSentForARecordTheSameObjectHoldsAgain) {
+    ASSERT_TRUE(config_.Set("promotion_drop_source", "true").ok());
+    NodeId a = AddNode("a", 8 * kObject);
+    PutOnDisk("x", a);
+    ASSERT_TRUE(store().Promote("x", /*force=*/true).ok());
+    ASSERT_EQ(RunPromotions(a), 1u);
+    ASSERT_EQ(TiersOf("x"), std::vector<Tier>{Tier::kMemory});
+    ASSERT_TRUE(store().Evict("x").ok());
+    ASSERT_EQ(RunOffloads(a), 1u);
+    ASSERT_EQ(TiersOf("x"), std::vector<Tier>{Tier::kLocalDisk});
+    Result<HeartbeatReply> beat = store().Heartbeat(a, 0);
+    ASSERT_TRUE(beat.ok());
+    for (const DiskDelete& d : beat->disk_deletes) EXPECT_NE(d.key, "x") << "the only copy";
+    ExpectInvariants();
+}
+
 // ---------------- disk reports of a (re)started node ----------------
 
 TEST_F(NodeLivenessTest, DiskReportsAreAdoptedOrRefused) {
