@@ -20,7 +20,7 @@ namespace mooncake::fault {
 namespace {
 
 struct Action {
-    enum Kind { kSleep, kFail, kHold } kind = kSleep;
+    enum Kind { kSleep, kFail, kHold, kFailUntilRelease } kind = kSleep;
     int sleep_ms = 0;
 };
 
@@ -43,6 +43,8 @@ const std::map<std::string, Action>& Table() {
                 a.kind = Action::kFail;
             } else if (action == "hold") {
                 a.kind = Action::kHold;
+            } else if (action == "fail_until_release") {
+                a.kind = Action::kFailUntilRelease;
             } else if (action.rfind("sleep:", 0) == 0) {
                 a.kind = Action::kSleep;
                 a.sleep_ms = std::atoi(action.c_str() + 6);
@@ -76,6 +78,9 @@ Status Hit(const char* point) {
             std::this_thread::sleep_for(std::chrono::milliseconds(a.sleep_ms));
             return Status::Ok();
         case Action::kFail:
+            return Status::IoError(std::string("injected fault at ") + point);
+        case Action::kFailUntilRelease:
+            if (Exists(Dir() + "/" + point + ".release")) return Status::Ok();
             return Status::IoError(std::string("injected fault at ") + point);
         case Action::kHold:
             spdlog::warn("fault point {} holding until {}/{}.release", point, Dir(), point);

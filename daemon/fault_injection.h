@@ -10,13 +10,15 @@
 //     sleep:MS   sleep MS milliseconds at every hit (a slow disk, a slow peer)
 //     fail       the operation fails with an injected IoError
 //     hold       stop here until the file $MOONCAKE_FAULT_DIR/<point>.release exists
+//     fail_until_release   fail, until $MOONCAKE_FAULT_DIR/<point>.release exists
 //
 // Every hit of a configured point first creates $MOONCAKE_FAULT_DIR/<point>.reached, so a test
 // knows the node is in the middle of that operation (and may kill -9 it there).
 //
 // Points: disk.read, disk.write (before the LOCAL_DISK I/O), offload.before_report (disk copy
 // written, master not yet told), promotion.before_copy (source read, staging not yet asked
-// for), promotion.before_commit (bytes in the staging range, master not yet told).
+// for), promotion.before_commit (bytes in the staging range, master not yet told),
+// heartbeat.reply (a heartbeat reply arrived, not yet acted on: `fail` drops it, as if lost).
 #pragma once
 
 #include "core/status.h"

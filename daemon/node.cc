@@ -263,6 +263,10 @@ void Node::HeartbeatLoop() {
             }
             continue;
         }
+        if (Status lost = MOONCAKE_FAULT_POINT("heartbeat.reply"); !lost.ok()) {
+            spdlog::warn("heartbeat reply dropped: {}", lost.ToString());
+            continue;
+        }
         for (const ReleasedRange& r : reply->released) {
             segment_.Release(r.key, r.generation, r.offset);
         }

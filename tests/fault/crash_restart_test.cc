@@ -560,8 +560,12 @@ TEST(CrashRestartTest, ReleaseDaemonIgnoresFaultSettings) {
     Cluster c;
     ASSERT_NE(c.client, nullptr);
     FaultDir faults(c.dir.Sub("faults"));
-    const std::vector<std::string> points = {"disk.read", "disk.write", "offload.before_report",
-                                             "promotion.before_copy", "promotion.before_commit"};
+    const std::vector<std::string> points = {"disk.read",
+                                             "disk.write",
+                                             "offload.before_report",
+                                             "promotion.before_copy",
+                                             "promotion.before_commit",
+                                             "heartbeat.reply"};
     std::string spec;
     for (const std::string& p : points) spec += (spec.empty() ? "" : ",") + p + "=hold";
     c.node_env = faults.Env(spec);  // node_binary stays the release mooncaked
