@@ -259,51 +259,26 @@ TEST(CrashRestartTest, PromotionTargetKilled) {
 }
 
 TEST(CrashRestartTest, PromotionTargetKilledAcrossNamespaces) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root for ip netns";
-    if (!Shell("command -v ip")) GTEST_SKIP() << "iproute2 not installed";
-    Topology topo(3);
-    if (!topo.ok()) GTEST_SKIP() << "cannot build network namespaces here";
-    TempDir dir;
-    const std::string token_file = dir.Sub("token");
-    std::ofstream(token_file) << "crash-token\n";
-    FaultDir faults(dir.Sub("faults"));
-    const std::string master = topo.ip(0) + ":7000";
-    Daemon m("master",
-             {"--role=master", "--listen=" + master, "--metrics_port=0",
-              "--auth_token_file=" + token_file, "--log_level=debug", "--client_live_ttl_sec=3"},
-             dir, topo.Exec(0));
-    ASSERT_TRUE(m.Start());
-    auto node_args = [&](int i, const std::string& dram) {
-        std::vector<std::string> args = {
-            "--role=node",         "--listen=" + topo.ip(i) + ":7100", "--master=" + master,
-            "--metrics_port=7190", "--auth_token_file=" + token_file,  "--dram_size=" + dram,
-            "--log_level=debug"};
-        if (i == 1) {
-            args.push_back("--disk_dir=" + dir.Sub("disk" + std::to_string(i)));
-            args.push_back("--disk_size=64MiB");
-        }
-        return args;
-    };
-    Daemon a("nodeA", node_args(1, "1MiB"), dir, topo.Exec(1));
-    a.UseBinary(FaultDaemonPath());
-    for (const auto& [name, value] : faults.Env("promotion.before_commit=hold")) {
-        a.SetEnv(name, value);
-    }
-    Daemon b("nodeB", node_args(2, "8MiB"), dir, topo.Exec(2));
+    NamespaceCluster c("crash-token");
+    if (std::string why = c.Unavailable(); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_TRUE(c.StartMaster({"--metrics_port=0", "--client_live_ttl_sec=3"}));
+    Daemon& a = c.Node(1,
+                       {"--metrics_port=7190", "--dram_size=1MiB", "--disk_dir=" + c.dir.Sub("disk1"),
+                        "--disk_size=64MiB"},
+                       "promotion.before_commit=hold");
+    Daemon& b = c.Node(2, {"--metrics_port=7190", "--dram_size=8MiB"});
     ASSERT_TRUE(a.Start());
-    ClientOptions options;
-    options.auth_token = "crash-token";
-    auto client = ConnectWhenUp(master, std::chrono::seconds(15), options);
+    auto client = c.Connect();
     ASSERT_NE(client, nullptr) << "master unreachable across namespaces";
     TargetKillSetup s;
     s.client = client.get();
     s.a = &a;
     s.b = &b;
-    s.a_name = topo.ip(1) + ":7100";
-    s.b_name = topo.ip(2) + ":7100";
-    s.a_metrics_host = topo.ip(1);
+    s.a_name = c.node_name(1);
+    s.b_name = c.node_name(2);
+    s.a_metrics_host = c.topo.ip(1);
     s.a_metrics_port = 7190;
-    s.faults = &faults;
+    s.faults = &c.faults;
     TargetKilledBeforeCommit(s, "netns");
 }
 

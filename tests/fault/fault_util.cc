@@ -183,4 +183,44 @@ void Figures::Print(const std::string& scenario) const {
                 scenario.c_str(), keys, operations, faults);
 }
 
+NamespaceCluster::NamespaceCluster(const std::string& token)
+    : token_(token), token_file_(dir.Sub("token")) {
+    std::ofstream(token_file_) << token << "\n";
+}
+
+std::string NamespaceCluster::Unavailable() const {
+    if (::geteuid() != 0) return "needs root for ip netns";
+    if (!Shell("command -v ip")) return "iproute2 not installed";
+    if (!topo.ok()) return "cannot build network namespaces here";
+    return "";
+}
+
+bool NamespaceCluster::StartMaster(const std::vector<std::string>& flags) {
+    std::vector<std::string> args = {"--role=master", "--listen=" + master_address(),
+                                     "--auth_token_file=" + token_file_, "--log_level=debug"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    master = std::make_unique<Daemon>("master", args, dir, topo.Exec(0));
+    return master->Start();
+}
+
+Daemon& NamespaceCluster::Node(int i, const std::vector<std::string>& flags,
+                               const std::string& fault_spec) {
+    std::vector<std::string> args = {"--role=node", "--listen=" + node_name(i),
+                                     "--master=" + master_address(),
+                                     "--auth_token_file=" + token_file_, "--log_level=debug"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto node = std::make_unique<Daemon>(i == 1 ? "nodeA" : "nodeB", args, dir, topo.Exec(i));
+    if (!fault_spec.empty()) {
+        node->UseBinary(FaultDaemonPath());
+        for (const auto& [name, value] : faults.Env(fault_spec)) node->SetEnv(name, value);
+    }
+    nodes[i] = std::move(node);
+    return *nodes[i];
+}
+
+std::unique_ptr<Client> NamespaceCluster::Connect(ClientOptions options) const {
+    options.auth_token = token_;
+    return ConnectWhenUp(master_address(), std::chrono::seconds(15), options);
+}
+
 }  // namespace mooncake::test

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +71,36 @@ void ExpectAfterLosing(Client& client, std::vector<WrittenKey>& keys, NodeId los
 // Records failures with gtest; `when` labels them. Returns the reads it made.
 size_t SettleAndCheck(Client& client, const std::vector<WrittenKey>& keys, const std::string& when,
                       std::chrono::milliseconds settle = std::chrono::seconds(15));
+
+// A master (namespace 0) and two nodes (1 and 2) in three network namespaces on the harness's
+// bridge, all with one access token. The master listens on <ip(0)>:7000, node i on
+// <ip(i)>:7100 (also its name). Needs root and iproute2: Unavailable() says why not.
+class NamespaceCluster {
+  public:
+    explicit NamespaceCluster(const std::string& token);
+    std::string Unavailable() const;  // "" when the namespaces are up
+
+    // Starts the master with `flags` besides role, listen, token and debug logging.
+    bool StartMaster(const std::vector<std::string>& flags);
+    // Node i's daemon, not started, with `flags` besides role, listen, master, token and
+    // debug logging. With `faults` ("point=action,...") it runs mooncaked-fault.
+    Daemon& Node(int i, const std::vector<std::string>& flags, const std::string& faults = "");
+    // A client of the master holding the token (null if it never answered in 15 s).
+    std::unique_ptr<Client> Connect(ClientOptions options = {}) const;
+
+    std::string master_address() const { return topo.ip(0) + ":7000"; }
+    std::string node_name(int i) const { return topo.ip(i) + ":7100"; }
+
+    Topology topo{3};
+    TempDir dir;
+    FaultDir faults{dir.Sub("faults")};
+    std::unique_ptr<Daemon> master;
+    std::unique_ptr<Daemon> nodes[3];  // [1] and [2]
+
+  private:
+    std::string token_;
+    std::string token_file_;
+};
 
 // Figures a scenario prints and the README quotes.
 struct Figures {

@@ -22,43 +22,27 @@ constexpr size_t kKiB = 1024;
 using Clock = std::chrono::steady_clock;
 
 TEST(PartitionFaultTest, MasterLosesOneNodeThenHeals) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root for ip netns";
-    if (!Shell("command -v ip")) GTEST_SKIP() << "iproute2 not installed";
-    Topology topo(3);
-    if (!topo.ok()) GTEST_SKIP() << "cannot build network namespaces here";
-
-    TempDir dir;
-    const std::string token_file = dir.Sub("token");
-    std::ofstream(token_file) << "partition-token\n";
-    FaultDir faults(dir.Sub("faults"));
-    const std::string master = topo.ip(0) + ":7000";
-    Daemon m("master",
-             {"--role=master", "--listen=" + master, "--metrics_port=0",
-              "--auth_token_file=" + token_file, "--log_level=debug", "--client_live_ttl_sec=2",
-              "--promotion_admission_threshold=1", "--default_kv_lease_ttl=300"},
-             dir, topo.Exec(0));
-    ASSERT_TRUE(m.Start());
-    auto node_args = [&](int i) {
-        return std::vector<std::string>{
-            "--role=node",        "--listen=" + topo.ip(i) + ":7100",
-            "--master=" + master, "--metrics_port=0",
-            "--auth_token_file=" + token_file, "--dram_size=1MiB",
-            "--disk_dir=" + dir.Sub("disk" + std::to_string(i)), "--disk_size=64MiB",
-            "--log_level=debug"};
+    NamespaceCluster c("partition-token");
+    if (std::string why = c.Unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const Topology& topo = c.topo;
+    FaultDir& faults = c.faults;
+    ASSERT_TRUE(c.StartMaster({"--metrics_port=0", "--client_live_ttl_sec=2",
+                               "--promotion_admission_threshold=1", "--default_kv_lease_ttl=300"}));
+    auto node_flags = [&](int i) {
+        return std::vector<std::string>{"--metrics_port=0", "--dram_size=1MiB",
+                                         "--disk_dir=" + c.dir.Sub("disk" + std::to_string(i)),
+                                         "--disk_size=64MiB"};
     };
     // A is the fault build: its promotion commit can be held across the partition.
-    Daemon a("nodeA", node_args(1), dir, topo.Exec(1));
-    a.UseBinary(FaultDaemonPath());
-    for (const auto& [n, v] : faults.Env("promotion.before_commit=hold")) a.SetEnv(n, v);
-    Daemon b("nodeB", node_args(2), dir, topo.Exec(2));
+    Daemon& a = c.Node(1, node_flags(1), "promotion.before_commit=hold");
+    Daemon& b = c.Node(2, node_flags(2));
     ASSERT_TRUE(a.Start());
     ASSERT_TRUE(b.Start());
 
     ClientOptions options;
-    options.auth_token = "partition-token";
     options.rpc_timeout = std::chrono::seconds(10);
     options.data_timeout = std::chrono::seconds(5);
-    auto client = ConnectWhenUp(master, std::chrono::seconds(15), options);
+    auto client = c.Connect(options);
     ASSERT_NE(client, nullptr) << "master unreachable across namespaces";
     auto live = [&] {
         auto n = client->Nodes();
