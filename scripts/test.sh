@@ -11,12 +11,31 @@ scripts/install-deps.sh
 scripts/build.sh
 
 failed=()
+# One line per failed test and per sanitizer report, printed again at the very end: a CI log
+# shows its tail, and a long report of one stage must not hide what failed in another.
+summary=()
+note_failures() {  # stage build-dir
+  local list="$2/Testing/Temporary/LastTestsFailed.log" report
+  [ -s "$list" ] && summary+=("$1: failed: $(cut -d: -f2 "$list" | tr '\n' ' ')")
+  for report in "$2"/sanitizer-reports/report.*; do
+    [ -e "$report" ] || continue
+    summary+=("$1: $(grep -m1 '^SUMMARY' "$report" || head -n1 "$report") [$report]")
+  done
+  return 0
+}
+
 stage_start=$(date +%s)
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"${JOBS:-2}" --timeout 600 || failed+=(normal)
+if ! ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"${JOBS:-2}" --timeout 600; then
+  failed+=(normal)
+  note_failures normal "${BUILD_DIR:-build}"
+fi
 echo "test.sh: normal tests $(($(date +%s) - stage_start)) s"
 for stage in ${SANITIZE_STAGES-asan tsan}; do
   stage_start=$(date +%s)
-  scripts/sanitize.sh "$stage" || failed+=("$stage")
+  if ! scripts/sanitize.sh "$stage"; then
+    failed+=("$stage")
+    note_failures "$stage" "${SAN_BUILD_DIR:-build-$stage}"
+  fi
   echo "test.sh: $stage stage $(($(date +%s) - stage_start)) s"
 done
 if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
@@ -25,6 +44,7 @@ if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
   echo "test.sh: fuzz stage $(($(date +%s) - stage_start)) s"
 fi
 if [ ${#failed[@]} -gt 0 ]; then
+  for line in "${summary[@]}"; do echo "test.sh: $line" >&2; done
   echo "test.sh: FAILED: ${failed[*]}" >&2
   exit 1
 fi
