@@ -67,8 +67,7 @@ void HolderKilledMidPromotion(const std::string& point) {
     Cluster c;
     ASSERT_NE(c.client, nullptr);
     FaultDir faults(c.dir.Sub("faults"));
-    c.node_binary = FaultDaemonPath();
-    c.node_env = faults.Env(point + "=hold");
+    UseFaultNodes(c, faults, point + "=hold");
     Cluster::NodeProcess& node = c.AddNode("4MiB", true);
     ASSERT_TRUE(c.WaitForNodes(1));
 
@@ -234,8 +233,7 @@ TEST(CrashRestartTest, PromotionTargetKilled) {
     Cluster c;
     ASSERT_NE(c.client, nullptr);
     FaultDir faults(c.dir.Sub("faults"));
-    c.node_binary = FaultDaemonPath();
-    c.node_env = faults.Env("promotion.before_commit=hold");
+    UseFaultNodes(c, faults, "promotion.before_commit=hold");
     const uint16_t a_metrics = FreePort();
     Cluster::NodeProcess& a =
         c.AddNode("1MiB", true, {"--metrics_port=" + std::to_string(a_metrics)});
@@ -292,8 +290,7 @@ TEST(CrashRestartTest, NodeKilledMidOffload) {
     ASSERT_NE(c.client, nullptr);
     FaultDir faults(c.dir.Sub("faults"));
     faults.Release("offload.before_report");  // offloads pass until the test holds them
-    c.node_binary = FaultDaemonPath();
-    c.node_env = faults.Env("offload.before_report=hold");
+    UseFaultNodes(c, faults, "offload.before_report=hold");
     Cluster::NodeProcess& node = c.AddNode("4MiB", true);
     ASSERT_TRUE(c.WaitForNodes(1));
 
@@ -483,8 +480,7 @@ TEST(CrashRestartTest, MasterKilledMidPromotion) {
     Cluster c;
     ASSERT_NE(c.client, nullptr);
     FaultDir faults(c.dir.Sub("faults"));
-    c.node_binary = FaultDaemonPath();
-    c.node_env = faults.Env("promotion.before_commit=hold");
+    UseFaultNodes(c, faults, "promotion.before_commit=hold");
     c.AddNode("4MiB", true);
     ASSERT_TRUE(c.WaitForNodes(1));
     const size_t size = 88 * kKiB + 21;

@@ -183,6 +183,11 @@ void Figures::Print(const std::string& scenario) const {
                 scenario.c_str(), keys, operations, faults);
 }
 
+void UseFaultNodes(Cluster& c, const FaultDir& faults, const std::string& spec) {
+    c.node_binary = FaultDaemonPath();
+    c.node_env = faults.Env(spec);
+}
+
 NamespaceCluster::NamespaceCluster(const std::string& token)
     : token_(token), token_file_(dir.Sub("token")) {
     std::ofstream(token_file_) << token << "\n";

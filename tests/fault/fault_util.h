@@ -102,6 +102,9 @@ class NamespaceCluster {
     std::string token_file_;
 };
 
+// The nodes `c` starts from now on run mooncaked-fault with `spec` ("point=action,...").
+void UseFaultNodes(Cluster& c, const FaultDir& faults, const std::string& spec);
+
 // Figures a scenario prints and the README quotes.
 struct Figures {
     size_t keys = 0;        // distinct keys written

@@ -17,8 +17,7 @@ TEST(LostReplyFaultTest, ReleasesInLostHeartbeatRepliesAreSentAgain) {
     Cluster c;
     ASSERT_NE(c.client, nullptr);
     FaultDir faults(c.dir.Sub("faults"));
-    c.node_binary = FaultDaemonPath();
-    c.node_env = faults.Env("heartbeat.reply=fail_until_release");
+    UseFaultNodes(c, faults, "heartbeat.reply=fail_until_release");
     const uint16_t metrics_port = FreePort();
     c.AddNode("2MiB", true, {"--metrics_port=" + std::to_string(metrics_port)});
     ASSERT_TRUE(c.WaitForNodes(1));

@@ -144,8 +144,7 @@ TEST(ResourcesFaultTest, DramExhaustedByPinnedObjects) {
                "--promotion_on_hit=false"});
     ASSERT_NE(c.client, nullptr);
     FaultDir faults(c.dir.Sub("faults"));
-    c.node_binary = FaultDaemonPath();
-    c.node_env = faults.Env("disk.write=hold");
+    UseFaultNodes(c, faults, "disk.write=hold");
     c.AddNode("1MiB", true);
     ASSERT_TRUE(c.WaitForNodes(1));
     Figures f;
@@ -231,8 +230,7 @@ TEST(ResourcesFaultTest, SlowDiskTasksTimeOut) {
                "--offload_task_timeout_sec=60", "--put_wait_for_offload_ms=3000"});
     ASSERT_NE(c.client, nullptr);
     FaultDir faults(c.dir.Sub("faults"));
-    c.node_binary = FaultDaemonPath();
-    c.node_env = faults.Env("disk.read=sleep:2500,disk.write=sleep:1800");
+    UseFaultNodes(c, faults, "disk.read=sleep:2500,disk.write=sleep:1800");
     const uint16_t node_metrics = FreePort();
     c.AddNode("1MiB", true, {"--metrics_port=" + std::to_string(node_metrics)});
     ASSERT_TRUE(c.WaitForNodes(1));
