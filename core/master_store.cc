@@ -171,6 +171,7 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
     Shard& shard = in_->ShardFor(key);
     ObjectView view;
     bool trigger = false;
+    uint64_t hash = 0;  // AdmissionSketch::Hash(key), kept in the object's metadata
     {
         std::lock_guard lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
@@ -187,6 +188,10 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
         if (!in_memory && !on_disk) {
             return Status::NotReady("key " + QuoteKey(key) + " is still being written");
         }
+        hash = meta.hash;
+        // The sketch line is fetched while the rest of this lookup runs (the cost of
+        // promotion_on_hit on the Get path is mostly that one cache miss).
+        if (promote_on_hit) in_->sketch.Prefetch(hash);
         meta.lease_expiry = clock_.Now() + std::chrono::milliseconds(config_.default_kv_lease_ttl());
         in_->policy.OnGet(meta.policy, clock_.Now(), in_->memory_objects.load());  // eviction_policy hook
         in_->LruTouch(shard, meta);
@@ -201,7 +206,6 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
     if (promote_on_hit) {
         // Every read counts toward admission, so the sketch also knows how hot the MEMORY
         // objects a promotion would displace are.
-        uint64_t hash = AdmissionSketch::Hash(key);
         uint32_t estimate = in_->sketch.Increment(hash);
         if (trigger) {
             in_->m.promotion_attempts.Inc();
