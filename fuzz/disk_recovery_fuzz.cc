@@ -34,26 +34,16 @@
 #include "core/disk/memory_device.h"
 #include "core/status.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/object_bytes.h"
 #include "spdlog/spdlog.h"
 
 using namespace mooncake;
 namespace df = mooncake::disk_format;
+using mooncake::fuzz::ObjectBytes;
 
 namespace {
 
 constexpr uint64_t kCapacity = 4 << 20;
-
-std::vector<std::byte> Bytes(size_t n, uint64_t seed) {
-    std::vector<std::byte> out(n);
-    uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
-    for (auto& b : out) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        b = static_cast<std::byte>(x);
-    }
-    return out;
-}
 
 struct Base {
     std::vector<std::byte> image;
@@ -72,9 +62,12 @@ const Base& BaseImage() {
             auto store = DiskStore::OpenOnDevice(std::move(device), options);
             FUZZ_CHECK(store.ok());
             auto& s = **store;
-            FUZZ_CHECK(s.Write("alpha", 1, Bytes(100, 1), IoPriority::kForeground).ok());
-            FUZZ_CHECK(s.Write("beta", 2, Bytes(5000, 2), IoPriority::kForeground).ok());
-            FUZZ_CHECK(s.Write("gamma", 3, Bytes(4096, 3), IoPriority::kForeground).ok());
+            FUZZ_CHECK(
+                s.Write("alpha", 1, ObjectBytes(100, 1), IoPriority::kForeground).ok());
+            FUZZ_CHECK(
+                s.Write("beta", 2, ObjectBytes(5000, 2), IoPriority::kForeground).ok());
+            FUZZ_CHECK(
+                s.Write("gamma", 3, ObjectBytes(4096, 3), IoPriority::kForeground).ok());
             FUZZ_CHECK(s.Remove("beta", 2).ok());
         }
         Base b;
@@ -170,7 +163,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             Status st = store.Read(key, gen, out, IoPriority::kForeground);
             FUZZ_CHECK(st.ok() || st.code() == StatusCode::kCorruption);
         }
-        Status st = store.Write("fuzz-new", 7, Bytes(6000, 7), IoPriority::kForeground);
+        Status st = store.Write("fuzz-new", 7, ObjectBytes(6000, 7), IoPriority::kForeground);
         FUZZ_CHECK(st.ok() || st.code() == StatusCode::kNoSpace ||
                    st.code() == StatusCode::kStaleGeneration);
         if (!st.ok()) return 0;
@@ -181,7 +174,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         DiskStore& store = **opened;
         std::vector<std::byte> out(6000);
         FUZZ_CHECK(store.Read("fuzz-new", 7, out, IoPriority::kForeground).ok());
-        FUZZ_CHECK(out == Bytes(6000, 7));
+        FUZZ_CHECK(out == ObjectBytes(6000, 7));
         FUZZ_CHECK(store.used() == BlocksOf(Objects(store)));
     }
     return 0;

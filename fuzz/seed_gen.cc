@@ -21,6 +21,7 @@
 
 #include "core/disk/format.h"
 #include "fuzz/master_world.h"
+#include "fuzz/object_bytes.h"
 #include "mooncake_constants.h"
 #include "thrift/data_protocol.h"
 
@@ -104,18 +105,6 @@ df::PutEntry Put(uint64_t id, Generation gen, uint64_t size, uint64_t hash, uint
     return p;
 }
 
-std::vector<std::byte> Pattern(size_t n, uint64_t seed) {  // as disk_recovery_fuzz writes
-    std::vector<std::byte> out(n);
-    uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
-    for (auto& b : out) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        b = static_cast<std::byte>(x);
-    }
-    return out;
-}
-
 void DiskRecordSeeds() {
     std::string one;
     df::AppendPut(Put(1, 0x700000001, 100, 0x1234, 1, {{3 << 20, 4096}}, "alpha"), &one);
@@ -151,8 +140,8 @@ std::string Record(int half, int flags, bool torn, int block, int lap, int seq, 
 
 void DiskRecoverySeeds() {
     constexpr uint64_t kData = 3 << 20;
-    const uint64_t alpha_hash = df::Hash(Pattern(100, 1));
-    const uint64_t gamma_hash = df::Hash(Pattern(4096, 3));
+    const uint64_t alpha_hash = df::Hash(fuzz::ObjectBytes(100, 1));
+    const uint64_t gamma_hash = df::Hash(fuzz::ObjectBytes(4096, 3));
     auto put = [](df::PutEntry p) {
         std::string s;
         df::AppendPut(p, &s);
