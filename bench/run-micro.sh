@@ -5,8 +5,9 @@
 #   (b) the LOCAL_DISK store vs fio, same files, sizes and depths (bench/disk/run-disk-bench.sh);
 #   (c) Put / Get through the client and a standalone daemon vs a raw TCP copy (net_bench);
 #   (d) promotion trigger -> COMPLETE latency p50 / p99 (net_bench, the daemon's histogram).
-# Prints a summary of the ratios, writes everything to bench/results/micro.md and (full runs)
-# replaces the README summary between <!-- micro:begin --> and <!-- micro:end -->.
+# Prints a summary of the ratios and writes everything to bench/results/micro.md (the README
+# links it), keeping that page's hand-written reading between <!-- reading:begin --> and
+# <!-- reading:end -->.
 #
 #   bench/run-micro.sh            # builds build-bench if needed (BUILD_DIR overrides); ~5 min
 #   QUICK=1 bench/run-micro.sh    # fewer rounds (~2 min)
@@ -78,6 +79,13 @@ fi
             printf "| (d) promotion trigger→COMPLETE, %s, %s | — | p50 %s ms, p99 %s ms (%s promotions) |\n", $2, $3, $5, $6, $4 }' "$tmp/net.txt" | sed 's/  */ /g'
 } > "$tmp/summary.md"
 
+# The hand-written reading of the last run, kept across runs (update it after reading the new
+# figures).
+reading=$tmp/reading.md
+: > "$reading"
+if [[ -f $out/micro.md ]]; then
+    sed -n '/^<!-- reading:begin -->$/,/^<!-- reading:end -->$/p' "$out/micro.md" > "$reading"
+fi
 {
     echo "# Microbenchmarks (bench/run-micro.sh)"
     echo
@@ -85,6 +93,10 @@ fi
     echo
     cat "$tmp/summary.md"
     echo
+    if [[ -s $reading ]]; then
+        cat "$reading"
+        echo
+    fi
     echo "## (a) core_bench: GetReplicaList, promotion_on_hit on vs off"
     echo
     echo '```'
@@ -106,17 +118,4 @@ fi
     cat "$tmp/net.txt"
 } > "$out/micro.md"
 cat "$tmp/summary.md"
-# README: the summary between <!-- micro:begin --> and <!-- micro:end --> (full runs only).
-if [[ -z "${QUICK:-}" && -z "${NO_README:-}" ]]; then
-    python3 - README.md "$tmp/summary.md" "$(date -u '+%Y-%m-%d')" <<'PY'
-import sys
-readme, summary, day = sys.argv[1:4]
-text = open(readme).read()
-begin, end = "<!-- micro:begin -->", "<!-- micro:end -->"
-if begin in text and end in text:
-    body = open(summary).read().rstrip() + "\n"
-    text = text[:text.index(begin) + len(begin)] + "\n" + body + text[text.index(end):]
-    open(readme, "w").write(text)
-PY
-fi
 echo "run-micro.sh: details in $out/micro.md" >&2

@@ -3,12 +3,13 @@
 # trace in ../shared/traces/ (or TRACES="a.jsonl b.jsonl"), through mooncake-replay --json.
 # Writes bench/replay/results/matrix.{tsv,md}, plots bench/replay/results/hit_ratio.{png,svg}
 # (gnuplot: MEMORY hit ratio against DRAM fraction, one line per policy, one panel per trace)
-# and replaces the README table between <!-- matrix:begin --> and <!-- matrix:end -->, so the
-# README and the plot always come from the same run.
+# and replaces the table of bench/results/replay-matrix.md (the page the README links) between
+# <!-- matrix:begin --> and <!-- matrix:end -->, so the page and the plot always come from the
+# same run.
 #
 #   bench/replay/run-matrix.sh            # builds build-bench if needed (BUILD_DIR overrides)
 #   FRACTIONS="0.05 0.1" JOBS=1 REAL_DISK=0 bench/replay/run-matrix.sh
-#   REPLOT=1 bench/replay/run-matrix.sh   # only redo table, plot and README from matrix.tsv
+#   REPLOT=1 bench/replay/run-matrix.sh   # only redo table, plot and page from matrix.tsv
 #
 # REAL_DISK=1 (default) adds a "promotion --real-disk" row: the same replay with LOCAL_DISK
 # through the real DiskStore (OBJECT_SIZE_REAL_DISK bytes per block, default 16384, so the
@@ -69,7 +70,7 @@ while read -r trace file tag; do
        (if .disk then (.disk.bytes_written / 1048576 | floor) else "" end),
        (if .disk then (.disk.bytes_read / 1048576 | floor) else "" end)] | @tsv' "$file"
 done < "$tmp/index" >> "$tsv"
-fi  # REPLOT=1: table, plot and README from the existing matrix.tsv, no replays
+fi  # REPLOT=1: table, plot and page from the existing matrix.tsv, no replays
 
 # matrix.md: per trace, policy rows x fraction columns (MEMORY hit ratio).
 python3 - "$tsv" "$out/matrix.md" "$fractions" <<'PY'
@@ -138,17 +139,18 @@ unset multiplot
 GP
 done
 
-# README: the table between the markers.
-python3 - README.md "$out/matrix.md" <<'PY'
-import sys, re
-readme, md = sys.argv[1], sys.argv[2]
-text = open(readme).read()
+# The results page: the table between the markers.
+page=bench/results/replay-matrix.md
+python3 - "$page" "$out/matrix.md" <<'PY'
+import sys
+page, md = sys.argv[1], sys.argv[2]
+text = open(page).read()
 begin, end = "<!-- matrix:begin -->", "<!-- matrix:end -->"
 if begin not in text or end not in text:
-    sys.exit("run-matrix.sh: README.md has no matrix markers; table left in " + md)
+    sys.exit("run-matrix.sh: " + page + " has no matrix markers; table left in " + md)
 body = open(md).read().rstrip() + "\n"
 text = text[:text.index(begin) + len(begin)] + "\n" + body + text[text.index(end):]
-open(readme, "w").write(text)
+open(page, "w").write(text)
 PY
-echo "run-matrix.sh: wrote $tsv, $out/matrix.md, $out/hit_ratio.png, $out/hit_ratio.svg and the README table" >&2
+echo "run-matrix.sh: wrote $tsv, $out/matrix.md, $out/hit_ratio.png, $out/hit_ratio.svg and the table of $page" >&2
 cat "$out/matrix.md"

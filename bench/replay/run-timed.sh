@@ -11,7 +11,8 @@
 # Environment: TRACE (default ../shared/traces/conversation_trace.jsonl), LIMIT (requests, 2000),
 # SPEED (5), MEM_FRACTION (0.1), OBJECT_SIZE (16384), WORKERS (8), BUILD_DIR (build-bench),
 # DAEMON_ARGS (extra mooncaked flags, e.g. "--promotion_admission_threshold=1"),
-# NO_README=1 (do not rewrite the README table between <!-- timed:begin --> and <!-- timed:end -->).
+# NO_PAGE=1 (do not rewrite the table of bench/results/replay-timed.md, the page the README
+# links, between <!-- timed:begin --> and <!-- timed:end -->).
 # Writes bench/replay/results/timed.{md,json}.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,15 +65,15 @@ jq -r --slurpfile v "$dir/virtual.json" --arg cmd "bench/replay/run-timed.sh (LI
 ' "$dir/timed.json" > bench/replay/results/timed.md
 cp "$dir/timed.json" bench/replay/results/timed.json
 cat bench/replay/results/timed.md
-if [[ -z "${NO_README:-}" ]]; then
-    python3 - README.md bench/replay/results/timed.md <<'PY'
+if [[ -z "${NO_PAGE:-}" ]]; then
+    python3 - bench/results/replay-timed.md bench/replay/results/timed.md <<'PY'
 import sys
-readme, md = sys.argv[1:3]
-text = open(readme).read()
+page, md = sys.argv[1:3]
+text = open(page).read()
 begin, end = "<!-- timed:begin -->", "<!-- timed:end -->"
 if begin in text and end in text:
     body = open(md).read().rstrip() + "\n"
     text = text[:text.index(begin) + len(begin)] + "\n" + body + text[text.index(end):]
-    open(readme, "w").write(text)
+    open(page, "w").write(text)
 PY
 fi
