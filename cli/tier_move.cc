@@ -1,8 +1,9 @@
 #include "cli/tier_move.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
-#include <thread>
+#include <cstdio>
 
 #include "cli/batch.h"
 #include "cli/text.h"
@@ -11,181 +12,25 @@
 namespace mooncake::cli {
 namespace {
 
-const char* CommandName(TierMove move) {
-    switch (move) {
-        case TierMove::kPromote:
-            return "promote";
-        case TierMove::kOffload:
-            return "offload";
-        case TierMove::kEvict:
-            return "evict";
+std::string CommandName(TierMove move) { return std::string(TierMoveName(move)); }
+std::string TargetText(TierMove move) { return std::string(TierMoveTarget(move)); }
+
+KeyResult FromOutcome(TierMove move, KeyOutcome o) {
+    KeyResult r;
+    r.key = std::move(o.key);
+    r.status = std::move(o.status);
+    if (r.status.ok()) {
+        OutcomeWords words = DescribeOutcome(move, o.outcome.value_or(ManualOutcome::kDone));
+        r.outcome = std::move(words.outcome);
+        r.text = std::move(words.text);
     }
-    return "?";
+    return r;
 }
 
-const char* TargetText(TierMove move) {
-    switch (move) {
-        case TierMove::kPromote:
-            return "a COMPLETE MEMORY copy";
-        case TierMove::kOffload:
-            return "a COMPLETE LOCAL_DISK copy";
-        case TierMove::kEvict:
-            return "its MEMORY copy dropped";
-    }
-    return "?";
-}
-
-Result<std::vector<KeyResult>> CallMove(Client& client, TierMove move, bool force,
-                                        std::span<const std::string> keys) {
-    Result<std::vector<KeyOutcome>> got = move == TierMove::kPromote   ? client.Promote(keys, force)
-                                          : move == TierMove::kOffload ? client.Offload(keys)
-                                                                       : client.Evict(keys);
-    if (!got.ok()) return got.status();
-    std::vector<KeyResult> out;
-    out.reserve(got->size());
-    for (KeyOutcome& o : *got) {
-        KeyResult r;
-        r.key = std::move(o.key);
-        r.status = std::move(o.status);
-        if (r.status.ok()) {
-            OutcomeWords words = DescribeOutcome(move, o.outcome.value_or(ManualOutcome::kDone));
-            r.outcome = std::move(words.outcome);
-            r.text = std::move(words.text);
-        }
-        out.push_back(std::move(r));
-    }
-    return out;
-}
-
-bool NeedsWait(const KeyResult& r) {
-    return r.status.ok() && (r.outcome == "queued" || r.outcome == "in_flight");
-}
-
-// A refusal that --wait retries: the queue (or its byte budget) is full for now.
-bool Retryable(const KeyResult& r) { return r.status.Is(StatusCode::kBusy); }
-
-// Polls Stat for every key still moving. Returns a status only when the daemon itself fails
-// (unreachable); per-key results are updated in place, with exit overrides for timeouts.
-Status WaitForMoves(Context& ctx, Client& client, TierMove move, bool force, double timeout_sec,
-                    std::vector<KeyResult>& results, std::vector<int>& overrides) {
-    using Clock = std::chrono::steady_clock;
-    const auto deadline =
-        Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_sec * 1000.0));
-    struct Pending {
-        size_t index;
-        int stalled = 0;  // consecutive polls with neither done nor a task in flight
-        bool reissued = false;
-        bool refused = false;  // refused as busy: asked again each round
-    };
-    std::vector<Pending> pending;
-    for (size_t i = 0; i < results.size(); ++i) {
-        if (NeedsWait(results[i])) pending.push_back({i});
-        if (Retryable(results[i])) pending.push_back({i, 0, false, true});
-    }
-    if (pending.empty()) return Status::Ok();
-    if (ctx.Interactive()) {
-        ctx.Print("waiting for " + std::to_string(pending.size()) +
-                  (pending.size() == 1 ? " key" : " keys") + " to have " + TargetText(move) +
-                  " ...\n");
-        std::fflush(stdout);
-    }
-    auto interval = std::chrono::milliseconds(10);
-    while (!pending.empty()) {
-        std::vector<Pending> still;
-        // Ask again for the keys refused as busy: tasks that ended since have made room.
-        std::vector<std::string> retry;
-        for (const Pending& p : pending) {
-            if (p.refused) retry.push_back(results[p.index].key);
-        }
-        std::vector<KeyResult> retried;
-        for (size_t i = 0; i < retry.size(); i += kMaxChunk) {
-            auto got = CallMove(client, move, force,
-                                std::span(retry).subspan(i, std::min(kMaxChunk, retry.size() - i)));
-            if (!got.ok()) return got.status();
-            for (KeyResult& r : *got) retried.push_back(std::move(r));
-        }
-        size_t next_retried = 0;
-        for (Pending p : pending) {
-            KeyResult& r = results[p.index];
-            if (p.refused) {
-                if (next_retried < retried.size()) r = std::move(retried[next_retried++]);
-                if (Retryable(r)) {
-                    still.push_back(p);
-                    continue;
-                }
-                p.refused = false;
-                if (!NeedsWait(r)) continue;  // done at once, already there, or refused for good
-            }
-            auto stat = client.Stat(r.key);
-            WaitState state;
-            if (!stat.ok()) {
-                if (!stat.status().Is(StatusCode::kNotFound)) return stat.status();
-                if (move == TierMove::kEvict) {
-                    state = WaitState::kDone;  // the object is gone: no MEMORY copy left
-                } else {
-                    r.status =
-                        Status::NotFound("key " + QuoteKey(r.key) + " was removed while waiting");
-                    continue;
-                }
-            } else {
-                state = WaitStateOf(move, stat->object);
-            }
-            if (state == WaitState::kDone) {
-                OutcomeWords words = DescribeCompleted(move);
-                r.outcome = std::move(words.outcome);
-                r.text = std::move(words.text);
-                continue;
-            }
-            if (state == WaitState::kStalled) {
-                // An evict that found an offload in flight: once it ends, evict again.
-                if (move == TierMove::kEvict && !p.reissued) {
-                    p.reissued = true;
-                    std::string key = r.key;
-                    auto again = CallMove(client, move, false, std::span(&key, 1));
-                    if (!again.ok()) return again.status();
-                    if (!again->empty() && !(*again)[0].status.ok()) {
-                        r.status = (*again)[0].status;
-                        continue;
-                    }
-                    still.push_back(p);
-                    continue;
-                }
-                // Seen twice in a row: the task ended (failed, cancelled, expired) without
-                // the asked state.
-                if (++p.stalled >= 2) {
-                    r.status = Status::IoError(
-                        std::string(CommandName(move)) + " of " + QuoteKey(r.key) +
-                        " ended without " + TargetText(move) +
-                        " (the task failed, expired or was cancelled; see mooncakectl metrics)");
-                    continue;
-                }
-            } else {
-                p.stalled = 0;
-            }
-            still.push_back(p);
-        }
-        pending = std::move(still);
-        if (pending.empty()) break;
-        if (Clock::now() >= deadline) {
-            char secs[32];
-            std::snprintf(secs, sizeof secs, "%g", timeout_sec);
-            for (const Pending& p : pending) {
-                KeyResult& r = results[p.index];
-                if (p.refused) {
-                    r.status = Status(r.status.code(), r.status.message() + " (still after " +
-                                                           secs + "s of --wait)");
-                    continue;
-                }
-                r.status = Status::Timeout(QuoteKey(r.key) + " still lacks " + TargetText(move) +
-                                           " after " + secs + "s (--timeout)");
-                overrides[p.index] = kExitFailed;  // the store is there; the move is late
-            }
-            break;
-        }
-        std::this_thread::sleep_for(interval);
-        interval = std::min(interval * 2, std::chrono::milliseconds(200));
-    }
-    return Status::Ok();
+std::string Seconds(double sec) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", sec);
+    return text;
 }
 
 }  // namespace
@@ -244,19 +89,36 @@ OutcomeWords DescribeCompleted(TierMove move) {
     return {"unknown", "unknown"};
 }
 
-WaitState WaitStateOf(TierMove move, const ObjectView& o) {
-    switch (move) {
-        case TierMove::kPromote:
-            if (o.HasComplete(Tier::kMemory)) return WaitState::kDone;
-            return o.promotion_in_flight ? WaitState::kPending : WaitState::kStalled;
-        case TierMove::kOffload:
-            if (o.HasComplete(Tier::kLocalDisk)) return WaitState::kDone;
-            return o.offload_in_flight ? WaitState::kPending : WaitState::kStalled;
-        case TierMove::kEvict:
-            if (!o.HasComplete(Tier::kMemory)) return WaitState::kDone;
-            return o.offload_in_flight ? WaitState::kPending : WaitState::kStalled;
+KeyResult DescribeWaited(TierMove move, const MoveKeyResult& m, double timeout_sec) {
+    KeyResult r;
+    r.key = m.key;
+    switch (m.end) {
+        case MoveEnd::kReached: {
+            OutcomeWords words = DescribeOutcome(move, m.outcome);
+            r.outcome = std::move(words.outcome);
+            r.text = std::move(words.text);
+            break;
+        }
+        case MoveEnd::kRefused:
+        case MoveEnd::kRemoved:
+            r.status = m.status;
+            break;
+        case MoveEnd::kBusy:
+            r.status = Status(m.status.code(), m.status.message() + " (still after " +
+                                                   Seconds(timeout_sec) + "s of --wait)");
+            break;
+        case MoveEnd::kEndedShort:
+            r.status = Status::IoError(
+                CommandName(move) + " of " + QuoteKey(m.key) + " ended without " +
+                TargetText(move) +
+                " (the task failed, expired or was cancelled; see mooncakectl metrics)");
+            break;
+        case MoveEnd::kLate:
+            r.status = Status::Timeout(QuoteKey(m.key) + " still lacks " + TargetText(move) +
+                                       " after " + Seconds(timeout_sec) + "s (--timeout)");
+            break;
     }
-    return WaitState::kStalled;
+    return r;
 }
 
 void AddTierMoveOptions(CLI::App* sub, TierMove move, TierMoveOptions& options) {
@@ -301,20 +163,49 @@ int RunTierMove(Context& ctx, TierMove move, const TierMoveOptions& options) {
         if (!listed.ok()) return ctx.Fail(listed.status(), command + " --prefix");
         keys = std::move(*listed);
     }
+    std::vector<KeyOutcome> issued;  // for --wait, in key order
     std::vector<KeyResult> results;
     Status st = RunInChunks(
         keys, prefix_form ? kPrefixChunk : kMaxChunk, command, prefix_form && ctx.Interactive(),
-        [&](std::span<const std::string> part) {
-            return CallMove(*client, move, options.force, part);
+        [&](std::span<const std::string> part) -> Result<std::vector<KeyResult>> {
+            auto got = client->Move(move, part, options.force);
+            if (!got.ok()) return got.status();
+            std::vector<KeyResult> out;
+            out.reserve(got->size());
+            for (KeyOutcome& o : *got) {
+                if (options.wait) issued.push_back(o);
+                out.push_back(FromOutcome(move, std::move(o)));
+            }
+            return out;
         },
         results);
     if (!st.ok()) return ctx.Fail(st, command);
 
     std::vector<int> overrides(results.size(), -1);
     if (options.wait) {
-        st = WaitForMoves(ctx, *client, move, options.force, options.timeout_sec, results,
-                          overrides);
-        if (!st.ok()) return ctx.Fail(st, command + " --wait");
+        size_t waiting = std::count_if(issued.begin(), issued.end(), [](const KeyOutcome& o) {
+            return AwaitsMove(o.status, o.outcome);
+        });
+        if (waiting > 0 && ctx.Interactive()) {
+            ctx.Print("waiting for " + std::to_string(waiting) +
+                      (waiting == 1 ? " key" : " keys") + " to have " + TargetText(move) +
+                      " ...\n");
+            std::fflush(stdout);
+        }
+        // --timeout counts from the end of the issue, as the wait begins.
+        MoveWaitOptions wait_options;
+        wait_options.deadline =
+            std::chrono::steady_clock::now() +
+            std::chrono::milliseconds(static_cast<int64_t>(options.timeout_sec * 1000.0));
+        wait_options.force = options.force;
+        auto waited = client->WaitForMove(move, issued, wait_options);
+        if (!waited.ok()) return ctx.Fail(waited.status(), command + " --wait");
+        for (size_t i = 0; i < waited->size() && i < results.size(); ++i) {
+            const MoveKeyResult& m = (*waited)[i];
+            results[i] = DescribeWaited(move, m, options.timeout_sec);
+            // The store is there; the move is late: exit 1, not the timeout code.
+            if (m.end == MoveEnd::kLate) overrides[i] = kExitFailed;
+        }
     }
     std::string label = prefix_form ? command + " --prefix " + QuoteKey(options.prefix) : command;
     return PrintKeyResults(ctx, label, prefix_form, results, overrides);

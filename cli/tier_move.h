@@ -1,6 +1,7 @@
 // The manual tier moves shared by `promote`, `offload` and `evict`: the same argument forms
-// (KEY... or --prefix P), per-key outcomes, and --wait, which polls Stat (inspection, never an
-// access) until each queued key reaches the asked state or --timeout runs out.
+// (KEY... or --prefix P), per-key outcomes, and --wait, which is Client::WaitForMove (the rule
+// is core/manual_move.h) with --timeout as its deadline. This file parses, calls the library and
+// chooses the words; it decides nothing about tiers.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,11 +9,14 @@
 #include <vector>
 
 #include "cli/context.h"
+#include "cli/printers.h"
+#include "core/manual_move.h"
 #include "core/master_types.h"
+#include "thrift/client.h"
 
 namespace mooncake::cli {
 
-enum class TierMove { kPromote, kOffload, kEvict };
+// TierMove, WaitState and WaitStateOf come from core/manual_move.h.
 
 struct TierMoveOptions {
     std::vector<std::string> keys;
@@ -35,11 +39,11 @@ struct OutcomeWords {
     std::string text;
 };
 OutcomeWords DescribeOutcome(TierMove move, ManualOutcome outcome);
-// After --wait saw the move complete.
+// After --wait saw the move complete (the words of ManualOutcome::kDone).
 OutcomeWords DescribeCompleted(TierMove move);
 
-// Where a key stands for --wait, from its Stat.
-enum class WaitState { kDone, kPending, kStalled };
-WaitState WaitStateOf(TierMove move, const ObjectView& object);
+// One key's line after --wait: the words, or the failure in --wait's terms (`timeout_sec` is
+// --timeout, quoted in the messages of keys still moving or still refused).
+KeyResult DescribeWaited(TierMove move, const MoveKeyResult& result, double timeout_sec);
 
 }  // namespace mooncake::cli

@@ -1,5 +1,8 @@
 #include "thrift/client.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "MasterService.h"
 #include "thrift/convert.h"
 #include "thrift/master_channel.h"
@@ -507,6 +510,114 @@ Result<std::vector<KeyOutcome>> Client::Evict(std::span<const std::string> keys)
     MC_RETURN_IF_ERROR(channel_->Call(
         [&](rpc::MasterServiceClient& c) { c.Evict(wire, list); }, Idempotent::kYes));
     return FromWireManual(wire);
+}
+
+Result<std::vector<KeyOutcome>> Client::Move(TierMove move, std::span<const std::string> keys,
+                                             bool force) {
+    switch (move) {
+        case TierMove::kPromote: return Promote(keys, force);
+        case TierMove::kOffload: return Offload(keys);
+        case TierMove::kEvict: return Evict(keys);
+    }
+    return Status::InvalidArgument("unknown tier move");
+}
+
+// ---------------- manual tier moves until done ----------------
+
+Result<std::vector<MoveKeyResult>> Client::WaitForMove(TierMove move,
+                                                       std::span<const std::string> keys,
+                                                       const MoveWaitOptions& options) {
+    std::vector<KeyOutcome> issued;
+    issued.reserve(keys.size());
+    for (size_t i = 0; i < keys.size(); i += rpc::kMaxBatchKeys) {
+        auto part = keys.subspan(i, std::min(rpc::kMaxBatchKeys, keys.size() - i));
+        auto got = Move(move, part, options.force);
+        if (!got.ok()) return got.status();
+        for (KeyOutcome& o : *got) issued.push_back(std::move(o));
+    }
+    return WaitForMove(move, issued, options);
+}
+
+Result<std::vector<MoveKeyResult>> Client::WaitForMove(TierMove move,
+                                                       std::span<const KeyOutcome> issued,
+                                                       const MoveWaitOptions& options) {
+    std::vector<MoveWatch> watches(issued.size(), MoveWatch(move));
+    for (size_t i = 0; i < issued.size(); ++i) {
+        watches[i].OnIssued(issued[i].status, issued[i].outcome);
+    }
+    auto unfinished = [&] {
+        return std::any_of(watches.begin(), watches.end(),
+                           [](const MoveWatch& w) { return !w.finished(); });
+    };
+    auto interval = std::chrono::milliseconds(10);
+    while (unfinished()) {
+        // Stat every key being polled (inspection: no lease, no recency, no promotion).
+        for (size_t i = 0; i < watches.size(); ++i) {
+            if (watches[i].next() != MoveWatch::Next::kPoll) continue;
+            auto stat = Stat(issued[i].key);
+            if (stat.ok()) {
+                watches[i].OnStat(&stat->object);
+            } else if (stat.status().Is(StatusCode::kNotFound)) {
+                watches[i].OnStat(nullptr);
+            } else {
+                return stat.status();
+            }
+        }
+        // Ask again for the keys that want it (busy refusals, an evict after its offload),
+        // in batches.
+        std::vector<size_t> again;
+        for (size_t i = 0; i < watches.size(); ++i) {
+            if (watches[i].next() == MoveWatch::Next::kIssue) again.push_back(i);
+        }
+        for (size_t start = 0; start < again.size(); start += rpc::kMaxBatchKeys) {
+            size_t n = std::min(rpc::kMaxBatchKeys, again.size() - start);
+            std::vector<std::string> keys;
+            keys.reserve(n);
+            for (size_t j = 0; j < n; ++j) keys.push_back(issued[again[start + j]].key);
+            auto got = Move(move, keys, options.force);
+            if (!got.ok()) return got.status();
+            for (size_t j = 0; j < n && j < got->size(); ++j) {
+                watches[again[start + j]].OnIssued((*got)[j].status, (*got)[j].outcome);
+            }
+        }
+        if (!unfinished()) break;
+        if (std::chrono::steady_clock::now() >= options.deadline) {
+            for (MoveWatch& w : watches) w.OnDeadline();
+            break;
+        }
+        std::this_thread::sleep_for(interval);
+        interval = std::min(interval * 2, std::chrono::milliseconds(200));
+    }
+
+    std::vector<MoveKeyResult> out;
+    out.reserve(watches.size());
+    for (size_t i = 0; i < watches.size(); ++i) {
+        const MoveWatch& w = watches[i];
+        MoveKeyResult r{issued[i].key, w.end(), w.outcome(), Status::Ok()};
+        const std::string target(TierMoveTarget(move));
+        switch (w.end()) {
+            case MoveEnd::kReached:
+                break;
+            case MoveEnd::kRefused:
+            case MoveEnd::kBusy:
+                r.status = w.refusal();
+                break;
+            case MoveEnd::kRemoved:
+                r.status = Status::NotFound("key " + QuoteKey(r.key) + " was removed while waiting");
+                break;
+            case MoveEnd::kEndedShort:
+                r.status = Status::IoError(std::string(TierMoveName(move)) + " of " +
+                                           QuoteKey(r.key) + " ended without " + target +
+                                           " (the task failed, expired or was cancelled)");
+                break;
+            case MoveEnd::kLate:
+                r.status = Status::Timeout(QuoteKey(r.key) + " still lacks " + target +
+                                           " at the deadline");
+                break;
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
 }
 
 }  // namespace mooncake

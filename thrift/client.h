@@ -46,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/manual_move.h"
 #include "core/master_types.h"
 #include "core/status.h"
 #include "core/types.h"
@@ -100,6 +101,24 @@ struct KeyOutcome {
     std::string key;
     Status status;
     std::optional<ManualOutcome> outcome;
+};
+
+// How one key of WaitForMove ended (core/manual_move.h has the rule).
+struct MoveKeyResult {
+    std::string key;
+    MoveEnd end = MoveEnd::kLate;
+    // kReached: kDone (the move happened) or kAlreadyThere (the key had the state already).
+    ManualOutcome outcome = ManualOutcome::kDone;
+    // Ok when kReached. kRefused, kBusy: the master's refusal. kRemoved (NotFound),
+    // kEndedShort (IoError), kLate (Timeout): a one-line message for the key.
+    Status status;
+};
+
+struct MoveWaitOptions {
+    // When to stop waiting: keys still moving then end kLate (their move may still complete).
+    std::chrono::steady_clock::time_point deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    bool force = false;  // promote: even under DRAM pressure (also when asked again)
 };
 
 struct RemovePrefixResult {
@@ -187,6 +206,24 @@ public:
     Result<std::vector<KeyOutcome>> Offload(std::span<const std::string> keys);
     // Drop the MEMORY copy (offloading first when offload is on and no disk copy exists).
     Result<std::vector<KeyOutcome>> Evict(std::span<const std::string> keys);
+    // One of the three above, by move (`force` is for promote only).
+    Result<std::vector<KeyOutcome>> Move(TierMove move, std::span<const std::string> keys,
+                                         bool force = false);
+
+    // ---- manual tier moves until done ----
+    //
+    // Issues `move` for every key (any number; sent in batches) and waits until each has the
+    // asked state (TierMoveTarget), polling Stat (inspection, never an access), backing off
+    // from 10 ms to 200 ms. Asks again for keys refused as busy, and for an evict that found
+    // an offload in flight once it ended. One result per key, in order. A status only when
+    // the master fails as a whole (unreachable, a Stat failing other than NotFound).
+    Result<std::vector<MoveKeyResult>> WaitForMove(TierMove move, std::span<const std::string> keys,
+                                                   const MoveWaitOptions& options = {});
+    // The same for a move already issued: `issued` is what Move (or Promote, Offload, Evict)
+    // returned for the keys, in order.
+    Result<std::vector<MoveKeyResult>> WaitForMove(TierMove move,
+                                                   std::span<const KeyOutcome> issued,
+                                                   const MoveWaitOptions& options = {});
 
     // ---- about the connection ----
 
