@@ -78,15 +78,7 @@ OutcomeWords DescribeOutcome(TierMove move, ManualOutcome outcome) {
 }
 
 OutcomeWords DescribeCompleted(TierMove move) {
-    switch (move) {
-        case TierMove::kPromote:
-            return {"promoted", "promoted to MEMORY"};
-        case TierMove::kOffload:
-            return {"offloaded", "written to LOCAL_DISK"};
-        case TierMove::kEvict:
-            return {"evicted", "MEMORY copy dropped"};
-    }
-    return {"unknown", "unknown"};
+    return DescribeOutcome(move, ManualOutcome::kDone);
 }
 
 KeyResult DescribeWaited(TierMove move, const MoveKeyResult& m, double timeout_sec) {
