@@ -129,6 +129,17 @@ py::list Descriptors(const std::vector<ReplicaInfo>& infos) {
 
 void* Ptr(uintptr_t address) { return reinterpret_cast<void*>(address); }
 
+// A value is stored as the buffer's bytes in memory order, so only a C-contiguous buffer
+// (bytes, bytearray, a plain memoryview or array) can be passed without a copy.
+bool IsCContiguous(const py::buffer_info& info) {
+    py::ssize_t expected = info.itemsize;
+    for (py::ssize_t i = info.ndim - 1; i >= 0; --i) {
+        if (info.shape[i] > 1 && info.strides[i] != expected) return false;
+        expected *= info.shape[i];
+    }
+    return true;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(store, m) {
@@ -214,6 +225,7 @@ PYBIND11_MODULE(store, m) {
         .def("put", [](S& s, const std::string& key, const py::buffer& value,
                        const ReplicateConfig&) {
             py::buffer_info info = value.request();
+            if (!IsCContiguous(info)) return static_cast<int>(mooncake::py::kInvalidParams);
             size_t n = static_cast<size_t>(info.size * info.itemsize);
             py::gil_scoped_release r;
             return s.Put(key, info.ptr, n, /*staged=*/true);
@@ -231,6 +243,9 @@ PYBIND11_MODULE(store, m) {
             std::vector<size_t> sizes;
             for (auto v : values) {
                 infos.push_back(py::reinterpret_borrow<py::buffer>(v).request());
+                if (!IsCContiguous(infos.back())) {
+                    return static_cast<int>(mooncake::py::kInvalidParams);
+                }
                 data.push_back(infos.back().ptr);
                 sizes.push_back(static_cast<size_t>(infos.back().size * infos.back().itemsize));
             }

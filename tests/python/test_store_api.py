@@ -82,6 +82,15 @@ def test_put_get_size_exist_remove(store):
     assert store.remove("forced", force=True) == 0
 
 
+def test_put_takes_any_contiguous_buffer(store):
+    assert store.put("mv", memoryview(b"abcdef")[1:4]) == 0
+    assert store.get("mv") == b"bcd"
+    assert store.put("ba", bytearray(b"xyz")) == 0 and store.get("ba") == b"xyz"
+    # A strided view is not the bytes in memory order: refused rather than stored wrong.
+    assert store.put("strided", memoryview(b"abcdef")[::2]) == INVALID_PARAMS
+    assert store.put_batch(["s1"], [memoryview(b"abcdef")[::2]]) == INVALID_PARAMS
+
+
 def test_invalid_key_is_invalid_params(store):
     assert store.put("", b"v") == INVALID_PARAMS
     assert store.is_exist("a\0b") == INVALID_PARAMS
