@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 #include <regex>
+#include <set>
 #include <unordered_map>
 
 #include "daemon/embedded_node.h"
@@ -91,9 +92,28 @@ struct DistributedStore::Session {
     std::unique_ptr<Client> client;
 };
 
-DistributedStore::DistributedStore() = default;
+namespace {
+std::mutex live_mu;
+std::set<DistributedStore*> live;  // GUARDED_BY(live_mu): every store not yet destroyed
+}  // namespace
 
-DistributedStore::~DistributedStore() { Close(); }
+DistributedStore::DistributedStore() {
+    std::lock_guard lock(live_mu);
+    live.insert(this);
+}
+
+DistributedStore::~DistributedStore() {
+    {
+        std::lock_guard lock(live_mu);  // waits for a CloseAll that may be closing this one
+        live.erase(this);
+    }
+    Close();
+}
+
+void DistributedStore::CloseAll() {
+    std::lock_guard lock(live_mu);
+    for (DistributedStore* store : live) store->Close();
+}
 
 bool DistributedStore::is_setup() const {
     std::shared_lock lock(mu_);

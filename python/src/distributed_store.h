@@ -60,6 +60,10 @@ public:
     DistributedStore();
     ~DistributedStore();  // Close()
 
+    // Closes every store of this process (at interpreter exit: a process that ends leaves the
+    // cluster at once instead of leaving a dead node behind until client_live_ttl_sec).
+    static void CloseAll();
+
     int Setup(const SetupOptions& options);
     int Close();
     bool is_setup() const;

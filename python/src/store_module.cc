@@ -150,6 +150,12 @@ PYBIND11_MODULE(store, m) {
     if (const char* level = std::getenv("MOONCAKE_LOG_LEVEL")) {
         spdlog::set_level(spdlog::level::from_str(level));
     }
+    // Stores still open when the interpreter exits (a test class's store, an engine killed
+    // by SIGTERM through Python) leave the cluster like close() does.
+    py::module_::import("atexit").attr("register")(py::cpp_function([] {
+        py::gil_scoped_release release;
+        DistributedStore::CloseAll();
+    }));
 
     py::class_<ReplicateConfig>(m, "ReplicateConfig")
         .def(py::init<>())

@@ -193,3 +193,30 @@ def test_two_processes_with_embedded_nodes(master):
             child.kill()
         if parent is not None:
             parent.close()
+
+
+def test_exit_without_close_leaves_the_cluster(master):
+    """A process that ends with its store still open (a test class's store, an engine that
+    exits) leaves the master at once, not client_live_ttl_sec later."""
+    import json
+    from conftest import MOONCAKED
+    ctl = os.path.join(os.path.dirname(MOONCAKED), "mooncakectl")
+
+    def nodes():
+        out = subprocess.run([ctl, "--master", master.address, "--json", "nodes"],
+                             capture_output=True, text=True, check=True).stdout
+        return [n["name"] for n in json.loads(out)]
+
+    script = textwrap.dedent("""
+        import sys
+        from mooncake_tier.store import MooncakeDistributedStore
+        kept = MooncakeDistributedStore()
+        assert kept.setup({"local_hostname": "127.0.0.1", "global_segment_size": "8MB",
+                           "master_server_addr": sys.argv[1]}) == 0
+        print("HOST", kept.get_hostname(), flush=True)
+    """)
+    out = subprocess.run([sys.executable, "-c", script, master.address], capture_output=True,
+                         text=True, timeout=60, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    host = out.stdout.split()[1]
+    assert host not in nodes()
