@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <random>
 #include <regex>
@@ -25,6 +26,7 @@ namespace {
 constexpr uint16_t kPortLow = 12300;
 constexpr uint16_t kPortHigh = 14300;  // the data channel takes port + 1, still in range
 constexpr int kPortAttempts = 32;
+constexpr int kDiskSlots = 64;  // embedded nodes sharing one ssd_offload_path
 
 uint16_t RandomPort() {
     static std::mutex mu;
@@ -164,12 +166,26 @@ int DistributedStore::Setup(const SetupOptions& options) {
                 return kInvalidParams;
             }
         }
+        // Each embedded node keeps its LOCAL_DISK in a slot of the directory, <dir>/node-<i>:
+        // the first slot no other node (of this process or another) holds. A process that
+        // starts again on the same directory takes slot 0 again and recovers its objects.
         const std::string base_dir = node.disk_dir;
-        Status last;
+        int slot = 0;
+        auto use_slot = [&](int i) -> Status {
+            node.disk_dir = base_dir + "/node-" + std::to_string(i);
+            std::error_code ec;
+            std::filesystem::create_directories(node.disk_dir, ec);
+            if (ec) return Status::IoError("cannot create " + node.disk_dir + ": " + ec.message());
+            return Status::Ok();
+        };
+        Status last = base_dir.empty() ? Status::Ok() : use_slot(slot);
+        if (!last.ok()) {
+            spdlog::error("setup: {}", last.message());
+            return ToMooncakeError(last);
+        }
         for (int attempt = 0; attempt < (fixed_port ? 1 : kPortAttempts); ++attempt) {
             if (!fixed_port && !PortsFree(host, port)) {
                 port = RandomPort();
-                last = Status::IoError("no free port pair in 12300..14300");
                 continue;
             }
             node.port = port;
@@ -179,19 +195,20 @@ int DistributedStore::Setup(const SetupOptions& options) {
                 break;
             }
             last = started.status();
-            if (last.Is(StatusCode::kBusy) && !base_dir.empty() && node.disk_dir == base_dir) {
-                // Another node (of this process or another) holds the directory: this one
-                // keeps its LOCAL_DISK in a subdirectory named after its port.
-                node.disk_dir = base_dir + "/node-" + std::to_string(port);
+            if (last.Is(StatusCode::kBusy) && !base_dir.empty() && slot + 1 < kDiskSlots) {
+                last = use_slot(++slot);  // that slot is held: the next one, same port
+                if (!last.ok()) break;
                 --attempt;
                 continue;
             }
             if (last.Is(StatusCode::kUnavailable) || last.Is(StatusCode::kInvalidArgument) ||
-                last.Is(StatusCode::kIllegalClient) || fixed_port) {
+                last.Is(StatusCode::kIllegalClient) || last.Is(StatusCode::kBusy) || fixed_port) {
                 break;  // not a taken port
             }
             port = RandomPort();
-            if (!base_dir.empty()) node.disk_dir = base_dir;
+        }
+        if (session->node == nullptr && last.ok()) {
+            last = Status::IoError("no free port pair in 12300..14300");
         }
         if (session->node == nullptr) {
             spdlog::error("setup: embedded node: {}", last.message());

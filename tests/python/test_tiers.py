@@ -220,3 +220,17 @@ def test_exit_without_close_leaves_the_cluster(master):
     assert out.returncode == 0, out.stderr
     host = out.stdout.split()[1]
     assert host not in nodes()
+
+
+def test_stores_share_one_ssd_offload_path(tier_master, tmp_path):
+    """Two stores of one process on one ssd_offload_path take slots node-0 and node-1; a store
+    set up again on the path reopens slot 0 (and recovers what it held)."""
+    a = disk_store(tier_master, tmp_path)
+    b = disk_store(tier_master, tmp_path)
+    try:
+        assert sorted(p.name for p in (tmp_path / "ssd").iterdir()) == ["node-0", "node-1"]
+    finally:
+        b.close()
+        a.close()
+    c = disk_store(tier_master, tmp_path)
+    c.close()
