@@ -282,13 +282,28 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
     return removed;
 }
 
-Result<bool> MasterStore::Exists(std::string_view key) const {
+Result<bool> MasterStore::Exists(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
-    auto it = shard.objects.find(std::string(key));
-    if (it == shard.objects.end()) return false;
-    return it->second.HasComplete(Tier::kMemory) || it->second.HasComplete(Tier::kLocalDisk);
+    bool disk_only = false;
+    {
+        Shard& shard = in_->ShardFor(key);
+        std::lock_guard lock(shard.mu);
+        auto it = shard.objects.find(std::string(key));
+        if (it == shard.objects.end()) return false;
+        bool in_memory = it->second.HasComplete(Tier::kMemory);
+        bool on_disk = it->second.HasComplete(Tier::kLocalDisk);
+        if (!in_memory && !on_disk) return false;
+        disk_only = !in_memory;
+    }
+    if (disk_only && config_.prefetch_on_exist()) {
+        // The engine reads right after it checks: start the read's promotion now, through the
+        // Get path's own trigger (same gates, same counters).
+        metrics_.GetCounter("prefetch_on_exist_total",
+                            "Exists of a LOCAL_DISK-only key that ran the read's promotion trigger")
+            .Inc();
+        (void)GetReplicaList(key);
+    }
+    return true;
 }
 
 Status MasterStore::Tune(const std::vector<std::pair<std::string, std::string>>& assignments) {

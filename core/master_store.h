@@ -73,8 +73,10 @@ public:
     // skipped unless `force` (their count is returned in `skipped`).
     size_t RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped = nullptr);
 
-    // True when the key has a COMPLETE replica. Not an access.
-    Result<bool> Exists(std::string_view key) const;
+    // True when the key has a COMPLETE replica. Not an access, except with prefetch_on_exist:
+    // then a LOCAL_DISK-only key is read as GetReplicaList reads it (lease, recency, promotion
+    // trigger), counted in prefetch_on_exist_total.
+    Result<bool> Exists(std::string_view key);
 
     // ---------------- nodes ----------------
 

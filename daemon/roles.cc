@@ -13,6 +13,7 @@
 #include "core/master_store.h"
 #include "core/metrics.h"
 #include "daemon/data_server.h"
+#include "daemon/embedded_node.h"
 #include "daemon/master_link.h"
 #include "daemon/master_service.h"
 #include "daemon/metrics_http.h"
@@ -44,15 +45,9 @@ uint64_t ProcessIncarnation() {
 constexpr auto kTickPeriod = std::chrono::milliseconds(10);
 constexpr auto kDirectoryPeriod = std::chrono::seconds(1);
 constexpr int kMaxRpcConnections = 1024;
-constexpr int kMaxDataConnections = 512;
 
 // The addresses a process derives from its knobs, checked once.
-struct Addresses {
-    net::HostPort listen;
-    net::HostPort advertise;
-    uint16_t data_port = 0;
-    std::string data_address;  // advertise host : data port
-};
+using Addresses = NodeAddresses;
 
 Result<Addresses> ResolveAddresses(const Config& config) {
     Addresses a;
@@ -186,91 +181,6 @@ private:
     std::set<std::string> seen_;  // tick thread only
 };
 
-// ---------------- node part ----------------
-
-class NodePart {
-public:
-    NodePart(const Config& config, MetricsRegistry& metrics) : config_(config), metrics_(metrics) {}
-    ~NodePart() { Stop(); }
-
-    // Maps the segment and opens (recovers) the disk store.
-    Status Open() {
-        uint64_t dram = config_.dram_size() / kSegmentAlignment * kSegmentAlignment;
-        auto segment = Segment::Create(dram);
-        if (!segment.ok()) return segment.status();
-        segment_ = std::move(*segment);
-        if (!config_.disk_dir().empty()) {
-            DiskStoreOptions options;
-            options.dir = config_.disk_dir();
-            options.capacity = config_.disk_size();
-            options.queue_depth = static_cast<int>(config_.disk_queue_depth());
-            options.background_bytes_per_sec = config_.disk_background_bytes_per_sec();
-            auto disk = DiskStore::Open(options);
-            if (!disk.ok()) {
-                return Status(disk.status().code(),
-                              "disk store at '" + options.dir + "': " + disk.status().message());
-            }
-            disk_ = std::move(*disk);
-            spdlog::info("disk store at {}: {} objects recovered, {} of {} used",
-                         config_.disk_dir(), disk_->object_count(), FormatSize(disk_->used()),
-                         FormatSize(disk_->capacity()));
-        }
-        if (segment_->capacity() == 0 && disk_ == nullptr) {
-            return Status::InvalidArgument("a node needs --dram_size > 0 or --disk_dir");
-        }
-        return Status::Ok();
-    }
-
-    Status StartData(const Addresses& addresses, const std::string& auth_token) {
-        DataServerOptions options;
-        options.listen = {addresses.listen.host, addresses.data_port};
-        options.auth_token = auth_token;
-        options.max_connections = kMaxDataConnections;
-        data_ = std::make_unique<DataServer>(options, *segment_, disk_.get(), config_, metrics_);
-        Status st = data_->Start();
-        if (!st.ok()) {
-            return Status(st.code(), "data channel on " + options.listen.ToString() + ": " +
-                                         st.message());
-        }
-        TcpTransportOptions peers;
-        peers.auth_token = auth_token;
-        peers_ = NewTcpTransport(peers);
-        return Status::Ok();
-    }
-
-    // Registers (retrying until `give_up`) and starts the work loops.
-    Status StartNode(MasterLink& link, const Addresses& addresses,
-                     const std::atomic<bool>& give_up) {
-        NodeOptions options;
-        options.spec.name = addresses.advertise.ToString();
-        options.spec.data_address = addresses.data_address;
-        options.spec.segment_capacity = segment_->capacity();
-        options.spec.disk_capacity = disk_ ? disk_->capacity() : 0;
-        options.spec.incarnation = ProcessIncarnation();
-        node_ = std::make_unique<Node>(options, link, *segment_, disk_.get(), *peers_, config_,
-                                       metrics_);
-        return node_->Start(give_up);
-    }
-
-    void Stop() {
-        if (node_) node_->Stop();
-        if (data_) data_->Stop();
-    }
-
-    Segment& segment() { return *segment_; }
-    DiskStore* disk() { return disk_.get(); }
-    Node* node() { return node_.get(); }
-
-private:
-    const Config& config_;
-    MetricsRegistry& metrics_;
-    std::unique_ptr<Segment> segment_;
-    std::unique_ptr<DiskStore> disk_;
-    std::unique_ptr<DataServer> data_;
-    std::unique_ptr<DataTransport> peers_;
-    std::unique_ptr<Node> node_;
-};
-
 Status StartMetrics(MetricsHttp& http, const Config& config, const Addresses& addresses) {
     if (config.metrics_port() == 0) return Status::Ok();
     return http.Start({addresses.listen.host, static_cast<uint16_t>(config.metrics_port())});
@@ -312,7 +222,7 @@ int RunNode(DaemonContext& ctx) {
     MetricsRegistry metrics;
     // Declared before the node so it outlives the node's threads on every return path.
     std::unique_ptr<MasterLink> link;
-    NodePart node(ctx.config, metrics);
+    NodeParts node(ctx.config, metrics);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
     if (Status st = node.StartData(*addresses, ctx.auth_token); !st.ok()) return Fail(st);
 
@@ -341,7 +251,7 @@ int RunNode(DaemonContext& ctx) {
         }
         backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
     }
-    if (Status st = node.StartNode(*link, *addresses, ctx.shutdown.flag()); !st.ok()) {
+    if (Status st = node.StartNode(*link, *addresses, ProcessIncarnation(), ctx.shutdown.flag()); !st.ok()) {
         if (ctx.shutdown.flag().load()) return 0;
         return Fail(st);
     }
@@ -372,10 +282,10 @@ int RunStandalone(DaemonContext& ctx) {
     // The node talks to the store in-process; clients get the master's API on --listen.
     // Declared before the node so it outlives the node's threads on every return path.
     std::unique_ptr<MasterLink> link = NewLocalMasterLink(master.store(), master.directory());
-    NodePart node(ctx.config, metrics);
+    NodeParts node(ctx.config, metrics);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
     if (Status st = node.StartData(*addresses, ctx.auth_token); !st.ok()) return Fail(st);
-    if (Status st = node.StartNode(*link, *addresses, ctx.shutdown.flag()); !st.ok()) {
+    if (Status st = node.StartNode(*link, *addresses, ProcessIncarnation(), ctx.shutdown.flag()); !st.ok()) {
         return Fail(st);
     }
     if (Status st = master.Start(addresses->listen, "standalone", ctx.auth_token, ctx.config_file); !st.ok()) {

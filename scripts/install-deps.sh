@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   bats jq fio mandoc attr iproute2 psmisc procps curl prometheus gnuplot-nox
   clang-14 libclang-rt-14-dev
+  pybind11-dev python3-dev python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,505 @@
+#include "python/src/distributed_store.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <regex>
+#include <set>
+#include <unordered_map>
+
+#include "daemon/embedded_node.h"
+#include "python/src/error_codes.h"
+#include "python/src/local_transport.h"
+#include "spdlog/spdlog.h"
+#include "thrift/auth_token.h"
+#include "thrift/client.h"
+#include "thrift/net.h"
+
+namespace mooncake::py {
+namespace {
+
+// Mooncake picks the port of a hostname given without one in this range; callers check it.
+constexpr uint16_t kPortLow = 12300;
+constexpr uint16_t kPortHigh = 14300;  // the data channel takes port + 1, still in range
+constexpr int kPortAttempts = 32;
+constexpr int kDiskSlots = 64;  // embedded nodes sharing one ssd_offload_path
+
+uint16_t RandomPort() {
+    static std::mutex mu;
+    static std::mt19937 rng{std::random_device{}()};
+    std::lock_guard lock(mu);
+    return static_cast<uint16_t>(
+        std::uniform_int_distribution<int>(kPortLow, kPortHigh - 1)(rng));
+}
+
+// True when HOST:port and HOST:port+1 (node service, data channel) can be bound now.
+bool PortsFree(const std::string& host, uint16_t port) {
+    for (uint16_t p : {port, static_cast<uint16_t>(port + 1)}) {
+        if (!net::ListenTcp({host, p}).ok()) return false;
+    }
+    return true;
+}
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+}  // namespace
+
+Result<uint64_t> ParseHumanSize(std::string_view text) {
+    size_t i = 0;
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    size_t start = i;
+    while (i < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+        ++i;
+    }
+    std::string number(text.substr(start, i - start));
+    std::string unit;
+    for (; i < text.size(); ++i) {
+        if (!std::isspace(static_cast<unsigned char>(text[i]))) {
+            unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+        }
+    }
+    char* end = nullptr;
+    double value = number.empty() ? -1 : std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || value < 0) {
+        return Status::InvalidArgument("'" + std::string(text) +
+                                       "' is not a size (examples: 4096, 16MB, 1.5GB)");
+    }
+    int shift = -1;
+    if (unit.empty() || unit == "b") shift = 0;
+    else if (unit == "k" || unit == "kb" || unit == "kib") shift = 10;
+    else if (unit == "m" || unit == "mb" || unit == "mib") shift = 20;
+    else if (unit == "g" || unit == "gb" || unit == "gib") shift = 30;
+    else if (unit == "t" || unit == "tb" || unit == "tib") shift = 40;
+    if (shift < 0) {
+        return Status::InvalidArgument("unknown size unit in '" + std::string(text) +
+                                       "' (use B, KB, MB, GB or TB)");
+    }
+    double bytes = std::ldexp(value, shift);
+    if (bytes >= 18446744073709551615.0) return Status::InvalidArgument("size is too large");
+    return static_cast<uint64_t>(bytes);
+}
+
+struct DistributedStore::Session {
+    SetupOptions options;
+    std::unique_ptr<EmbeddedNode> node;           // outlives the client's transport
+    std::shared_ptr<LocalFirstTransport> transport;
+    std::unique_ptr<Client> client;
+};
+
+namespace {
+std::mutex live_mu;
+std::set<DistributedStore*> live;  // GUARDED_BY(live_mu): every store not yet destroyed
+}  // namespace
+
+DistributedStore::DistributedStore() {
+    std::lock_guard lock(live_mu);
+    live.insert(this);
+}
+
+DistributedStore::~DistributedStore() {
+    {
+        std::lock_guard lock(live_mu);  // waits for a CloseAll that may be closing this one
+        live.erase(this);
+    }
+    Close();
+}
+
+void DistributedStore::CloseAll() {
+    std::lock_guard lock(live_mu);
+    for (DistributedStore* store : live) store->Close();
+}
+
+bool DistributedStore::is_setup() const {
+    std::shared_lock lock(mu_);
+    return session_ != nullptr;
+}
+
+int DistributedStore::Setup(const SetupOptions& options) {
+    std::unique_lock lock(mu_);
+    if (session_ != nullptr) {
+        spdlog::error("MooncakeDistributedStore.setup: already set up (close() first)");
+        return kInvalidParams;
+    }
+    auto session = std::make_unique<Session>();
+    session->options = options;
+
+    // HOST[:PORT]: without a port one is picked, as Mooncake does.
+    std::string host = options.local_hostname.empty() ? "localhost" : options.local_hostname;
+    std::optional<uint16_t> fixed_port;
+    if (auto colon = host.rfind(':'); colon != std::string::npos && host.find(']') == std::string::npos) {
+        auto hp = net::ParseHostPort(host);
+        if (!hp.ok()) {
+            spdlog::error("setup: local_hostname: {}", hp.status().message());
+            return kInvalidParams;
+        }
+        host = hp->host;
+        fixed_port = hp->port;
+    }
+
+    std::string token;
+    if (auto t = ResolveClientToken(""); t.ok()) token = *t;
+
+    uint16_t port = fixed_port.value_or(RandomPort());
+    if (options.global_segment_size > 0) {
+        EmbeddedNodeOptions node;
+        node.master = options.master_server_addr;
+        node.host = host;
+        node.dram_size = options.global_segment_size;
+        node.auth_token = token;
+        node.disk_size = options.ssd_offload_size;
+        if (options.enable_ssd_offload) {
+            node.disk_dir =
+                options.ssd_offload_path.empty()
+                    ? EnvOr("MOONCAKE_OFFLOAD_FILE_STORAGE_PATH", "")
+                    : options.ssd_offload_path;
+            if (node.disk_dir.empty()) {
+                spdlog::error("setup: enable_ssd_offload needs ssd_offload_path or "
+                              "$MOONCAKE_OFFLOAD_FILE_STORAGE_PATH");
+                return kInvalidParams;
+            }
+        }
+        // Each embedded node keeps its LOCAL_DISK in a slot of the directory, <dir>/node-<i>:
+        // the first slot no other node (of this process or another) holds. A process that
+        // starts again on the same directory takes slot 0 again and recovers its objects.
+        const std::string base_dir = node.disk_dir;
+        int slot = 0;
+        auto use_slot = [&](int i) -> Status {
+            node.disk_dir = base_dir + "/node-" + std::to_string(i);
+            std::error_code ec;
+            std::filesystem::create_directories(node.disk_dir, ec);
+            if (ec) return Status::IoError("cannot create " + node.disk_dir + ": " + ec.message());
+            return Status::Ok();
+        };
+        Status last = base_dir.empty() ? Status::Ok() : use_slot(slot);
+        if (!last.ok()) {
+            spdlog::error("setup: {}", last.message());
+            return ToMooncakeError(last);
+        }
+        for (int attempt = 0; attempt < (fixed_port ? 1 : kPortAttempts); ++attempt) {
+            if (!fixed_port && !PortsFree(host, port)) {
+                port = RandomPort();
+                continue;
+            }
+            node.port = port;
+            auto started = EmbeddedNode::Start(node);
+            if (started.ok()) {
+                session->node = std::move(*started);
+                break;
+            }
+            last = started.status();
+            if (last.Is(StatusCode::kBusy) && !base_dir.empty() && slot + 1 < kDiskSlots) {
+                last = use_slot(++slot);  // that slot is held: the next one, same port
+                if (!last.ok()) break;
+                --attempt;
+                continue;
+            }
+            if (last.Is(StatusCode::kUnavailable) || last.Is(StatusCode::kInvalidArgument) ||
+                last.Is(StatusCode::kIllegalClient) || last.Is(StatusCode::kBusy) || fixed_port) {
+                break;  // not a taken port
+            }
+            port = RandomPort();
+        }
+        if (session->node == nullptr && last.ok()) {
+            last = Status::IoError("no free port pair in 12300..14300");
+        }
+        if (session->node == nullptr) {
+            spdlog::error("setup: embedded node: {}", last.message());
+            return ToMooncakeError(last) != 0 ? ToMooncakeError(last) : kInternalError;
+        }
+    }
+
+    TcpTransportOptions tcp;
+    tcp.auth_token = token;
+    session->transport = std::make_shared<LocalFirstTransport>(
+        NewTcpTransport(tcp), session->node ? &session->node->segment() : nullptr,
+        session->node ? session->node->data_address() : "");
+    ClientOptions client_options;
+    client_options.auth_token = token;
+    client_options.client_name = "python " + host + ":" + std::to_string(port);
+    client_options.transport = session->transport;
+    auto client = Client::Connect(options.master_server_addr, client_options);
+    if (!client.ok()) {
+        spdlog::error("setup: master {}: {}", options.master_server_addr,
+                      client.status().message());
+        return ToMooncakeError(client.status());
+    }
+    session->client = std::move(*client);
+    hostname_ = session->node ? session->node->name() : host + ":" + std::to_string(port);
+    session_ = std::move(session);
+    return kOK;
+}
+
+int DistributedStore::Close() {
+    std::unique_lock lock(mu_);
+    if (session_ == nullptr) return kOK;
+    session_->client.reset();  // no call uses the node's segment any more
+    if (session_->node) session_->node->Stop();  // leaves the master: its replicas are dropped
+    session_.reset();
+    return kOK;
+}
+
+#define MC_SESSION_OR(fail)                    \
+    std::shared_lock lock(mu_);                \
+    if (session_ == nullptr) return fail;      \
+    Client& client = *session_->client
+
+int DistributedStore::PutResult(const Status& st) {
+    if (st.Is(StatusCode::kAlreadyExists)) return kOK;
+    if (!st.ok()) spdlog::debug("put: {}", st.message());
+    return ToMooncakeError(st);
+}
+
+int DistributedStore::Put(const std::string& key, const void* data, size_t size, bool staged) {
+    MC_SESSION_OR(kInvalidParams);
+    if (staged && size > session_->options.local_buffer_size) {
+        // Mooncake stages such a put through its local buffer; a value that cannot fit fails.
+        return kBufferOverflow;
+    }
+    return PutResult(client.Put(key, std::span(static_cast<const std::byte*>(data), size)));
+}
+
+std::vector<int> DistributedStore::BatchPut(const std::vector<std::string>& keys,
+                                            const std::vector<const void*>& data,
+                                            const std::vector<size_t>& sizes, bool staged) {
+    std::shared_lock lock(mu_);
+    if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
+    if (data.size() != keys.size() || sizes.size() != keys.size()) {
+        return std::vector<int>(keys.size(), kInvalidParams);
+    }
+    std::vector<int> out(keys.size(), kOK);
+    std::vector<std::pair<std::string, std::span<const std::byte>>> items;
+    std::vector<size_t> index;
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (staged && sizes[i] > session_->options.local_buffer_size) {
+            out[i] = kBufferOverflow;
+            continue;
+        }
+        items.emplace_back(keys[i], std::span(static_cast<const std::byte*>(data[i]), sizes[i]));
+        index.push_back(i);
+    }
+    if (items.empty()) return out;
+    std::vector<Status> results = session_->client->BatchPut(items);
+    for (size_t j = 0; j < results.size() && j < index.size(); ++j) {
+        out[index[j]] = PutResult(results[j]);
+    }
+    return out;
+}
+
+Result<std::string> DistributedStore::Get(const std::string& key) {
+    MC_SESSION_OR(Status::InvalidArgument("the store is not set up"));
+    return client.Get(key);
+}
+
+std::vector<Result<std::string>> DistributedStore::BatchGet(
+    const std::vector<std::string>& keys) {
+    std::shared_lock lock(mu_);
+    if (session_ == nullptr) {
+        return std::vector<Result<std::string>>(keys.size(),
+                                                Status::InvalidArgument("not set up"));
+    }
+    if (keys.empty()) return {};
+    return session_->client->BatchGet(keys);
+}
+
+int64_t DistributedStore::GetInto(const std::string& key, void* buffer, size_t size) {
+    MC_SESSION_OR(kInvalidParams);
+    auto n = client.GetInto(key, std::span(static_cast<std::byte*>(buffer), size));
+    if (!n.ok()) return ToMooncakeError(n.status());
+    return static_cast<int64_t>(*n);
+}
+
+std::vector<std::vector<std::vector<int64_t>>> DistributedStore::GetIntoRanges(
+    const std::vector<uintptr_t>& buffers, const std::vector<std::vector<std::string>>& keys,
+    const std::vector<std::vector<std::vector<uint64_t>>>& dst,
+    const std::vector<std::vector<std::vector<uint64_t>>>& src,
+    const std::vector<std::vector<std::vector<uint64_t>>>& sizes) {
+    std::vector<std::vector<std::vector<int64_t>>> out(buffers.size());
+    std::shared_lock lock(mu_);
+    // Each value is read once per call, however many ranges and buffers name it.
+    std::unordered_map<std::string, Result<std::string>> values;
+    for (size_t b = 0; b < buffers.size(); ++b) {
+        bool shape_ok = b < keys.size() && b < dst.size() && b < src.size() && b < sizes.size() &&
+                        keys[b].size() == dst[b].size() && keys[b].size() == src[b].size() &&
+                        keys[b].size() == sizes[b].size();
+        size_t nkeys = b < keys.size() ? keys[b].size() : 0;
+        out[b].resize(nkeys);
+        std::optional<uintptr_t> end = RegisteredEnd(buffers[b]);
+        for (size_t k = 0; k < nkeys; ++k) {
+            std::vector<int64_t>& result = out[b][k];
+            if (!shape_ok || dst[b][k].size() != src[b][k].size() ||
+                dst[b][k].size() != sizes[b][k].size()) {
+                result.push_back(kInvalidParams);
+                continue;
+            }
+            size_t nranges = dst[b][k].size();
+            if (nranges == 0) continue;
+            if (session_ == nullptr || !end) {  // not set up, or not a registered buffer
+                result.assign(nranges, kInvalidParams);
+                continue;
+            }
+            const std::string& key = keys[b][k];
+            auto it = values.find(key);
+            if (it == values.end()) it = values.emplace(key, session_->client->Get(key)).first;
+            if (!it->second.ok()) {
+                result.assign(nranges, ToMooncakeError(it->second.status()));
+                continue;
+            }
+            const std::string& value = *it->second;
+            uint64_t capacity = *end - buffers[b];
+            for (size_t r = 0; r < nranges; ++r) {
+                uint64_t d = dst[b][k][r], s = src[b][k][r], n = sizes[b][k][r];
+                if (s > value.size() || n > value.size() - s || d > capacity ||
+                    n > capacity - d) {
+                    result.push_back(kInvalidParams);
+                    continue;
+                }
+                std::memcpy(reinterpret_cast<char*>(buffers[b]) + d, value.data() + s, n);
+                result.push_back(static_cast<int64_t>(n));
+            }
+        }
+    }
+    return out;
+}
+
+int64_t DistributedStore::GetSize(const std::string& key) {
+    MC_SESSION_OR(kInvalidParams);
+    auto info = client.Stat(key);
+    if (!info.ok()) return ToMooncakeError(info.status());
+    if (!info->object.HasComplete(Tier::kMemory) && !info->object.HasComplete(Tier::kLocalDisk)) {
+        return kReplicaIsNotReady;
+    }
+    return static_cast<int64_t>(info->object.size);
+}
+
+int DistributedStore::IsExist(const std::string& key, bool prefetch) {
+    MC_SESSION_OR(kInvalidParams);
+    auto e = client.Exists(key);
+    if (!e.ok()) return ToMooncakeError(e.status());
+    if (*e && prefetch) {
+        // ExistOptions.prefetch_to_memory: ask the master to promote now (a manual promotion:
+        // no admission gate; the master still refuses under DRAM pressure). Best effort.
+        std::string k = key;
+        (void)client.Promote(std::span(&k, 1));
+    }
+    return *e ? 1 : 0;
+}
+
+std::vector<int> DistributedStore::BatchIsExist(const std::vector<std::string>& keys,
+                                                bool prefetch) {
+    std::shared_lock lock(mu_);
+    if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
+    if (keys.empty()) return {};
+    std::vector<Result<bool>> found = session_->client->BatchExists(keys);
+    std::vector<int> out(keys.size(), kInternalError);
+    std::vector<std::string> present;
+    for (size_t i = 0; i < keys.size() && i < found.size(); ++i) {
+        out[i] = found[i].ok() ? (*found[i] ? 1 : 0) : ToMooncakeError(found[i].status());
+        if (out[i] == 1 && prefetch) present.push_back(keys[i]);
+    }
+    if (!present.empty()) (void)session_->client->Promote(present);
+    return out;
+}
+
+Result<std::vector<ReplicaInfo>> DistributedStore::GetReplicaDesc(const std::string& key) {
+    MC_SESSION_OR(Status::InvalidArgument("the store is not set up"));
+    auto info = client.GetReplicaList(key);
+    if (!info.ok()) return info.status();
+    std::vector<ReplicaInfo> out;
+    for (size_t i = 0; i < info->object.replicas.size(); ++i) {
+        const ReplicaDesc& r = info->object.replicas[i];
+        ReplicaInfo d;
+        d.tier = r.tier;
+        d.state = r.state;
+        d.size = info->object.size;
+        if (i < info->locations.size()) d.node = info->locations[i].node_name;
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+int DistributedStore::Remove(const std::string& key, bool force) {
+    MC_SESSION_OR(kInvalidParams);
+    return ToMooncakeError(client.Remove(key, force));
+}
+
+int64_t DistributedStore::RemoveByRegex(const std::string& pattern, bool force) {
+    MC_SESSION_OR(kInvalidParams);
+    std::regex re;
+    try {
+        re = std::regex(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+        spdlog::error("remove_by_regex: bad pattern '{}': {}", pattern, e.what());
+        return kInvalidParams;
+    }
+    ListOptions list;
+    auto all = client.ListAll(list);
+    if (!all.ok()) return ToMooncakeError(all.status());
+    std::vector<std::string> matched;
+    for (const ObjectInfo& o : *all) {
+        if (std::regex_search(o.object.key, re)) matched.push_back(o.object.key);
+    }
+    int64_t removed = 0;
+    constexpr size_t kChunk = 1000;
+    for (size_t i = 0; i < matched.size(); i += kChunk) {
+        std::span<const std::string> chunk(matched.data() + i,
+                                           std::min(kChunk, matched.size() - i));
+        for (const Status& st : client.BatchRemove(chunk, force)) removed += st.ok() ? 1 : 0;
+    }
+    return removed;
+}
+
+int64_t DistributedStore::RemoveAll(bool force) {
+    MC_SESSION_OR(kInvalidParams);
+    auto r = client.RemoveByPrefix("", force);
+    if (!r.ok()) return ToMooncakeError(r.status());
+    return static_cast<int64_t>(r->removed);
+}
+
+std::optional<uintptr_t> DistributedStore::RegisteredEnd(uintptr_t address) const {
+    std::lock_guard lock(buffers_mu_);
+    auto it = buffers_.upper_bound(address);
+    if (it == buffers_.begin()) return std::nullopt;
+    --it;
+    uintptr_t end = it->first + it->second;
+    if (address >= end) return std::nullopt;
+    return end;
+}
+
+int DistributedStore::RegisterBuffer(uintptr_t address, size_t size) {
+    if (address == 0 || size == 0) return kInvalidParams;
+    std::lock_guard lock(buffers_mu_);
+    buffers_[address] = size;
+    return kOK;
+}
+
+int DistributedStore::UnregisterBuffer(uintptr_t address) {
+    std::lock_guard lock(buffers_mu_);
+    return buffers_.erase(address) > 0 ? kOK : kInvalidParams;
+}
+
+std::string DistributedStore::hostname() const {
+    std::shared_lock lock(mu_);
+    return hostname_;
+}
+
+int DistributedStore::HealthCheck() {
+    MC_SESSION_OR(kInvalidParams);
+    auto nodes = client.Nodes();
+    if (!nodes.ok()) return ToMooncakeError(nodes.status());
+    return kOK;
+}
+
+uint64_t DistributedStore::offload_rpc_read_count() const {
+    std::shared_lock lock(mu_);
+    return session_ ? session_->transport->local_disk_reads() : 0;
+}
+
+}  // namespace mooncake::py

@@ -1,0 +1,122 @@
+// DistributedStore: the C++ half of mooncake_tier.store.MooncakeDistributedStore, in plain
+// C++ types (the pybind11 layer in store_module.cc only converts and releases the GIL).
+//
+// It adapts the client library (thrift/client.h) to Mooncake's return conventions: 0 or a
+// negative Mooncake ErrorCode (error_codes.h); sizes or counts when positive. With a
+// global_segment_size it also runs an embedded node (daemon/embedded_node.h) in this process.
+// Tier rules stay in the master; nothing here decides where an object lives.
+//
+// Thread-safety: every method may be called from many threads at once; Setup and Close take
+// the store exclusively, the rest share it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "core/master_types.h"
+#include "core/status.h"
+
+namespace mooncake {
+class Client;
+class EmbeddedNode;
+class LocalFirstTransport;
+}  // namespace mooncake
+
+namespace mooncake::py {
+
+struct SetupOptions {
+    std::string local_hostname = "localhost";  // HOST or HOST:PORT
+    uint64_t global_segment_size = 16ull << 20;  // DRAM the embedded node contributes; 0: none
+    uint64_t local_buffer_size = 16ull << 20;    // bound of a staged (non zero-copy) put
+    std::string master_server_addr = "127.0.0.1:50051";
+    bool enable_ssd_offload = false;
+    std::string ssd_offload_path;  // else $MOONCAKE_OFFLOAD_FILE_STORAGE_PATH
+    uint64_t ssd_offload_size = 0;  // 0: the disk_size knob's default
+};
+
+// Parses "16MB", "16 MB", "1.5GiB", "4096" (binary multiples, as Mooncake reads them).
+Result<uint64_t> ParseHumanSize(std::string_view text);
+
+struct ReplicaInfo {
+    Tier tier = Tier::kMemory;
+    ReplicaState state = ReplicaState::kComplete;
+    uint64_t size = 0;
+    std::string node;  // the holder's advertised name
+};
+
+// One range of get_into_ranges: dst offset into the buffer, src offset into the value, size.
+struct ByteRange {
+    uint64_t dst = 0, src = 0, size = 0;
+};
+
+class DistributedStore {
+public:
+    DistributedStore();
+    ~DistributedStore();  // Close()
+
+    // Closes every store of this process (at interpreter exit: a process that ends leaves the
+    // cluster at once instead of leaving a dead node behind until client_live_ttl_sec).
+    static void CloseAll();
+
+    int Setup(const SetupOptions& options);
+    int Close();
+    bool is_setup() const;
+
+    // Writes. Put of an existing key returns 0 and keeps the stored value (Mooncake's callers
+    // put content-addressed blocks and treat "already there" as done).
+    int Put(const std::string& key, const void* data, size_t size, bool staged);
+    std::vector<int> BatchPut(const std::vector<std::string>& keys,
+                              const std::vector<const void*>& data,
+                              const std::vector<size_t>& sizes, bool staged);
+
+    // Reads (each an access: lease, recency, promotion trigger).
+    Result<std::string> Get(const std::string& key);
+    std::vector<Result<std::string>> BatchGet(const std::vector<std::string>& keys);
+    int64_t GetInto(const std::string& key, void* buffer, size_t size);
+    // Per buffer, per key, per range: bytes copied or a negative error. A key whose three
+    // range lists differ in length gets one error; a missing key one error per range.
+    std::vector<std::vector<std::vector<int64_t>>> GetIntoRanges(
+        const std::vector<uintptr_t>& buffers, const std::vector<std::vector<std::string>>& keys,
+        const std::vector<std::vector<std::vector<uint64_t>>>& dst,
+        const std::vector<std::vector<std::vector<uint64_t>>>& src,
+        const std::vector<std::vector<std::vector<uint64_t>>>& sizes);
+
+    // Inspection.
+    int64_t GetSize(const std::string& key);  // not an access
+    int IsExist(const std::string& key, bool prefetch);
+    std::vector<int> BatchIsExist(const std::vector<std::string>& keys, bool prefetch);
+    // An access, as Mooncake's replica query is: COMPLETE replicas, MEMORY first.
+    Result<std::vector<ReplicaInfo>> GetReplicaDesc(const std::string& key);
+
+    int Remove(const std::string& key, bool force);
+    int64_t RemoveByRegex(const std::string& pattern, bool force);
+    int64_t RemoveAll(bool force);
+
+    int RegisterBuffer(uintptr_t address, size_t size);
+    int UnregisterBuffer(uintptr_t address);
+
+    std::string hostname() const;
+    int HealthCheck();
+    uint64_t offload_rpc_read_count() const;
+
+private:
+    // The store's state between Setup and Close.
+    struct Session;
+    // The registered buffer holding [address, address + 1) and its end, if any.
+    std::optional<uintptr_t> RegisteredEnd(uintptr_t address) const;
+    static int PutResult(const Status& st);
+
+    mutable std::shared_mutex mu_;
+    std::unique_ptr<Session> session_;  // GUARDED_BY(mu_)
+    std::string hostname_;              // GUARDED_BY(mu_)
+    mutable std::mutex buffers_mu_;
+    std::map<uintptr_t, size_t> buffers_;  // GUARDED_BY(buffers_mu_): start -> size
+};
+
+}  // namespace mooncake::py

@@ -1,0 +1,117 @@
+"""Fixtures: real mooncaked masters on free loopback ports, and stores that join them.
+
+The ctest entry (tests/CMakeLists.txt) sets MOONCAKED to <build>/bin/mooncaked and PYTHONPATH
+to <build>/python; run by hand the same way:
+    MOONCAKED=build/bin/mooncaked PYTHONPATH=build/python python3 -m pytest tests/python
+"""
+import os
+import socket
+import subprocess
+import time
+
+import pytest
+
+from mooncake_tier.store import MooncakeDistributedStore
+
+MOONCAKED = os.environ.get("MOONCAKED", "")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port, proc, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"mooncaked exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"mooncaked did not listen on {port}")
+
+
+class Master:
+    """A `mooncaked --role master` process; `address` is what setup() takes."""
+
+    def __init__(self, tmp_path, *flags):
+        if not MOONCAKED or not os.access(MOONCAKED, os.X_OK):
+            raise RuntimeError("set MOONCAKED to <build>/bin/mooncaked")
+        self.port = free_port()
+        self.metrics_port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.log = open(tmp_path / f"master-{self.port}.log", "w")
+        self.proc = subprocess.Popen(
+            [MOONCAKED, "--role", "master", "--listen", self.address,
+             "--metrics_port", str(self.metrics_port), "--default_kv_lease_ttl", "200",
+             *flags],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        wait_listening(self.port, self.proc)
+
+    def metric(self, name):
+        """Sum of every sample of a Prometheus metric on the master's /metrics."""
+        import urllib.request
+        text = urllib.request.urlopen(
+            f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5).read().decode()
+        total = 0.0
+        for line in text.splitlines():
+            if line.startswith("#"):
+                continue
+            metric = line.split("{")[0].split(" ")[0]
+            if metric in (name, "mooncake_" + name):
+                total += float(line.rsplit(" ", 1)[1])
+        return total
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def master(tmp_path_factory):
+    m = Master(tmp_path_factory.mktemp("master"))
+    yield m
+    m.stop()
+
+
+def make_store(address, segment="16MB", local_buffer="16MB", **extra):
+    store = MooncakeDistributedStore()
+    config = {
+        "local_hostname": "127.0.0.1",
+        "metadata_server": "P2PHANDSHAKE",
+        "global_segment_size": segment,
+        "local_buffer_size": local_buffer,
+        "protocol": "tcp",
+        "rdma_devices": "",
+        "master_server_addr": address,
+    }
+    config.update(extra)
+    rc = store.setup(config)
+    assert rc == 0, f"setup returned {rc}"
+    return store
+
+
+@pytest.fixture
+def store(master):
+    s = make_store(master.address)
+    yield s
+    s.close()
+
+
+def wait_for(cond, timeout, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(interval)
+    return cond()
