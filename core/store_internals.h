@@ -105,6 +105,11 @@ struct NodeState {
     bool gone MC_GUARDED_BY(queue_mu) = false;  // expired/unregistered: wake long-polls
 
     std::atomic<uint64_t> disk_used{0};
+    // The node's own report (ReportNodeHealth); read together only for display.
+    std::atomic<bool> health_reported{false};
+    std::atomic<uint64_t> reported_disk_used{0};
+    std::atomic<uint64_t> reported_disk_objects{0};
+    std::atomic<uint64_t> reported_corruptions{0};
     std::atomic<uint64_t> memory_objects{0};
     std::atomic<uint64_t> disk_objects{0};
     std::atomic<uint64_t> offload_pending{0};

@@ -1,3 +1,5 @@
+#include "daemon/disk_health.h"
+#include "daemon/scrub.h"
 #include "daemon/roles.h"
 
 #include <chrono>
@@ -103,8 +105,10 @@ public:
     ~MasterPart() { Stop(); }
 
     Status Start(const net::HostPort& listen, const std::string& role,
-                 const std::string& auth_token, const std::string& config_file) {
+                 const std::string& auth_token, const std::string& config_file,
+                 std::function<rpc::ScrubReply()> local_scrub = {}) {
         MasterServiceOptions options{role, auth_token, MasterEpoch(), config_file};
+        options.local_scrub = std::move(local_scrub);
         auto handler = std::make_shared<MasterService>(options, store_, directory_);
         auto processor = std::make_shared<rpc::MasterServiceProcessor>(handler);
         auto server = RpcServer::Start(processor, {listen, kMaxRpcConnections});
@@ -160,7 +164,10 @@ private:
             m.GetGauge("node_disk_capacity_bytes", "LOCAL_DISK capacity of each live node",
                        labels)
                 .Set(static_cast<double>(n.spec.disk_capacity));
-            m.GetGauge("node_disk_used_bytes", "LOCAL_DISK bytes held by each live node", labels)
+            m.GetGauge("node_disk_used_bytes",
+                       "LOCAL_DISK bytes allocated on each live node (whole 4 KiB blocks per "
+                       "object)",
+                       labels)
                 .Set(static_cast<double>(n.disk_used));
         }
         // A node that left keeps its series (Prometheus dislikes vanishing ones) at zero.
@@ -205,12 +212,16 @@ public:
             options.capacity = config_.disk_size();
             options.queue_depth = static_cast<int>(config_.disk_queue_depth());
             options.background_bytes_per_sec = config_.disk_background_bytes_per_sec();
+            // Counters exist (at 0, every kind) before recovery reports into them.
+            disk_health_ = std::make_unique<DiskHealth>(metrics_);
+            options.on_corruption = disk_health_->Hook();
             auto disk = DiskStore::Open(options);
             if (!disk.ok()) {
                 return Status(disk.status().code(),
                               "disk store at '" + options.dir + "': " + disk.status().message());
             }
             disk_ = std::move(*disk);
+            disk_health_->RecordRecovery(disk_->stats());
             spdlog::info("disk store at {}: {} objects recovered, {} of {} used",
                          config_.disk_dir(), disk_->object_count(), FormatSize(disk_->used()),
                          FormatSize(disk_->capacity()));
@@ -247,6 +258,7 @@ public:
         options.spec.segment_capacity = segment_->capacity();
         options.spec.disk_capacity = disk_ ? disk_->capacity() : 0;
         options.spec.incarnation = ProcessIncarnation();
+        options.disk_health = disk_health_.get();
         node_ = std::make_unique<Node>(options, link, *segment_, disk_.get(), *peers_, config_,
                                        metrics_);
         return node_->Start(give_up);
@@ -265,6 +277,7 @@ private:
     const Config& config_;
     MetricsRegistry& metrics_;
     std::unique_ptr<Segment> segment_;
+    std::unique_ptr<DiskHealth> disk_health_;  // before disk_: outlives the store's hook
     std::unique_ptr<DiskStore> disk_;
     std::unique_ptr<DataServer> data_;
     std::unique_ptr<DataTransport> peers_;
@@ -279,6 +292,20 @@ Status StartMetrics(MetricsHttp& http, const Config& config, const Addresses& ad
 int Fail(const Status& st) {
     spdlog::error("{}", st.message());
     return 1;
+}
+
+// The --listen port is bound last (clients must not reach a half-started daemon), after the
+// data channel on another port: a --listen port already taken is found first here, so the
+// error names the port the operator gave rather than the data port (which a second daemon
+// on the same --listen holds too).
+Status CheckListenPortFree(const net::HostPort& listen) {
+    auto probe = net::ListenTcp(listen);
+    if (!probe.ok()) {
+        return Status(probe.status().code(),
+                      "cannot listen on --listen " + listen.ToString() + ": " +
+                          probe.status().message());
+    }
+    return Status::Ok();  // the probe socket closes here; the real one binds it again
 }
 
 void AnnounceReady(const std::string& what) {
@@ -313,6 +340,7 @@ int RunNode(DaemonContext& ctx) {
     // Declared before the node so it outlives the node's threads on every return path.
     std::unique_ptr<MasterLink> link;
     NodePart node(ctx.config, metrics);
+    if (Status st = CheckListenPortFree(addresses->listen); !st.ok()) return Fail(st);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
     if (Status st = node.StartData(*addresses, ctx.auth_token); !st.ok()) return Fail(st);
 
@@ -373,12 +401,18 @@ int RunStandalone(DaemonContext& ctx) {
     // Declared before the node so it outlives the node's threads on every return path.
     std::unique_ptr<MasterLink> link = NewLocalMasterLink(master.store(), master.directory());
     NodePart node(ctx.config, metrics);
+    if (Status st = CheckListenPortFree(addresses->listen); !st.ok()) return Fail(st);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
     if (Status st = node.StartData(*addresses, ctx.auth_token); !st.ok()) return Fail(st);
     if (Status st = node.StartNode(*link, *addresses, ctx.shutdown.flag()); !st.ok()) {
         return Fail(st);
     }
-    if (Status st = master.Start(addresses->listen, "standalone", ctx.auth_token, ctx.config_file); !st.ok()) {
+    auto scrub_local = [&node, name = addresses->advertise.ToString()] {
+        return ScrubDisk(node.disk(), name);
+    };
+    if (Status st = master.Start(addresses->listen, "standalone", ctx.auth_token,
+                                 ctx.config_file, scrub_local);
+        !st.ok()) {
         return Fail(st);
     }
     MetricsHttp http(metrics);
