@@ -82,7 +82,7 @@ one_line() {
     printf 'dash' | "$CTL" put -- -leading
     [ "$("$CTL" get -- -leading)" = dash ]
     run -0 "$CTL" stat -- -leading
-    run -0 "$CTL" rm -- -leading
+    run -0 "$CTL" rm --force -- -leading   # get leased it
     run -3 "$CTL" stat -- -leading
     still_serving
 }
