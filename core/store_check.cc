@@ -116,11 +116,22 @@ InvariantReport MasterStore::Walk(Totals& t) const {
                  std::to_string(node->disk_used.load()) + " bytes, walk finds " +
                  std::to_string(n.disk_objects) + " / " + std::to_string(n.disk_bytes));
         }
-        // The node's own figures (its last ReportNodeHealth) against the master's.
+        // The node's own figures (its last ReportNodeHealth) against the master's, when they
+        // can be compared: no disk deletes on their way to the node, and no change on the
+        // master since the report (the node reports at every heartbeat).
         if (node->health_reported.load()) {
             const uint64_t own_used = node->reported_disk_used.load();
             const uint64_t own_objects = node->reported_disk_objects.load();
-            if (own_objects != node->disk_objects.load() || own_used != node->disk_used.load()) {
+            bool deletes_in_flight;
+            {
+                std::lock_guard lock(node->queue_mu);
+                deletes_in_flight = !node->pending.disk_deletes.empty() ||
+                                    !node->unconfirmed.disk_deletes.empty();
+            }
+            const bool current = node->disk_used_at_report.load() == node->disk_used.load() &&
+                                 node->disk_objects_at_report.load() == node->disk_objects.load();
+            if (!deletes_in_flight && current &&
+                (own_objects != node->disk_objects.load() || own_used != node->disk_used.load())) {
                 fail(who + " LOCAL_DISK drift: the master counts " +
                      std::to_string(node->disk_objects.load()) + " objects / " +
                      std::to_string(node->disk_used.load()) + " bytes, the node holds " +

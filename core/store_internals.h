@@ -110,6 +110,10 @@ struct NodeState {
     std::atomic<uint64_t> reported_disk_used{0};
     std::atomic<uint64_t> reported_disk_objects{0};
     std::atomic<uint64_t> reported_corruptions{0};
+    // The master's own figures when that report arrived: a report older than the master's
+    // latest change is not compared (the node reports again at its next heartbeat).
+    std::atomic<uint64_t> disk_used_at_report{0};
+    std::atomic<uint64_t> disk_objects_at_report{0};
     std::atomic<uint64_t> memory_objects{0};
     std::atomic<uint64_t> disk_objects{0};
     std::atomic<uint64_t> offload_pending{0};

@@ -189,6 +189,8 @@ Status MasterStore::ReportNodeHealth(NodeId node_id, const NodeHealth& health) {
     node->reported_disk_used.store(health.disk_used);
     node->reported_disk_objects.store(health.disk_objects);
     node->reported_corruptions.store(health.disk_corruptions);
+    node->disk_used_at_report.store(node->disk_used.load());
+    node->disk_objects_at_report.store(node->disk_objects.load());
     node->health_reported.store(true);
     return Status::Ok();
 }

@@ -269,7 +269,6 @@ void Node::HeartbeatLoop() {
         if (SteadyTime::now() < next) continue;  // woken early just to report drops
         next = SteadyTime::now() + options_.heartbeat_interval;
 
-        const bool new_registration = id != applied_for;
         if (id != applied_for) applied = 0;  // registered again: nothing confirmed there yet
         applied_for = id;
         auto reply = master_.Heartbeat(id, applied);
@@ -304,7 +303,8 @@ void Node::HeartbeatLoop() {
             }
         }
         if (reply->seq != 0) applied = reply->seq;
-        ReportHealth(id, new_registration);
+        // Every beat: `check` compares a report only with the master's figures of its time.
+        ReportHealth(id, /*force=*/true);
     }
 }
 
