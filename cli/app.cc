@@ -57,8 +57,14 @@ void BuildApp(CLI::App& app, GlobalOptions& options, CommandSet& set) {
                    "else $MOONCAKE_AUTH_TOKEN); without one, only inspection and reads")
         ->type_name("FILE");
     app.add_option("--connect_timeout", options.connect_timeout_sec,
-                   "seconds to wait for the daemon to accept a connection")
+                   "seconds to wait for the daemon to accept a connection and answer Hello")
         ->check(CLI::Range(0.1, 600.0))
+        ->type_name("S")
+        ->capture_default_str();
+    app.add_option("--timeout", options.timeout_sec,
+                   "seconds each call to the daemon (and each read or write on a node's data "
+                   "channel) may take; a daemon that does not answer in time is unreachable (4)")
+        ->check(CLI::Range(0.1, 3600.0))
         ->type_name("S")
         ->capture_default_str();
 
@@ -76,6 +82,7 @@ void BuildApp(CLI::App& app, GlobalOptions& options, CommandSet& set) {
     AddTasksCommand(app, set);
     AddHotCommand(app, set);
     AddCheckCommand(app, set);
+    AddScrubCommand(app, set);
 }
 
 int RunMooncakectl(int argc, const char* const* argv) {
@@ -96,13 +103,37 @@ int RunMooncakectl(int argc, const char* const* argv) {
             leaf = leaf->get_subcommands().front();
             path += (path.empty() ? "" : " ") + leaf->get_name();
         }
+        std::vector<std::string> extra = leaf->remaining();
+        if (leaf != &app) {
+            std::vector<std::string> more = app.remaining();
+            extra.insert(extra.end(), more.begin(), more.end());
+        }
+        const bool extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+        const bool required = dynamic_cast<const CLI::RequiredError*>(&e) != nullptr;
+        if ((extras || required) && leaf != &app) {
+            // A KEY or FILE that starts with '-' reads as an unknown option: say so, and how
+            // to pass it (after "--"), instead of "KEY is required".
+            for (const std::string& arg : extra) {
+                if (arg.rfind("--", 0) == 0) {
+                    message = "unknown option '" + arg + "' (a KEY or FILE starting with '-' "
+                              "goes after '--')";
+                    break;
+                }
+                if (arg.size() > 1 && arg[0] == '-') {
+                    message = "'" + arg + "' is not an option of '" + path +
+                              "'; a KEY or FILE starting with '-' goes after '--': mooncakectl " +
+                              path + " -- " + arg;
+                    break;
+                }
+            }
+        }
+        if (extras && message == e.what()) {
+            // CLI11 2.1 lists them last-first.
+            message = extra.size() > 1 ? "unexpected arguments:" : "unexpected argument:";
+            for (const std::string& arg : extra) message += " " + arg;
+        }
         if (leaf->get_require_subcommand_min() > 0) {
             message = path.empty() ? "no command given" : "'" + path + "' needs a command";
-            std::vector<std::string> extra = leaf->remaining();
-            if (leaf != &app) {
-                std::vector<std::string> more = app.remaining();
-                extra.insert(extra.end(), more.begin(), more.end());
-            }
             for (const std::string& arg : extra) {
                 if (!arg.empty() && arg[0] != '-') {
                     message = "unknown command '" + (path.empty() ? "" : path + " ") + arg + "'";

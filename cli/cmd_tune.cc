@@ -1,11 +1,13 @@
 // mooncakectl tune get [NAME] | tune set NAME=VALUE... [--persist]: read and change knobs at
-// runtime. The daemon validates against the knob table (core/knobs.def): unknown knobs,
-// start-only knobs and out-of-range values are refused, all or nothing, with a message that
-// names the allowed range; mooncakectl prints it as is.
+// runtime. Unknown knobs, start-only knobs and out-of-range values are usage errors (2),
+// found against the knob table (core/knobs.def) before anything is sent, with a message that
+// names the allowed range; the daemon checks again, all or nothing, and refuses combinations
+// its cross-knob rules forbid (1).
 #include <memory>
 #include <set>
 
 #include "cli/commands.h"
+#include "core/knobs.h"
 
 namespace mooncake::cli {
 
@@ -57,6 +59,16 @@ int RunTuneSet(Context& ctx, const TuneSetOptions& opts) {
     if (client == nullptr) return exit_code;
     auto before = client->TuneGet();
     if (!before.ok()) return ctx.Fail(before.status(), "tune set");
+    // A bad name or value is the caller's mistake, a usage error (2, DESIGN.md), found before
+    // anything is sent. Checked against this build's knob table; a knob only the daemon knows
+    // (another version) is left to the daemon.
+    for (const auto& [name, value] : assignments) {
+        bool daemon_knows = false;
+        for (const KnobInfo& k : *before) daemon_knows = daemon_knows || k.name == name;
+        if (FindKnob(name) == nullptr && daemon_knows) continue;
+        Status bad = Config::CheckAssignment(name, value, SetMode::kRuntime);
+        if (!bad.ok()) return ctx.Usage("tune set: " + bad.message());
+    }
     // --persist: the daemon also rewrites its --config file; refused, changing nothing, when
     // it has none or cannot write it.
     auto after = client->TuneSet(assignments, opts.persist);

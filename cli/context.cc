@@ -50,6 +50,10 @@ Client* Context::client(int* exit_code) {
     opts.client_name = "mooncakectl";
     opts.connect_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(options_.connect_timeout_sec * 1000.0));
+    // A stalled daemon (stopped, swapping, deadlocked) is unreachable within the deadline.
+    opts.rpc_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(options_.timeout_sec * 1000.0));
+    opts.data_timeout = opts.rpc_timeout;
     // One quick retry at most: a CLI should say "cannot reach" promptly, not after backoffs.
     opts.retries = 1;
     // --auth_token_file, else $MOONCAKE_AUTH_TOKEN_FILE, else $MOONCAKE_AUTH_TOKEN; never argv.

@@ -22,7 +22,8 @@ struct GlobalOptions {
     bool json = false;                    // --json
     std::string auth_token_file;          // --auth_token_file (else the environment:
                                           // thrift/auth_token.h)
-    double connect_timeout_sec = 2.0;     // --connect_timeout
+    double connect_timeout_sec = 2.0;     // --connect_timeout (Hello included)
+    double timeout_sec = 10.0;            // --timeout: each call to the daemon or a node
 };
 
 class Context {

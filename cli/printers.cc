@@ -231,6 +231,23 @@ std::string RenderList(const std::vector<ObjectInfo>& objects, Format format) {
 
 // ---------------- nodes / tasks / hot ----------------
 
+namespace {
+
+// "ok", "CORRUPT (n)" when the node met corruption since it started, "drift" when its own
+// disk figures differ from the master's, "-" before it reports (or without a disk).
+std::string DiskHealthText(const NodeInfo& n) {
+    if (!n.health.reported || n.spec.disk_capacity == 0) return "-";
+    if (n.health.disk_corruptions > 0) {
+        return "CORRUPT (" + std::to_string(n.health.disk_corruptions) + ")";
+    }
+    if (n.health.disk_used != n.disk_used || n.health.disk_objects != n.disk_objects) {
+        return "drift";
+    }
+    return "ok";
+}
+
+}  // namespace
+
 std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format) {
     if (format == Format::kJson) {
         JsonWriter json;
@@ -257,12 +274,22 @@ std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format) {
             json.Uint(n.disk_objects);
             json.Key("ms_since_heartbeat");
             json.Int(Millis(n.last_heartbeat));
+            if (n.health.reported) {
+                // The node's own figures, beside the master's (local_disk_used/_objects).
+                json.Key("node_disk_used");
+                json.Uint(n.health.disk_used);
+                json.Key("node_disk_objects");
+                json.Uint(n.health.disk_objects);
+                json.Key("disk_corruptions");
+                json.Uint(n.health.disk_corruptions);
+            }
             json.EndObject();
         }
         json.EndArray();
         return json.Finish();
     }
-    Table table({"ID", "NODE", "DATA", "MEMORY", "KEYS", "LOCAL_DISK", "KEYS", "HEARTBEAT"});
+    Table table(
+        {"ID", "NODE", "DATA", "MEMORY", "KEYS", "LOCAL_DISK", "KEYS", "HEARTBEAT", "DISK"});
     // Ids are opaque and long (epoch << 32 | n, core/store_internals.cc): left-aligned.
     for (size_t c : {4, 6}) table.AlignRight(c);
     for (const NodeInfo& n : nodes) {
@@ -270,7 +297,8 @@ std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format) {
                       UsedOfCapacity(n.segment_used, n.spec.segment_capacity),
                       std::to_string(n.memory_objects),
                       UsedOfCapacity(n.disk_used, n.spec.disk_capacity),
-                      std::to_string(n.disk_objects), HumanDuration(n.last_heartbeat) + " ago"});
+                      std::to_string(n.disk_objects), HumanDuration(n.last_heartbeat) + " ago",
+                      DiskHealthText(n)});
     }
     return table.Render();
 }

@@ -172,6 +172,11 @@ int RunTierMove(Context& ctx, TierMove move, const TierMoveOptions& options) {
         },
         results);
     if (!st.ok()) return ctx.Fail(st, command);
+    if (prefix_form) {
+        // A key removed between the listing and the move is no longer under the prefix:
+        // it is gone, not a failure.
+        std::erase_if(results, [](const KeyResult& r) { return r.status.Is(StatusCode::kNotFound); });
+    }
 
     std::vector<int> overrides(results.size(), -1);
     if (options.wait) {

@@ -1,6 +1,7 @@
 #include "core/knobs.h"
 
 #include <bit>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -122,14 +123,17 @@ Result<Config::Parsed> Config::ParseValue(const KnobDef& def, std::string_view r
     Parsed out;
     switch (def.type) {
         case KnobType::kBool: {
-            if (text == "true" || text == "1" || text == "yes" || text == "on") {
+            // Case-insensitive: config files and shells write TRUE, True and true alike.
+            std::string lower(text);
+            for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            if (lower == "true" || lower == "1" || lower == "yes" || lower == "on") {
                 out.raw = 1;
-            } else if (text == "false" || text == "0" || text == "no" || text == "off") {
+            } else if (lower == "false" || lower == "0" || lower == "no" || lower == "off") {
                 out.raw = 0;
             } else {
-                return Status::InvalidArgument("value '" + std::string(text) + "' for " +
-                                               std::string(def.name) +
-                                               " is not a boolean (allowed: true|false)");
+                return Status::InvalidArgument(
+                    "value '" + std::string(text) + "' for " + std::string(def.name) +
+                    " is not a boolean (accepted, in any case: true|false, 1|0, yes|no, on|off)");
             }
             return out;
         }
@@ -203,6 +207,17 @@ void Config::Store(const KnobDef& def, const Parsed& parsed) {
 
 Status Config::Set(std::string_view name, std::string_view text, SetMode mode) {
     return SetMany({{std::string(name), std::string(text)}}, mode);
+}
+
+Status Config::CheckAssignment(std::string_view name, std::string_view text, SetMode mode) {
+    const KnobDef* def = FindKnob(name);
+    if (def == nullptr) return Status::InvalidArgument("unknown knob '" + std::string(name) + "'");
+    if (mode == SetMode::kRuntime && !def->runtime_tunable) {
+        return Status::InvalidArgument("knob " + std::string(name) +
+                                       " is set at start-up only (flag or config file)");
+    }
+    Result<Parsed> value = ParseValue(*def, text);
+    return value.ok() ? Status::Ok() : value.status();
 }
 
 Status Config::SetMany(const std::vector<std::pair<std::string, std::string>>& assignments,

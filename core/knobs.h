@@ -72,6 +72,10 @@ public:
     // Parses `text` for knob `name`, checks type and range, and stores it. On error nothing
     // changes and the message names the knob and its allowed range.
     Status Set(std::string_view name, std::string_view text, SetMode mode = SetMode::kStartup);
+    // What Set() checks of one assignment by itself (name, tunability in `mode`, type and
+    // range), without the cross-knob rules or changing anything: mooncakectl uses it to tell
+    // a bad value (a usage error) from a refusal by the daemon.
+    static Status CheckAssignment(std::string_view name, std::string_view text, SetMode mode);
     // Several at once, all or nothing: validated first, then applied.
     Status SetMany(const std::vector<std::pair<std::string, std::string>>& assignments,
                    SetMode mode);

@@ -100,6 +100,8 @@ public:
         NodeId node, std::span<const MemoryReplicaReport> reports);
     // The node's disk dropped a record (disk eviction, or a checksum failure).
     Status ReportDiskReplicaDropped(NodeId node, std::string_view key, Generation generation);
+    // The node's own disk figures and corruption count, kept for Nodes() (`nodes`, `check`).
+    Status ReportNodeHealth(NodeId node, const NodeHealth& health);
 
     // ---------------- nodes: offload work ----------------
 

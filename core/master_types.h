@@ -55,14 +55,25 @@ struct NodeSpec {
     uint64_t incarnation = 0;
 };
 
+// A node's own view of its LOCAL_DISK tier, as it last reported it (MasterStore::
+// ReportNodeHealth): what `check` compares with the master's figures, and whether the node
+// has met corruption since its process started.
+struct NodeHealth {
+    bool reported = false;          // false until the node first reports (older nodes never)
+    uint64_t disk_used = 0;         // DiskStore::allocated_bytes
+    uint64_t disk_objects = 0;
+    uint64_t disk_corruptions = 0;  // corruption events since the node process started
+};
+
 struct NodeInfo {
     NodeId id = kNoNode;
     NodeSpec spec;
     uint64_t segment_used = 0;
-    uint64_t disk_used = 0;  // sum of the sizes of its LOCAL_DISK replicas
+    uint64_t disk_used = 0;  // DiskFootprint (whole 4 KiB blocks) of its LOCAL_DISK replicas
     uint64_t memory_objects = 0;
     uint64_t disk_objects = 0;
     Nanos last_heartbeat{0};
+    NodeHealth health;
 };
 
 // What the master tells a node at each heartbeat: ranges it no longer holds data for, and disk

@@ -64,6 +64,10 @@ std::vector<NodeInfo> MasterStore::Nodes() const {
         info.memory_objects = node->memory_objects.load();
         info.disk_objects = node->disk_objects.load();
         info.last_heartbeat = Nanos(node->last_heartbeat_ns.load());
+        info.health.reported = node->health_reported.load();
+        info.health.disk_used = node->reported_disk_used.load();
+        info.health.disk_objects = node->reported_disk_objects.load();
+        info.health.disk_corruptions = node->reported_corruptions.load();
         out.push_back(std::move(info));
     }
     return out;

@@ -55,7 +55,7 @@ InvariantReport MasterStore::Walk(Totals& t) const {
                     if (r.state == ReplicaState::kComplete) ++n.memory_objects;
                 } else if (r.state == ReplicaState::kComplete) {
                     ++n.disk_objects;
-                    n.disk_bytes += meta.size;
+                    n.disk_bytes += DiskFootprint(meta.size);
                 }
             }
             memory_objects += meta.HasComplete(Tier::kMemory);
@@ -115,6 +115,33 @@ InvariantReport MasterStore::Walk(Totals& t) const {
             fail(who + " counts " + std::to_string(node->disk_objects.load()) + " disk objects / " +
                  std::to_string(node->disk_used.load()) + " bytes, walk finds " +
                  std::to_string(n.disk_objects) + " / " + std::to_string(n.disk_bytes));
+        }
+        // The node's own figures (its last ReportNodeHealth) against the master's, when they
+        // can be compared: no disk deletes on their way to the node, and no change on the
+        // master since the report (the node reports at every heartbeat).
+        if (node->health_reported.load()) {
+            const uint64_t own_used = node->reported_disk_used.load();
+            const uint64_t own_objects = node->reported_disk_objects.load();
+            bool deletes_in_flight;
+            {
+                std::lock_guard lock(node->queue_mu);
+                deletes_in_flight = !node->pending.disk_deletes.empty() ||
+                                    !node->unconfirmed.disk_deletes.empty();
+            }
+            const bool current = node->disk_used_at_report.load() == node->disk_used.load() &&
+                                 node->disk_objects_at_report.load() == node->disk_objects.load();
+            if (!deletes_in_flight && current &&
+                (own_objects != node->disk_objects.load() || own_used != node->disk_used.load())) {
+                fail(who + " LOCAL_DISK drift: the master counts " +
+                     std::to_string(node->disk_objects.load()) + " objects / " +
+                     std::to_string(node->disk_used.load()) + " bytes, the node holds " +
+                     std::to_string(own_objects) + " / " + std::to_string(own_used));
+            }
+            if (const uint64_t bad = node->reported_corruptions.load(); bad > 0) {
+                fail(who + " met " + std::to_string(bad) +
+                     " disk corruption events since it started (its log names them; "
+                     "mooncake_disk_corruption_total)");
+            }
         }
         tally.erase(node->id);
     }

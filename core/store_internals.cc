@@ -114,7 +114,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
                               [this] {
                                   return static_cast<double>(promotion_in_flight_bytes.load());
                               });
-    registry.AddCallbackGauge("disk_used_bytes", "LOCAL_DISK bytes held by live nodes", {},
+    registry.AddCallbackGauge("disk_used_bytes", "LOCAL_DISK bytes allocated on live nodes (whole 4 KiB blocks per object)", {},
                               [this] {
                                   uint64_t total = 0;
                                   for (auto& n : AllNodes()) total += n->disk_used.load();
@@ -360,7 +360,7 @@ void StoreInternals::DropReplica(Shard& shard, ObjectMeta& meta, size_t index) {
         FreeMemory(r.node, r.offset, meta.size);
     } else {
         if (node && r.state == ReplicaState::kComplete) {
-            node->disk_used.fetch_sub(meta.size, std::memory_order_relaxed);
+            node->disk_used.fetch_sub(DiskFootprint(meta.size), std::memory_order_relaxed);
             node->disk_objects.fetch_sub(1, std::memory_order_relaxed);
         }
         PushDiskDelete(r.node, {*meta.key, meta.generation});

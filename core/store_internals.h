@@ -105,6 +105,15 @@ struct NodeState {
     bool gone MC_GUARDED_BY(queue_mu) = false;  // expired/unregistered: wake long-polls
 
     std::atomic<uint64_t> disk_used{0};
+    // The node's own report (ReportNodeHealth); read together only for display.
+    std::atomic<bool> health_reported{false};
+    std::atomic<uint64_t> reported_disk_used{0};
+    std::atomic<uint64_t> reported_disk_objects{0};
+    std::atomic<uint64_t> reported_corruptions{0};
+    // The master's own figures when that report arrived: a report older than the master's
+    // latest change is not compared (the node reports again at its next heartbeat).
+    std::atomic<uint64_t> disk_used_at_report{0};
+    std::atomic<uint64_t> disk_objects_at_report{0};
     std::atomic<uint64_t> memory_objects{0};
     std::atomic<uint64_t> disk_objects{0};
     std::atomic<uint64_t> offload_pending{0};

@@ -183,6 +183,18 @@ size_t MasterStore::ExpireNodes() {
     return expired.size();
 }
 
+Status MasterStore::ReportNodeHealth(NodeId node_id, const NodeHealth& health) {
+    auto node = in_->GetNode(node_id);
+    if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
+    node->reported_disk_used.store(health.disk_used);
+    node->reported_disk_objects.store(health.disk_objects);
+    node->reported_corruptions.store(health.disk_corruptions);
+    node->disk_used_at_report.store(node->disk_used.load());
+    node->disk_objects_at_report.store(node->disk_objects.load());
+    node->health_reported.store(true);
+    return Status::Ok();
+}
+
 Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view key,
                                              Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
@@ -214,7 +226,7 @@ Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view ke
         Replica dropped = meta.replicas[i];
         meta.replicas.erase(meta.replicas.begin() + static_cast<ptrdiff_t>(i));
         if (auto node = in_->GetNode(node_id)) {
-            node->disk_used.fetch_sub(meta.size);
+            node->disk_used.fetch_sub(DiskFootprint(meta.size));
             node->disk_objects.fetch_sub(1);
         }
         (void)dropped;  // the node deleted the record itself: no DiskDelete to send back

@@ -57,7 +57,7 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
         if (!meta.HasComplete(Tier::kLocalDisk)) {
             meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
             if (auto node = in_->GetNode(node_id)) {
-                node->disk_used.fetch_add(meta.size);
+                node->disk_used.fetch_add(DiskFootprint(meta.size));
                 node->disk_objects.fetch_add(1);
             }
         }

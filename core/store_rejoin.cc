@@ -94,7 +94,7 @@ Result<std::vector<Status>> MasterStore::RegisterDiskReplicas(
         }
         if (disk == nullptr) {
             meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
-            node->disk_used.fetch_add(meta.size);
+            node->disk_used.fetch_add(DiskFootprint(meta.size));
             node->disk_objects.fetch_add(1);
         }
         return Status::Ok();

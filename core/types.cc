@@ -62,7 +62,26 @@ Result<uint64_t> ParseSize(std::string_view text) {
     }
     if (i == digits_start) {
         return Status::InvalidArgument("'" + std::string(text) +
-                                       "' is not a size (examples: 4096, 64MiB, 1GiB)");
+                                       "' is not a size (examples: 4096, 64MiB, 1.5GiB)");
+    }
+    // A decimal fraction ("1.5GiB"): up to 6 digits, so fraction << 40 cannot overflow.
+    uint64_t fraction = 0, scale = 1;
+    if (i < text.size() && text[i] == '.') {
+        ++i;
+        size_t frac_start = i;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+            if (i - frac_start >= 6) {
+                return Status::InvalidArgument("'" + std::string(text) +
+                                               "': at most 6 decimal digits");
+            }
+            fraction = fraction * 10 + static_cast<uint64_t>(text[i] - '0');
+            scale *= 10;
+            ++i;
+        }
+        if (i == frac_start) {
+            return Status::InvalidArgument("'" + std::string(text) +
+                                           "' is not a size (examples: 4096, 64MiB, 1.5GiB)");
+        }
     }
     std::string unit;
     for (; i < text.size(); ++i) {
@@ -82,7 +101,15 @@ Result<uint64_t> ParseSize(std::string_view text) {
     if (shift > 0 && (value >> (64 - shift)) != 0) {
         return Status::InvalidArgument("size is too large");
     }
-    return value << shift;
+    // The fraction of a unit, rounded down to whole bytes ("0.5KiB" = 512).
+    const uint64_t extra = (fraction << shift) / scale;
+    if (fraction != 0 && shift == 0) {
+        return Status::InvalidArgument("'" + std::string(text) +
+                                       "': a size in bytes is a whole number");
+    }
+    const uint64_t whole = value << shift;
+    if (whole + extra < whole) return Status::InvalidArgument("size is too large");
+    return whole + extra;
 }
 
 std::string FormatSize(uint64_t bytes) {

@@ -43,6 +43,14 @@ std::string QuoteKey(std::string_view key);
 
 // "64MiB", "1GiB", "4096", "512K" (binary units; B, K/KiB, M/MiB, G/GiB, T/TiB; case-insensitive).
 Result<uint64_t> ParseSize(std::string_view text);
+
+// Bytes a node's disk store allocates for an object of `size` bytes: whole 4 KiB blocks.
+// The one definition of LOCAL_DISK use, shared by the node (DiskStore::allocated_bytes) and
+// the master's per-node accounting, so both report the same figure.
+inline constexpr uint64_t kDiskFootprintBlock = 4096;
+inline constexpr uint64_t DiskFootprint(uint64_t size) {
+    return (size + kDiskFootprintBlock - 1) / kDiskFootprintBlock * kDiskFootprintBlock;
+}
 std::string FormatSize(uint64_t bytes);  // "64MiB" when exact, else bytes
 
 }  // namespace mooncake

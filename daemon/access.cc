@@ -36,6 +36,7 @@ constexpr MethodPermission kMasterMethods[] = {
     {"RegisterDiskReplicas", P::kToken, "node"},
     {"RegisterMemoryReplicas", P::kToken, "node"},
     {"ReportDiskReplicaDropped", P::kToken, "node"},
+    {"ReportNodeHealth", P::kToken, "node"},
     {"OffloadObjectHeartbeat", P::kToken, "node"},
     {"NotifyOffloadSuccess", P::kToken, "node"},
     {"NotifyOffloadFailure", P::kToken, "node"},
@@ -56,12 +57,15 @@ constexpr MethodPermission kMasterMethods[] = {
     {"Offload", P::kToken, "admin"},
     {"Evict", P::kToken, "admin"},
     {"CheckInvariants", P::kRead, "read"},
+    {"Scrub", P::kToken, "admin"},  // drops the corrupt records it finds
 };
 
 constexpr MethodPermission kNodeMethods[] = {
     {"Hello", P::kNone, "session"},
     {"GetStatus", P::kRead, "read"},
     {"MetricsText", P::kRead, "read"},
+    // Drops the corrupt records it finds: a change, so the token's.
+    {"Scrub", P::kToken, "write"},
 };
 
 // Object bytes are data: reading them needs the token as much as writing them does.

@@ -6,6 +6,7 @@
 #include "NodeService.h"
 #include "core/disk/disk_store.h"
 #include "daemon/data_server.h"
+#include "daemon/disk_health.h"
 #include "daemon/master_link.h"
 #include "daemon/node.h"
 #include "daemon/node_service.h"
@@ -46,12 +47,16 @@ Status NodeParts::Open() {
         options.capacity = config_.disk_size();
         options.queue_depth = static_cast<int>(config_.disk_queue_depth());
         options.background_bytes_per_sec = config_.disk_background_bytes_per_sec();
+        // Counters exist (at 0, every kind) before recovery reports into them.
+        disk_health_ = std::make_unique<DiskHealth>(metrics_);
+        options.on_corruption = disk_health_->Hook();
         auto disk = DiskStore::Open(options);
         if (!disk.ok()) {
             return Status(disk.status().code(),
                           "disk store at '" + options.dir + "': " + disk.status().message());
         }
         disk_ = std::move(*disk);
+        disk_health_->RecordRecovery(disk_->stats());
         spdlog::info("disk store at {}: {} objects recovered, {} of {} used", config_.disk_dir(),
                      disk_->object_count(), FormatSize(disk_->used()),
                      FormatSize(disk_->capacity()));
@@ -87,6 +92,7 @@ Status NodeParts::StartNode(MasterLink& link, const NodeAddresses& addresses,
     options.spec.segment_capacity = segment_->capacity();
     options.spec.disk_capacity = disk_ ? disk_->capacity() : 0;
     options.spec.incarnation = incarnation;
+    options.disk_health = disk_health_.get();
     node_ = std::make_unique<Node>(options, link, *segment_, disk_.get(), *peers_, config_,
                                    metrics_);
     return node_->Start(give_up);

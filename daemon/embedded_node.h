@@ -25,6 +25,7 @@ namespace mooncake {
 
 class DataServer;
 class DataTransport;
+class DiskHealth;
 class DiskStore;
 class MasterLink;
 class Node;
@@ -65,6 +66,7 @@ private:
     const Config& config_;
     MetricsRegistry& metrics_;
     std::unique_ptr<Segment> segment_;
+    std::unique_ptr<DiskHealth> disk_health_;  // before disk_: outlives the store's hook
     std::unique_ptr<DiskStore> disk_;
     std::unique_ptr<DataServer> data_;
     std::unique_ptr<DataTransport> peers_;

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
@@ -107,6 +108,25 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Config& config,
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
+    } catch (const CLI::ExtrasError& e) {
+        // CLI11 2.1 lists the unexpected arguments last-first; name them as given, and the
+        // snake_case flag a kebab-case one was probably meant to be (--dram-size).
+        std::vector<std::string> extra = app.remaining();
+        std::string message = extra.size() > 1 ? "unexpected arguments: " : "unexpected argument: ";
+        std::string hint;
+        for (size_t i = 0; i < extra.size(); ++i) {
+            message += (i > 0 ? " " : "") + extra[i];
+            const std::string& arg = extra[i];
+            if (hint.empty() && arg.rfind("--", 0) == 0) {
+                std::string name = arg.substr(2, arg.find('=') == std::string::npos
+                                                     ? std::string::npos
+                                                     : arg.find('=') - 2);
+                std::replace(name.begin(), name.end(), '-', '_');
+                if (FindKnob(name) != nullptr) hint = "; did you mean --" + name + "?";
+            }
+        }
+        std::cerr << "mooncaked: " << message << hint << " (see --help)\n";
+        return 2;
     } catch (const CLI::ParseError& e) {
         std::cerr << "mooncaked: " << e.what() << " (see --help)\n";
         return 2;

@@ -31,6 +31,9 @@ public:
     Status ReportDiskReplicaDropped(NodeId node, std::string_view key, Generation gen) override {
         return store_.ReportDiskReplicaDropped(node, key, gen);
     }
+    Status ReportNodeHealth(NodeId node, const NodeHealth& health) override {
+        return store_.ReportNodeHealth(node, health);
+    }
     Result<std::vector<OffloadTask>> OffloadObjectHeartbeat(
         NodeId node, size_t max, std::chrono::milliseconds wait) override {
         return store_.OffloadObjectHeartbeat(node, max, wait);

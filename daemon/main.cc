@@ -6,6 +6,7 @@
 // away is an error value on the socket, not a dead daemon).
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -66,10 +67,15 @@ int Main(int argc, char** argv) {
     }
 
     ShutdownFlag shutdown;
+    // Set before the daemon wakes the signal thread itself (a failed start): that SIGTERM
+    // was not sent by anyone and must not be logged as if it had been.
+    std::atomic<bool> self_wakeup{false};
     std::thread signal_thread([&] {
         int sig = 0;
         sigwait(&stop_signals, &sig);
-        if (sig != 0) spdlog::info("signal {} received: shutting down", strsignal(sig));
+        if (sig != 0 && !self_wakeup.load()) {
+            spdlog::info("signal {} received: shutting down", strsignal(sig));
+        }
         shutdown.Request();
     });
 
@@ -81,6 +87,7 @@ int Main(int argc, char** argv) {
                               : RunStandalone(ctx);
     if (!shutdown.flag().load()) {
         // Started badly: wake the signal thread so it can be joined.
+        self_wakeup.store(true);
         pthread_kill(signal_thread.native_handle(), SIGTERM);
     }
     signal_thread.join();

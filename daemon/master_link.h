@@ -43,6 +43,7 @@ public:
         NodeId node, std::span<const MemoryReplicaReport> reports) = 0;
     virtual Status ReportDiskReplicaDropped(NodeId node, std::string_view key,
                                             Generation generation) = 0;
+    virtual Status ReportNodeHealth(NodeId node, const NodeHealth& health) = 0;
 
     // Long-polls: return as soon as work exists, or after `wait` with an empty list.
     virtual Result<std::vector<OffloadTask>> OffloadObjectHeartbeat(

@@ -6,6 +6,7 @@
 #include "core/metrics.h"
 #include "daemon/access.h"
 #include "daemon/config_file.h"
+#include "daemon/scrub.h"
 #include "daemon/node_directory.h"
 #include "daemon/rpc_server.h"
 #include "mooncake_constants.h"
@@ -323,6 +324,11 @@ void MasterService::RegisterMemoryReplicas(std::vector<rpc::Outcome>& out, int64
     });
 }
 
+void MasterService::ReportNodeHealth(int64_t node, const rpc::NodeHealth& health) {
+    Call call(*this, "ReportNodeHealth");
+    ThrowIfError(store_.ReportNodeHealth(static_cast<NodeId>(node), rpc::FromWire(health)));
+}
+
 void MasterService::ReportDiskReplicaDropped(int64_t node, const std::string& key,
                                              int64_t generation) {
     Call call(*this, "ReportDiskReplicaDropped");
@@ -525,6 +531,27 @@ void MasterService::Evict(std::vector<rpc::ManualResult>& out,
                           const std::vector<std::string>& keys) {
     Call call(*this, "Evict");
     out = ForEachKey(keys, [&](const std::string& k) { return store_.Evict(k); });
+}
+
+void MasterService::Scrub(std::vector<rpc::ScrubReply>& out, int64_t node) {
+    Call call(*this, "Scrub");
+    // Long: bounded by the disk's background rate, not by an RPC deadline.
+    constexpr auto kConnect = std::chrono::seconds(3);
+    constexpr auto kScrubMax = std::chrono::hours(24);
+    bool found = false;
+    for (const NodeInfo& n : store_.Nodes()) {
+        if (node != 0 && static_cast<int64_t>(n.id) != node) continue;
+        found = true;
+        rpc::ScrubReply reply = options_.local_scrub
+                                    ? options_.local_scrub()
+                                    : ScrubRemoteNode(n.spec.name, options_.auth_token, kConnect,
+                                                      kScrubMax);
+        reply.node = n.spec.name;
+        out.push_back(std::move(reply));
+    }
+    if (!found && node != 0) {
+        Throw(Status::NotFound("no live node " + std::to_string(node) + " (see mooncakectl nodes)"));
+    }
 }
 
 void MasterService::CheckInvariants(rpc::InvariantReport& out) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +30,9 @@ struct MasterServiceOptions {
     std::string config_file; // --config, for TuneSet(persist); empty if none
     // Longest long-poll wait honoured (the fuzz target sets 0: a real-time wait only slows it).
     int32_t max_long_poll_ms = rpc::kMaxLongPollMs;
+    // Standalone: scrubs the in-process node's disk (Scrub). Empty for a master, which asks
+    // each node's NodeService instead.
+    std::function<rpc::ScrubReply()> local_scrub;
 };
 
 class MasterService final : public rpc::MasterServiceIf {
@@ -68,6 +72,7 @@ public:
                               const std::vector<rpc::DiskReplicaReport>& reports) override;
     void RegisterMemoryReplicas(std::vector<rpc::Outcome>& out, int64_t node,
                                 const std::vector<rpc::MemoryReplicaReport>& reports) override;
+    void ReportNodeHealth(int64_t node, const rpc::NodeHealth& health) override;
     void ReportDiskReplicaDropped(int64_t node, const std::string& key,
                                   int64_t generation) override;
     void OffloadObjectHeartbeat(std::vector<rpc::OffloadTask>& out, int64_t node, int32_t max,
@@ -98,6 +103,7 @@ public:
                  const std::vector<std::string>& keys) override;
     void Evict(std::vector<rpc::ManualResult>& out, const std::vector<std::string>& keys) override;
     void CheckInvariants(rpc::InvariantReport& out) override;
+    void Scrub(std::vector<rpc::ScrubReply>& out, int64_t node) override;
 
     // The knob table with current values (also served by the node role's tooling).
     static std::vector<rpc::KnobInfo> KnobTableOf(const Config& config);

@@ -4,6 +4,7 @@
 
 #include "core/disk/disk_store.h"
 #include "core/metrics.h"
+#include "daemon/disk_health.h"
 #include "daemon/fault_injection.h"
 #include "daemon/segment.h"
 #include "spdlog/spdlog.h"
@@ -59,8 +60,10 @@ Node::Node(NodeOptions options, MasterLink& master, Segment& segment, DiskStore*
     if (disk_ != nullptr) {
         metrics.AddCallbackGauge("local_disk_capacity_bytes", "LOCAL_DISK data region of this node", {},
                                  [this] { return static_cast<double>(disk_->capacity()); });
-        metrics.AddCallbackGauge("local_disk_used_bytes", "LOCAL_DISK bytes in use on this node", {},
-                                 [this] { return static_cast<double>(disk_->used()); });
+        metrics.AddCallbackGauge("local_disk_used_bytes",
+                                 "LOCAL_DISK bytes allocated to this node's records (whole 4 KiB "
+                                 "blocks per object; the master's disk_used_bytes counts the same)",
+                                 {}, [this] { return static_cast<double>(disk_->allocated_bytes()); });
         metrics.AddCallbackGauge("local_disk_objects", "objects in this node's LOCAL_DISK store", {},
                                  [this] { return static_cast<double>(disk_->object_count()); });
         // Runs on whichever thread dropped the record; queue it, the heartbeat loop reports.
@@ -227,6 +230,27 @@ void Node::FlushDrops(NodeId id) {
     }
 }
 
+void Node::ReportHealth(NodeId id, bool force) {
+    NodeHealth now;
+    now.reported = true;
+    if (disk_ != nullptr) {
+        now.disk_used = disk_->allocated_bytes();
+        now.disk_objects = disk_->object_count();
+    }
+    if (options_.disk_health != nullptr) now.disk_corruptions = options_.disk_health->total();
+    if (!force && now.disk_used == last_health_.disk_used &&
+        now.disk_objects == last_health_.disk_objects &&
+        now.disk_corruptions == last_health_.disk_corruptions) {
+        return;
+    }
+    Status st = master_.ReportNodeHealth(id, now);
+    if (st.ok()) {
+        last_health_ = now;
+    } else {
+        spdlog::debug("reporting disk health: {}", st.ToString());
+    }
+}
+
 void Node::HeartbeatLoop() {
     auto next = SteadyTime::now();
     // The seq of the last reply acted on, confirmed with the next beat (until then the master
@@ -279,6 +303,8 @@ void Node::HeartbeatLoop() {
             }
         }
         if (reply->seq != 0) applied = reply->seq;
+        // Every beat: `check` compares a report only with the master's figures of its time.
+        ReportHealth(id, /*force=*/true);
     }
 }
 

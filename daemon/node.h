@@ -35,6 +35,7 @@ namespace mooncake {
 
 class Counter;
 class DataTransport;
+class DiskHealth;
 class DiskStore;
 class Histogram;
 class MetricsRegistry;
@@ -45,6 +46,8 @@ struct NodeOptions {
     std::chrono::milliseconds heartbeat_interval{1000};
     std::chrono::milliseconds poll_wait{1000};  // long-poll wait of the work loops
     int promotion_workers = 4;                  // promotions worked on at once
+    // The disk's corruption count, reported to the master with the disk figures (may be null).
+    const DiskHealth* disk_health = nullptr;
 };
 
 class Node {
@@ -76,6 +79,8 @@ private:
     void DoPromotion(NodeId id, const PromotionTask& task);
     Status CopyToStaging(NodeId id, const PromotionTask& task, std::span<const std::byte> bytes);
     void FlushDrops(NodeId id);
+    // Sends the node's own disk figures when they changed since the last report (or `force`).
+    void ReportHealth(NodeId id, bool force);
     // Sleeps up to `d` unless stopping; false when stopping.
     bool Pause(std::chrono::milliseconds d);
 
@@ -100,6 +105,7 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<DiskDelete> dropped_;  // GUARDED_BY(mu_): disk records to report
+    NodeHealth last_health_;          // heartbeat thread only: last reported
     std::deque<std::pair<NodeId, PromotionTask>> promotions_;  // GUARDED_BY(mu_): to work on
     std::vector<std::thread> threads_;
 };

@@ -5,6 +5,7 @@
 #include "daemon/access.h"
 #include "daemon/node.h"
 #include "daemon/rpc_server.h"
+#include "daemon/scrub.h"
 #include "daemon/segment.h"
 #include "mooncake_constants.h"
 #include "thrift/convert.h"
@@ -44,9 +45,14 @@ void NodeService::GetStatus(rpc::NodeStatus& out) {
     out.segment_bytes_held = static_cast<int64_t>(segment_.bytes_held());
     if (disk_ != nullptr) {
         out.disk_capacity = static_cast<int64_t>(disk_->capacity());
-        out.disk_used = static_cast<int64_t>(disk_->used());
+        out.disk_used = static_cast<int64_t>(disk_->allocated_bytes());
         out.disk_objects = static_cast<int64_t>(disk_->object_count());
     }
+}
+
+void NodeService::Scrub(rpc::ScrubReply& out) {
+    Require("Scrub");
+    out = ScrubDisk(disk_, options_.name);
 }
 
 void NodeService::MetricsText(std::string& out) {

@@ -38,6 +38,7 @@ public:
                const std::string& client_name) override;
     void GetStatus(rpc::NodeStatus& out) override;
     void MetricsText(std::string& out) override;
+    void Scrub(rpc::ScrubReply& out) override;
 
 private:
     // Throws the access table's refusal (daemon/access.h) unless the session may call it.

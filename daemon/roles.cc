@@ -21,6 +21,7 @@
 #include "daemon/node_directory.h"
 #include "daemon/node_service.h"
 #include "daemon/rpc_server.h"
+#include "daemon/scrub.h"
 #include "daemon/sd_notify.h"
 #include "daemon/segment.h"
 #include "spdlog/spdlog.h"
@@ -98,8 +99,10 @@ public:
     ~MasterPart() { Stop(); }
 
     Status Start(const net::HostPort& listen, const std::string& role,
-                 const std::string& auth_token, const std::string& config_file) {
+                 const std::string& auth_token, const std::string& config_file,
+                 std::function<rpc::ScrubReply()> local_scrub = {}) {
         MasterServiceOptions options{role, auth_token, MasterEpoch(), config_file};
+        options.local_scrub = std::move(local_scrub);
         auto handler = std::make_shared<MasterService>(options, store_, directory_);
         auto processor = std::make_shared<rpc::MasterServiceProcessor>(handler);
         auto server = RpcServer::Start(processor, {listen, kMaxRpcConnections});
@@ -155,7 +158,10 @@ private:
             m.GetGauge("node_disk_capacity_bytes", "LOCAL_DISK capacity of each live node",
                        labels)
                 .Set(static_cast<double>(n.spec.disk_capacity));
-            m.GetGauge("node_disk_used_bytes", "LOCAL_DISK bytes held by each live node", labels)
+            m.GetGauge("node_disk_used_bytes",
+                       "LOCAL_DISK bytes allocated on each live node (whole 4 KiB blocks per "
+                       "object)",
+                       labels)
                 .Set(static_cast<double>(n.disk_used));
         }
         // A node that left keeps its series (Prometheus dislikes vanishing ones) at zero.
@@ -191,6 +197,20 @@ int Fail(const Status& st) {
     return 1;
 }
 
+// The --listen port is bound last (clients must not reach a half-started daemon), after the
+// data channel on another port: a --listen port already taken is found first here, so the
+// error names the port the operator gave rather than the data port (which a second daemon
+// on the same --listen holds too).
+Status CheckListenPortFree(const net::HostPort& listen) {
+    auto probe = net::ListenTcp(listen);
+    if (!probe.ok()) {
+        return Status(probe.status().code(),
+                      "cannot listen on --listen " + listen.ToString() + ": " +
+                          probe.status().message());
+    }
+    return Status::Ok();  // the probe socket closes here; the real one binds it again
+}
+
 void AnnounceReady(const std::string& what) {
     spdlog::info("{} ready", what);
     SdNotify("READY=1\nSTATUS=" + what + " ready");
@@ -223,6 +243,7 @@ int RunNode(DaemonContext& ctx) {
     // Declared before the node so it outlives the node's threads on every return path.
     std::unique_ptr<MasterLink> link;
     NodeParts node(ctx.config, metrics);
+    if (Status st = CheckListenPortFree(addresses->listen); !st.ok()) return Fail(st);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
     if (Status st = node.StartData(*addresses, ctx.auth_token); !st.ok()) return Fail(st);
 
@@ -283,12 +304,18 @@ int RunStandalone(DaemonContext& ctx) {
     // Declared before the node so it outlives the node's threads on every return path.
     std::unique_ptr<MasterLink> link = NewLocalMasterLink(master.store(), master.directory());
     NodeParts node(ctx.config, metrics);
+    if (Status st = CheckListenPortFree(addresses->listen); !st.ok()) return Fail(st);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
     if (Status st = node.StartData(*addresses, ctx.auth_token); !st.ok()) return Fail(st);
     if (Status st = node.StartNode(*link, *addresses, ProcessIncarnation(), ctx.shutdown.flag()); !st.ok()) {
         return Fail(st);
     }
-    if (Status st = master.Start(addresses->listen, "standalone", ctx.auth_token, ctx.config_file); !st.ok()) {
+    auto scrub_local = [&node, name = addresses->advertise.ToString()] {
+        return ScrubDisk(node.disk(), name);
+    };
+    if (Status st = master.Start(addresses->listen, "standalone", ctx.auth_token,
+                                 ctx.config_file, scrub_local);
+        !st.ok()) {
         return Fail(st);
     }
     MetricsHttp http(metrics);

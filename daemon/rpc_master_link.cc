@@ -74,6 +74,13 @@ public:
             });
     }
 
+    Status ReportNodeHealth(NodeId node, const NodeHealth& health) override {
+        rpc::NodeHealth wire = rpc::ToWire(health);
+        return channel_->Call(
+            [&](Svc& c) { c.ReportNodeHealth(static_cast<int64_t>(node), wire); },
+            Idempotent::kYes);
+    }
+
     Status ReportDiskReplicaDropped(NodeId node, std::string_view key, Generation gen) override {
         std::string k(key);
         return channel_->Call(

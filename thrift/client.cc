@@ -206,6 +206,7 @@ Status Client::ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
                             Tier* served_from) {
     const ObjectView& v = info.object;
     Status last = Status::NotFound("key " + QuoteKey(v.key) + " has no complete replica");
+    Status corruption;
     for (size_t i = 0; i < v.replicas.size(); ++i) {
         const ReplicaDesc& r = v.replicas[i];
         if (r.state != ReplicaState::kComplete) continue;
@@ -222,18 +223,31 @@ Status Client::ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
             if (served_from != nullptr) *served_from = r.tier;
             return last;
         }
+        if (last.Is(StatusCode::kCorruption)) corruption = last;
     }
-    return last;
+    return corruption.ok() ? last : corruption;  // a corrupt copy says more than the others
 }
+
+namespace {
+
+// A copy that failed its checksum is dropped by its node and then removed by the master, so
+// the second look finds the key gone: the reader is told why ("corrupt"), not "not found".
+Status AfterCorruption(const Status& corruption, const Status& now) {
+    if (!corruption.ok() && !now.ok()) return corruption;
+    return now;
+}
+
+}  // namespace
 
 Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out,
                                  Tier* served_from) {
     // A replica can vanish between the replica list and the read (eviction of an unleased
     // copy, a node leaving): the node then refuses it and one fresh list is worth asking for.
     Status last;
+    Status corruption;
     for (int round = 0; round < 2; ++round) {
         auto info = GetReplicaList(key);
-        if (!info.ok()) return info.status();
+        if (!info.ok()) return AfterCorruption(corruption, info.status());
         uint64_t size = info->object.size;
         if (out.size() < size) {
             return Status::InvalidArgument("buffer of " + std::to_string(out.size()) +
@@ -242,20 +256,23 @@ Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out,
         }
         last = ReadReplicas(*info, out, served_from);
         if (last.ok()) return size;
+        if (last.Is(StatusCode::kCorruption)) corruption = last;
     }
-    return last;
+    return AfterCorruption(corruption, last);
 }
 
 Result<std::string> Client::Get(std::string_view key) {
     Status last;
+    Status corruption;
     for (int round = 0; round < 2; ++round) {
         auto info = GetReplicaList(key);
-        if (!info.ok()) return info.status();
+        if (!info.ok()) return AfterCorruption(corruption, info.status());
         std::string value(info->object.size, '\0');
         last = ReadReplicas(*info, std::as_writable_bytes(std::span(value.data(), value.size())));
         if (last.ok()) return value;
+        if (last.Is(StatusCode::kCorruption)) corruption = last;
     }
-    return last;
+    return AfterCorruption(corruption, last);
 }
 
 std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> keys) {
@@ -288,7 +305,12 @@ std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> k
         if (read.ok()) {
             out.emplace_back(std::move(value));
         } else {
-            out.push_back(Get(keys[i]));  // the replicas moved meanwhile: one fresh look
+            auto again = Get(keys[i]);  // the replicas moved meanwhile: one fresh look
+            if (!again.ok() && read.Is(StatusCode::kCorruption)) {
+                out.emplace_back(AfterCorruption(read, again.status()));
+            } else {
+                out.push_back(std::move(again));
+            }
         }
     }
     return out;
@@ -430,6 +452,27 @@ Result<std::vector<TaskView>> Client::Tasks() {
                                       Idempotent::kYes));
     std::vector<TaskView> out;
     for (const auto& t : wire) out.push_back(rpc::FromWire(t));
+    return out;
+}
+
+Result<std::vector<ScrubResult>> Client::Scrub(NodeId node, std::chrono::milliseconds max_time) {
+    std::vector<rpc::ScrubReply> wire;
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.Scrub(wire, static_cast<int64_t>(node)); },
+        Idempotent::kNo, max_time));
+    std::vector<ScrubResult> out;
+    for (const rpc::ScrubReply& r : wire) {
+        ScrubResult s;
+        s.node = r.node;
+        s.checked = static_cast<uint64_t>(std::max<int64_t>(0, r.checked));
+        s.checked_bytes = static_cast<uint64_t>(std::max<int64_t>(0, r.checked_bytes));
+        s.io_errors = static_cast<uint64_t>(std::max<int64_t>(0, r.io_errors));
+        for (const rpc::KeyGeneration& kg : r.corrupt) {
+            s.corrupt.emplace_back(kg.key, static_cast<Generation>(kg.generation));
+        }
+        if (r.__isset.error) s.error = r.error;
+        out.push_back(std::move(s));
+    }
     return out;
 }
 

@@ -121,6 +121,16 @@ struct MoveWaitOptions {
     bool force = false;  // promote: even under DRAM pressure (also when asked again)
 };
 
+// What a scrub of one node's disk found (Client::Scrub).
+struct ScrubResult {
+    std::string node;  // its advertised RPC address
+    uint64_t checked = 0;
+    uint64_t checked_bytes = 0;
+    uint64_t io_errors = 0;
+    std::vector<std::pair<std::string, Generation>> corrupt;  // dropped, then removed
+    std::string error;  // not empty: this node could not be scrubbed
+};
+
 struct RemovePrefixResult {
     uint64_t removed = 0;
     uint64_t skipped = 0;  // leased keys left in place (without force)
@@ -185,6 +195,11 @@ public:
     Result<std::string> MetricsText();  // Prometheus text exposition, as /metrics serves it
     // The master's bookkeeping checked against a walk over everything (quiet store only).
     Result<InvariantReport> CheckInvariants();
+    // Reads every disk record of node `node` (kNoNode: every live node) and verifies its
+    // checksum; the corrupt ones are dropped and their keys removed. Waits for the answer up
+    // to `max_time` beyond the call deadline (a scrub reads the whole disk at its background
+    // rate). Not an access.
+    Result<std::vector<ScrubResult>> Scrub(NodeId node, std::chrono::milliseconds max_time);
 
     // ---- tuning ----
 

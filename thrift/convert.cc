@@ -212,6 +212,24 @@ NodeInfo ToWire(const mooncake::NodeInfo& info, Nanos now) {
     out.disk_objects = static_cast<int64_t>(info.disk_objects);
     Nanos since = now > info.last_heartbeat ? now - info.last_heartbeat : Nanos(0);
     out.ms_since_heartbeat = std::chrono::duration_cast<std::chrono::milliseconds>(since).count();
+    if (info.health.reported) out.__set_health(ToWire(info.health));
+    return out;
+}
+
+NodeHealth ToWire(const mooncake::NodeHealth& health) {
+    NodeHealth out;
+    out.disk_used = static_cast<int64_t>(health.disk_used);
+    out.disk_objects = static_cast<int64_t>(health.disk_objects);
+    out.disk_corruptions = static_cast<int64_t>(health.disk_corruptions);
+    return out;
+}
+
+mooncake::NodeHealth FromWire(const NodeHealth& health) {
+    mooncake::NodeHealth out;
+    out.reported = true;
+    out.disk_used = static_cast<uint64_t>(std::max<int64_t>(0, health.disk_used));
+    out.disk_objects = static_cast<uint64_t>(std::max<int64_t>(0, health.disk_objects));
+    out.disk_corruptions = static_cast<uint64_t>(std::max<int64_t>(0, health.disk_corruptions));
     return out;
 }
 
@@ -224,6 +242,7 @@ mooncake::NodeInfo FromWire(const NodeInfo& info) {
     out.memory_objects = static_cast<uint64_t>(info.memory_objects);
     out.disk_objects = static_cast<uint64_t>(info.disk_objects);
     out.last_heartbeat = std::chrono::milliseconds(info.ms_since_heartbeat);
+    if (info.__isset.health) out.health = FromWire(info.health);
     return out;
 }
 

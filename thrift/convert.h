@@ -56,6 +56,8 @@ mooncake::NodeSpec FromWire(const NodeSpec& spec);
 NodeInfo ToWire(const mooncake::NodeInfo& info, Nanos now);
 // last_heartbeat of the result is the time since the heartbeat, at reply time.
 mooncake::NodeInfo FromWire(const NodeInfo& info);
+NodeHealth ToWire(const mooncake::NodeHealth& health);
+mooncake::NodeHealth FromWire(const NodeHealth& health);
 HeartbeatReply ToWire(const mooncake::HeartbeatReply& reply);
 mooncake::HeartbeatReply FromWire(const HeartbeatReply& reply);
 DiskReplicaReport ToWire(const mooncake::DiskReplicaReport& report);

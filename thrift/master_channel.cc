@@ -11,6 +11,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <climits>
 #include <mutex>
 #include <thread>
@@ -86,9 +87,12 @@ Result<std::unique_ptr<MasterChannel::Connection>> MasterChannel::Open() {
     auto config = std::make_shared<TConfiguration>(INT_MAX, rpc::kMaxFrameBytes);
     auto conn = std::make_unique<Connection>();
     conn->socket = std::make_shared<TSocket>(address_.host, address_.port, config);
+    // Hello is part of connecting: a daemon that accepts (the kernel does that even for a
+    // stopped process) but never answers is unreachable within the connect timeout.
+    const auto handshake = std::min(options_.connect_timeout, options_.rpc_timeout);
     conn->socket->setConnTimeout(Millis(options_.connect_timeout));
-    conn->socket->setRecvTimeout(Millis(options_.rpc_timeout));
-    conn->socket->setSendTimeout(Millis(options_.rpc_timeout));
+    conn->socket->setRecvTimeout(Millis(handshake));
+    conn->socket->setSendTimeout(Millis(handshake));
     conn->socket->setNoDelay(true);
     conn->transport = std::make_shared<TFramedTransport>(conn->socket, config);
     auto protocol = std::make_shared<TBinaryProtocol>(conn->transport, rpc::kMaxStringBytes,
@@ -101,10 +105,17 @@ Result<std::unique_ptr<MasterChannel::Connection>> MasterChannel::Open() {
     } catch (const rpc::StoreError& e) {
         return rpc::FromStoreError(e);
     } catch (const TTransportException& e) {
+        if (e.getType() == TTransportException::TIMED_OUT) {
+            return Status::Timeout("master " + address_text_ + " accepted the connection but did "
+                                   "not answer within " +
+                                   std::to_string(handshake.count()) + " ms (stalled?)");
+        }
         return FromTransportError(e, address_text_);
     } catch (const apache::thrift::TException& e) {
         return Status::Unavailable("master " + address_text_ + ": " + e.what());
     }
+    conn->socket->setRecvTimeout(Millis(options_.rpc_timeout));
+    conn->socket->setSendTimeout(Millis(options_.rpc_timeout));
     if (conn->hello.protocol_version != rpc::g_mooncake_constants.PROTOCOL_VERSION) {
         return Status::InvalidArgument(
             "master " + address_text_ + " speaks protocol version " +
@@ -143,8 +154,10 @@ Status MasterChannel::Call(const Fn& fn, Idempotent idempotent,
             auto opened = Open();
             if (!opened.ok()) {
                 last = opened.status();
-                if (!last.Is(StatusCode::kUnavailable) && !last.Is(StatusCode::kTimeout)) {
-                    return last;  // refused (auth, version): retrying will not help
+                if (!last.Is(StatusCode::kUnavailable)) {
+                    // Refused (auth, version): retrying will not help. Timed out: a stalled
+                    // master would take the whole timeout again; the deadline holds instead.
+                    return last;
                 }
                 continue;
             }
@@ -172,6 +185,9 @@ Status MasterChannel::Call(const Fn& fn, Idempotent idempotent,
             return Status::Internal("master " + address_text_ + ": " + e.what());
         } catch (const TTransportException& e) {
             last = FromTransportError(e, address_text_);
+            // A timeout is not a stale connection: the master is slow or stalled, and asking
+            // again would double the caller's deadline.
+            if (last.Is(StatusCode::kTimeout)) return last;
         } catch (const TProtocolException& e) {
             last = Status::IoError("master " + address_text_ + ": protocol error: " + e.what());
         } catch (const apache::thrift::TException& e) {

@@ -52,8 +52,9 @@ public:
 
     using Fn = std::function<void(rpc::MasterServiceClient&)>;
     // Runs `fn` on a pooled connection. A StoreError thrown by the server becomes its Status;
-    // a broken or timed-out connection becomes kUnavailable / kTimeout (after retries, for
-    // idempotent calls). `extra_wait` extends this call's receive timeout (long-polls).
+    // a broken connection becomes kUnavailable (after retries, for idempotent calls), a call
+    // not answered within rpc_timeout kTimeout at once (a stalled master is not retried: the
+    // caller's deadline holds). Connecting, Hello included, is bounded by connect_timeout. `extra_wait` extends this call's receive timeout (long-polls).
     Status Call(const Fn& fn, Idempotent idempotent,
                 std::chrono::milliseconds extra_wait = std::chrono::milliseconds(0));
 

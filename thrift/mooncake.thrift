@@ -125,6 +125,13 @@ struct NodeSpec {
   5: optional i64 incarnation,
 }
 
+// A node's own view of its disk tier (ReportNodeHealth).
+struct NodeHealth {
+  1: i64 disk_used,          // bytes allocated to its disk records (whole 4 KiB blocks)
+  2: i64 disk_objects,
+  3: i64 disk_corruptions,   // corruption events since the node process started
+}
+
 struct NodeInfo {
   1: i64 id,
   2: NodeSpec spec,
@@ -133,6 +140,7 @@ struct NodeInfo {
   5: i64 memory_objects,
   6: i64 disk_objects,
   7: i64 ms_since_heartbeat,
+  8: optional NodeHealth health,  // absent until the node reports (older nodes: never)
 }
 
 struct ReleasedRange {
@@ -292,6 +300,8 @@ service MasterService {
       throws (1: StoreError error),
   void ReportDiskReplicaDropped(1: i64 node, 2: binary key, 3: i64 generation)
       throws (1: StoreError error),
+  // The node's own disk figures and corruption count (sent when they change).
+  void ReportNodeHealth(1: i64 node, 2: NodeHealth health) throws (1: StoreError error),
   // Long-polls: return as soon as work exists, or after wait_ms with an empty list.
   list<OffloadTask> OffloadObjectHeartbeat(1: i64 node, 2: i32 max, 3: i32 wait_ms)
       throws (1: StoreError error),
@@ -326,6 +336,20 @@ service MasterService {
   list<ManualResult> Evict(1: list<binary> keys) throws (1: StoreError error),
   // Consistency check (what `mooncakectl check` prints). Meaningful when the store is quiet.
   InvariantReport CheckInvariants() throws (1: StoreError error),
+  // Reads and verifies every disk record of node `node` (0: every live node), at the disk's
+  // background rate; answers when done. A master asks each node's NodeService.Scrub.
+  list<ScrubReply> Scrub(1: i64 node) throws (1: StoreError error),
+}
+
+// What a scrub of one node's disk found: every record read and its checksum verified; the
+// corrupt ones were dropped there (and are removed from the master as any dropped copy).
+struct ScrubReply {
+  1: string node,              // the node's name (advertised RPC address)
+  2: i64 checked,              // records read
+  3: i64 checked_bytes,
+  4: list<KeyGeneration> corrupt,
+  5: i64 io_errors,            // records the device would not read (kept)
+  6: optional string error,    // set when the node could not be scrubbed (unreachable, no disk)
 }
 
 struct NodeStatus {
@@ -348,4 +372,6 @@ service NodeService {
       throws (1: StoreError error),
   NodeStatus GetStatus() throws (1: StoreError error),
   string MetricsText() throws (1: StoreError error),
+  // Reads and verifies every record of this node's disk (see MasterService.Scrub).
+  ScrubReply Scrub() throws (1: StoreError error),
 }

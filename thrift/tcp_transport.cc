@@ -65,7 +65,11 @@ private:
             // A pooled connection may have been closed by the peer while idle: retry once, on
             // a new connection. The other idle ones to that peer are dropped too: when it has
             // restarted they are all dead, and a retry on one of them would fail the same way.
-            if (!pooled || attempt > 0) return r.transport;
+            // A timeout is a slow or stalled peer, not a dead connection: asking again would
+            // double the caller's deadline.
+            if (!pooled || attempt > 0 || r.transport.Is(StatusCode::kTimeout)) {
+                return r.transport;
+            }
             DropIdle(address);
         }
     }

@@ -16,6 +16,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <semaphore>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "core/disk/format.h"
 #include "core/disk/journal.h"
 #include "core/disk/rate_limiter.h"
+#include "spdlog/spdlog.h"
 
 namespace mooncake {
 
@@ -101,6 +103,16 @@ std::vector<IoRequest> PlanIo(const std::vector<Extent>& extents, uint64_t split
 
 }  // namespace
 
+const char* CorruptionKindName(CorruptionKind kind) {
+    switch (kind) {
+        case CorruptionKind::kChecksum: return "checksum";
+        case CorruptionKind::kJournal: return "journal";
+        case CorruptionKind::kSuperblock: return "superblock";
+        case CorruptionKind::kRecord: return "record";
+    }
+    return "unknown";
+}
+
 struct DiskStore::Impl {
     DiskStoreOptions options;
     std::unique_ptr<Device> device;
@@ -129,10 +141,29 @@ struct DiskStore::Impl {
 
     std::atomic<uint64_t> reads{0}, read_bytes{0}, writes{0}, write_bytes{0}, removes{0},
         evictions{0}, corruptions{0};
+    uint64_t allocated = 0;  // DiskFootprint of the indexed objects; guarded by mu
     DiskStoreStats recovery;
 
     ~Impl() {
         if (lock_fd >= 0) close(lock_fd);  // releases the flock
+    }
+
+    // Corruption is an event: one warning line (the caller's), then the counter hook.
+    void Corrupted(CorruptionKind kind) {
+        if (options.on_corruption) options.on_corruption(kind);
+    }
+    // Recovery can find thousands of bad records at once: the first ones are logged one line
+    // each, the rest in one summary line at the end of the open.
+    static constexpr int kLoggedPerOpen = 100;
+    int logged_this_open = 0;
+    uint64_t unlogged_this_open = 0;
+    template <typename... Args>
+    void RecoveryWarn(spdlog::format_string_t<Args...> fmt, Args&&... args) {
+        if (logged_this_open++ < kLoggedPerOpen) {
+            spdlog::warn(fmt, std::forward<Args>(args)...);
+        } else {
+            ++unlogged_this_open;
+        }
     }
 
     // ---- open ----
@@ -147,6 +178,7 @@ struct DiskStore::Impl {
             index.erase(index.find(std::string_view(o.key)));
             lru.erase(o.lru);
             o.in_index = false;
+            allocated -= DiskFootprint(o.size);
         }
         pending_bytes += o.allocated();
         pending_index += o.index_bytes;
@@ -162,6 +194,7 @@ struct DiskStore::Impl {
         o->in_index = true;
         o->lru = lru.insert(lru.end(), o.get());
         index.emplace(o->key, o);
+        allocated += DiskFootprint(o->size);
     }
 
     // Makes the Dels of detached objects durable, then frees their space. Without mu.
@@ -259,7 +292,24 @@ Status DiskStore::Impl::Init(uint64_t capacity) {
         }
     }
     if (states[0] == S::kValid || states[1] == S::kValid) {
-        sb = states[0] == S::kValid ? copies[0] : copies[1];
+        const int good = states[0] == S::kValid ? 0 : 1;
+        sb = copies[good];
+        const int other = 1 - good;
+        if (states[other] != S::kValid) {
+            // One copy is enough to open; the damaged one is rewritten from it, so the next
+            // damage does not find the store with no good copy at all.
+            spdlog::warn("disk store: superblock copy {} at offset {} is damaged; repairing it "
+                         "from copy {}",
+                         other, other * kDeviceBlockSize, good);
+            recovery.damaged_superblocks += 1;
+            Corrupted(CorruptionKind::kSuperblock);
+            std::memcpy(blocks.data() + other * kDeviceBlockSize,
+                        blocks.data() + good * kDeviceBlockSize, kDeviceBlockSize);
+            Status st = device->Write(other * kDeviceBlockSize,
+                                      blocks.data() + other * kDeviceBlockSize, kDeviceBlockSize);
+            if (st.ok()) st = device->Flush();
+            if (!st.ok()) spdlog::warn("disk store: repairing the superblock: {}", st.ToString());
+        }
         if (sb.capacity != capacity) {
             return Status::InvalidArgument("the disk store was created with capacity " +
                                            FormatSize(sb.capacity) + ", not " +
@@ -288,6 +338,34 @@ Status DiskStore::Impl::Recover() {
     journal = std::move(*j);
     index_budget = journal->index_budget();
     next_object_id = rec.max_object_id + 1;
+    if (rec.reset) {
+        spdlog::warn("disk store: the journal at offset {} has no usable checkpoint; starting "
+                     "empty (every record it held is lost)",
+                     sb.journal_offset);
+        recovery.recovery_damaged_batches += 1;
+        Corrupted(CorruptionKind::kJournal);
+    }
+    for (const Journal::Recovered::Damage& d : rec.damaged) {
+        RecoveryWarn("disk store: {}; the records it held are lost", d.what);
+        recovery.recovery_damaged_batches += 1;
+        Corrupted(CorruptionKind::kJournal);
+    }
+    auto first_offset = [](const PutEntry& put) -> uint64_t {
+        return put.extents.empty() ? 0 : put.extents.front().offset;
+    };
+    // A dropped record: one warning naming it, counted as recovery_dropped (and, when the
+    // reason is damage rather than an interrupted write, as corruption of `kind`).
+    auto dropped = [&](const PutEntry& put, std::string_view why,
+                       std::optional<CorruptionKind> kind) {
+        RecoveryWarn("disk store: recovery drops record {} ({} generation {}, {} bytes at "
+                     "offset {}): {}",
+                     put.object_id, QuoteKey(put.key), put.generation, put.size,
+                     first_offset(put), why);
+        if (!kind) return;
+        if (*kind == CorruptionKind::kChecksum) recovery.recovery_checksum_failures += 1;
+        if (*kind == CorruptionKind::kRecord) recovery.recovery_bad_records += 1;
+        Corrupted(*kind);
+    };
 
     std::vector<uint64_t> drop;
     // 1. Structural checks, and one entry per key: the newest generation (then the newest id).
@@ -301,6 +379,8 @@ Status DiskStore::Impl::Recover() {
         }
         if (!ValidateKey(put.key).ok() || put.generation == kNoGeneration || !aligned ||
             total != AlignUp(put.size)) {
+            dropped(put, "it names an impossible key, generation or extents",
+                    CorruptionKind::kRecord);
             drop.push_back(id);
             continue;
         }
@@ -309,6 +389,8 @@ Status DiskStore::Impl::Recover() {
             const PutEntry* other = it->second;
             bool newer = put.generation > other->generation ||
                          (put.generation == other->generation && put.object_id > other->object_id);
+            // Left behind by a replacement whose Del did not reach the disk: not damage.
+            dropped(newer ? *other : put, "a newer record of the key replaces it", std::nullopt);
             drop.push_back(newer ? other->object_id : id);
             if (newer) it->second = &put;
         }
@@ -324,6 +406,7 @@ Status DiskStore::Impl::Recover() {
         while (n < put->extents.size() && allocator->Claim(put->extents[n])) ++n;
         if (n < put->extents.size()) {
             for (size_t i = 0; i < n; ++i) allocator->Free(put->extents[i]);
+            dropped(*put, "its extents overlap a newer record's", CorruptionKind::kRecord);
             drop.push_back(put->object_id);
             continue;
         }
@@ -341,6 +424,13 @@ Status DiskStore::Impl::Recover() {
             Status st = ReadData(probe, buf);
             if (!st.ok() || disk_format::Hash(buf) != put->data_hash) {
                 for (const Extent& e : put->extents) allocator->Free(e);
+                // The newest commit: its bytes may not have reached the disk before a power
+                // cut. Still a checksum failure the operator should see.
+                dropped(*put,
+                        st.ok() ? "its bytes fail their checksum (newest commit: interrupted "
+                                  "write or damage)"
+                                : "its bytes cannot be read: " + st.ToString(),
+                        CorruptionKind::kChecksum);
                 drop.push_back(put->object_id);
                 continue;
             }
@@ -364,6 +454,13 @@ Status DiskStore::Impl::Recover() {
     recovery.recovered_objects = live.size();
     recovery.recovery_dropped = drop.size();
     recovery.recovery_skipped_batches = rec.skipped_batches;
+    if (unlogged_this_open > 0) {
+        spdlog::warn("disk store: {} more recovery warnings not shown", unlogged_this_open);
+    }
+    if (!drop.empty() || !rec.damaged.empty()) {
+        spdlog::warn("disk store: recovery kept {} records, dropped {}, lost {} journal batches",
+                     live.size(), drop.size(), rec.damaged.size());
+    }
     if (!drop.empty()) MC_RETURN_IF_ERROR(journal->Commit({}, std::move(drop)));
     return Status::Ok();
 }
@@ -757,11 +854,16 @@ Status DiskStore::Read(std::string_view key, Generation gen, std::span<std::byte
     }
     if (!st.ok()) return st;
     if (corrupt) {
+        spdlog::warn("disk store: {} ({} bytes at offset {}) fails its checksum; the copy is "
+                     "dropped",
+                     Describe(key, gen), o->size,
+                     o->extents.empty() ? 0 : o->extents.front().offset);
         s.corruptions.fetch_add(1, std::memory_order_relaxed);
+        s.Corrupted(CorruptionKind::kChecksum);
         Status dropped = s.Drop(victims, DropReason::kCorrupt);
         (void)dropped;  // the object is out of the index either way
-        return Status::Corruption("checksum mismatch reading " + Describe(key, gen) +
-                                  " from disk; the copy was dropped");
+        return Status::Corruption(Describe(key, gen) +
+                                  " is corrupt on disk (checksum mismatch); the copy was dropped");
     }
     s.reads.fetch_add(1, std::memory_order_relaxed);
     s.read_bytes.fetch_add(o->size, std::memory_order_relaxed);
@@ -826,6 +928,32 @@ void DiskStore::SetDropListener(std::function<void(const DiskObjectInfo&, DropRe
 
 void DiskStore::SetBackgroundBytesPerSec(uint64_t bytes_per_sec) {
     impl_->limiter->SetRate(bytes_per_sec);
+}
+
+ScrubReport DiskStore::Scrub() {
+    ScrubReport report;
+    AlignedBuffer buffer;
+    for (const DiskObjectInfo& info : List()) {
+        if (buffer.size() < AlignUp(info.size)) buffer = AlignedBuffer(AlignUp(info.size));
+        Status st = Read(info.key, info.generation, buffer.span().first(info.size),
+                         IoPriority::kBackground);
+        if (st.Is(StatusCode::kNotFound) || st.Is(StatusCode::kStaleGeneration)) continue;
+        ++report.checked;
+        report.checked_bytes += info.size;
+        if (st.Is(StatusCode::kCorruption)) {
+            report.corrupt.push_back(info);  // Read logged, counted and dropped it
+        } else if (!st.ok()) {
+            ++report.io_errors;
+            spdlog::warn("disk store: scrub cannot read {}: {}",
+                         Describe(info.key, info.generation), st.ToString());
+        }
+    }
+    return report;
+}
+
+uint64_t DiskStore::allocated_bytes() const {
+    std::lock_guard lock(impl_->mu);
+    return impl_->allocated;
 }
 
 uint64_t DiskStore::capacity() const { return impl_->allocator->size(); }

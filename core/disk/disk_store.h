@@ -70,6 +70,19 @@
 
 namespace mooncake {
 
+// What a corruption event found (DiskStoreOptions::on_corruption; the metric label
+// mooncake_disk_corruption_total{kind=...}).
+enum class CorruptionKind {
+    kChecksum,    // an object's bytes failed their hash (a read, a scrub, or recovery's check)
+    kJournal,     // a journal batch recovery could not use (torn, damaged, or missing)
+    kSuperblock,  // a damaged superblock copy (repaired from the good one)
+    kRecord,      // a journal record naming impossible extents or overlapping a newer one
+};
+inline constexpr CorruptionKind kCorruptionKinds[] = {
+    CorruptionKind::kChecksum, CorruptionKind::kJournal, CorruptionKind::kSuperblock,
+    CorruptionKind::kRecord};
+const char* CorruptionKindName(CorruptionKind kind);
+
 struct DiskStoreOptions {
     // Directory of the store; created if missing (its parent must exist). Must hold nothing
     // but the store's own files (lost+found is tolerated).
@@ -83,12 +96,25 @@ struct DiskStoreOptions {
     uint64_t background_bytes_per_sec = 0;
     // Time source for the rate limiter; nullptr = a steady clock.
     const Clock* clock = nullptr;
+    // Called once per corruption event (each is also logged as one warning line naming the
+    // key or record and its offset), from the thread that found it: Open's during recovery,
+    // a reader's or Scrub's later. Must be cheap; no store lock is held. May be empty.
+    std::function<void(CorruptionKind)> on_corruption;
 };
+
 
 struct DiskObjectInfo {
     std::string key;
     Generation generation = kNoGeneration;
     uint64_t size = 0;
+};
+
+// What Scrub found.
+struct ScrubReport {
+    uint64_t checked = 0;        // objects read
+    uint64_t checked_bytes = 0;  // their bytes
+    std::vector<DiskObjectInfo> corrupt;  // failed their checksum; dropped (listener: kCorrupt)
+    uint64_t io_errors = 0;      // reads the device refused (the object is kept)
 };
 
 enum class IoPriority { kForeground, kBackground };
@@ -99,13 +125,20 @@ struct DiskStoreStats {
     uint64_t writes = 0, write_bytes = 0;
     uint64_t removes = 0;
     uint64_t evictions = 0;
-    uint64_t corruptions = 0;        // objects dropped by a failed checksum
+    uint64_t corruptions = 0;        // objects dropped by a failed checksum (reads, scrubs)
     uint64_t recovered_objects = 0;  // found by the last open
     uint64_t recovery_dropped = 0;   // skipped by the last open (torn, overlapping, ...)
     uint64_t recovery_skipped_batches = 0;
+    // Corruption the last open found, by kind (each also passed to on_corruption).
+    uint64_t recovery_checksum_failures = 0;  // newest commit's objects whose bytes failed
+    uint64_t recovery_damaged_batches = 0;    // journal batches of the replayed lap lost
+    uint64_t recovery_bad_records = 0;        // impossible or overlapping journal records
+    uint64_t damaged_superblocks = 0;         // superblock copies found damaged (repaired)
     uint64_t journal_commits = 0;
     uint64_t journal_checkpoints = 0;
 };
+
+static_assert(kDiskFootprintBlock == kDeviceBlockSize, "DiskFootprint must match the store");
 
 class DiskStore {
   public:
@@ -136,6 +169,13 @@ class DiskStore {
 
     Result<uint64_t> SizeOf(std::string_view key, Generation generation) const;
 
+    // Reads every object stored when it starts (background priority: the rate limit and
+    // slots of background I/O apply) and verifies its checksum; a corrupt one is dropped as
+    // a failed Read drops it (listener kCorrupt, on_corruption, a warning line). Objects
+    // removed meanwhile are skipped. Objects are read least recently used first, so the
+    // relative recency of what it read is as before.
+    ScrubReport Scrub();
+
     // Durable: a restart never brings it back. Pinned objects are removed too.
     Status Remove(std::string_view key, Generation generation);
 
@@ -156,6 +196,11 @@ class DiskStore {
     // Bytes of the data region in use (whole blocks), counting writes in flight and dropped
     // objects whose space is not yet reusable.
     uint64_t used() const;
+    // Bytes allocated to the stored objects: each object's size rounded up to whole blocks
+    // (DiskFootprint). The one definition of "disk used" that the node, the master, `nodes`,
+    // the metrics and `check` all report; used() differs from it only by writes in flight
+    // and space not yet reusable.
+    uint64_t allocated_bytes() const;
     size_t object_count() const;
     DiskStoreStats stats() const;
 

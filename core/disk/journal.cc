@@ -67,10 +67,11 @@ struct HalfSummary {
 };
 
 // Calls on_batch(header, payload) for every batch in [start, end) whose header and payload
-// hash check out; returns the number of batches with a good header but a bad payload.
-template <typename OnBatch>
+// hash check out, and on_bad(header, pos) for each with a good header but a bad payload;
+// returns the number of the latter.
+template <typename OnBatch, typename OnBad>
 Result<uint64_t> ScanHalf(Device* device, uint64_t start, uint64_t end, uint64_t seed,
-                          uint64_t max_payload, OnBatch on_batch) {
+                          uint64_t max_payload, OnBatch on_batch, OnBad on_bad) {
     WindowReader reader(device, start, end);
     uint64_t bad = 0;
     uint64_t pos = start;
@@ -88,6 +89,7 @@ Result<uint64_t> ScanHalf(Device* device, uint64_t start, uint64_t end, uint64_t
         auto payload = batch->subspan(kBatchHeaderBytes, header->payload_bytes);
         if (disk_format::Hash(payload, seed) != header->payload_hash) {
             ++bad;
+            on_bad(*header, pos);
             pos += kDeviceBlockSize;
             continue;
         }
@@ -153,7 +155,8 @@ Result<std::unique_ptr<Journal>> Journal::Recover(Device* device, uint64_t offse
                                     bool completes = (b.flags & kFlagCheckpointEnd) != 0 ||
                                                      (b.flags & kFlagCheckpointBegin) == 0;
                                     if (completes) s.complete_lap = std::max(s.complete_lap, b.lap);
-                                });
+                                },
+                                [](const BatchHeader&, uint64_t) {});
         if (!scanned.ok()) return scanned.status();
     }
     j->seq_ = std::max(summary[0].max_seq, summary[1].max_seq);
@@ -177,11 +180,23 @@ Result<std::unique_ptr<Journal>> Journal::Recover(Device* device, uint64_t offse
     uint64_t last_seq = 0;
     uint64_t end_pos = j->HalfStart(half);
     bool malformed_seen = false;
+    std::vector<uint64_t> bad_seqs;  // replayed lap's batches with a bad payload
     uint64_t entry_commit = 0;  // largest commit named by a replayed Put entry
     auto scanned =
         ScanHalf(device, j->HalfStart(half), j->HalfStart(half) + j->half_size_, seed, max_payload,
                  [&](const BatchHeader& b, std::string_view payload, uint64_t pos) {
                      if (b.lap != lap || b.seq <= last_seq) return;  // stale: another lap
+                     // Batches are numbered one by one: a gap between two good batches of
+                     // this lap is batches whose header was damaged (their entries are lost).
+                     uint64_t missing = b.seq > last_seq + 1 ? b.seq - last_seq - 1 : 0;
+                     for (uint64_t q : bad_seqs) missing -= (q > last_seq && q < b.seq) ? 1 : 0;
+                     if (last_seq != 0 && missing > 0) {
+                         out->damaged.push_back(
+                             {pos, "journal batches " + std::to_string(last_seq + 1) + ".." +
+                                       std::to_string(b.seq - 1) +
+                                       " are missing (a damaged batch header) before offset " +
+                                       std::to_string(pos)});
+                     }
                      last_seq = b.seq;
                      end_pos = pos + BatchBytes(b.payload_bytes);
                      out->last_commit_seq = std::max(out->last_commit_seq, b.commit_seq);
@@ -200,7 +215,19 @@ Result<std::unique_ptr<Journal>> Journal::Recover(Device* device, uint64_t offse
                              live.erase(object_id);
                              out->puts.erase(object_id);
                          });
-                     if (!ok) malformed_seen = true;
+                     if (!ok) {
+                         malformed_seen = true;
+                         out->damaged.push_back({pos, "journal batch " + std::to_string(b.seq) +
+                                                          " at offset " + std::to_string(pos) +
+                                                          " does not parse"});
+                     }
+                 },
+                 [&](const BatchHeader& b, uint64_t pos) {
+                     if (b.lap != lap) return;  // another lap's leftovers: not ours to lose
+                     bad_seqs.push_back(b.seq);  // reported here, not again as missing
+                     out->damaged.push_back({pos, "journal batch " + std::to_string(b.seq) +
+                                                      " at offset " + std::to_string(pos) +
+                                                      " fails its checksum (torn or damaged)"});
                  });
     if (!scanned.ok()) return scanned.status();
     out->skipped_batches = *scanned + (malformed_seen ? 1 : 0);
@@ -215,6 +242,12 @@ Result<std::unique_ptr<Journal>> Journal::Recover(Device* device, uint64_t offse
     // can hold entries newer than its header says): recovery would then take that entry for
     // part of the newest commit on the next open and judge it differently (found by fuzzing).
     j->commit_seq_ = std::max(j->commit_seq_, entry_commit);
+    if (!out->damaged.empty()) {
+        // The live index goes into the other half under a new lap, so the damaged batches are
+        // no longer part of what recovery replays: found (and reported) once, not at every open.
+        MC_RETURN_IF_ERROR(j->Checkpoint(j->commit_seq_ + 1));
+        j->commit_seq_ += 1;
+    }
     return j;
 }
 

@@ -40,6 +40,15 @@ class Journal {
         uint64_t last_commit_seq = 0;  // newest commit replayed; its Puts may lack their data
         uint64_t max_object_id = 0;    // largest object id named by any replayed entry
         uint64_t skipped_batches = 0;  // torn or corrupt batches of the replayed lap
+        // Each batch of the replayed lap recovery could not use: a payload that fails its
+        // hash or does not parse, or batch numbers missing between two good batches (a
+        // damaged header). For the store's warning lines and corruption counts.
+        struct Damage {
+            uint64_t offset = 0;  // device offset of the batch (of the first missing one's
+                                  // successor, for missing batches)
+            std::string what;
+        };
+        std::vector<Damage> damaged;
         bool reset = false;            // no usable checkpoint: started empty
     };
 

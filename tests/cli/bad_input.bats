@@ -47,15 +47,43 @@ one_line() {
     still_serving
 }
 
-@test "bad sizes in tune set are refused (1) naming the knob, nothing changed" {
-    for v in lots -1 1.5.5 12XB 0 99999TiB; do
+@test "bad sizes in tune set are usage errors (2) naming the knob, nothing changed" {
+    for v in lots -1 1.5.5 12XB 0 99999TiB 1.5 .5GiB; do
         run --separate-stderr "$CTL" tune set "max_value_size=$v"
-        [ "$status" -eq 1 ] || { echo "max_value_size=$v exited $status" >&2; return 1; }
+        [ "$status" -eq 2 ] || { echo "max_value_size=$v exited $status" >&2; return 1; }
         [[ "$stderr" == *"max_value_size"* ]]
         one_line
     done
     run -0 "$CTL" --json tune get
     [ "$(jq -r .max_value_size <<<"$output")" = 1073741824 ]
+    still_serving
+}
+
+@test "decimal sizes and booleans in any case are accepted by tune set" {
+    run -0 "$CTL" --json tune set max_value_size=1.5GiB
+    [ "$(jq -c . <<<"$output")" = '{"max_value_size":1610612736}' ]
+    run -0 "$CTL" --json tune set promotion_drop_source=TRUE
+    [ "$(jq -c .promotion_drop_source <<<"$output")" = true ]
+    run -0 "$CTL" --json tune set promotion_drop_source=False
+    [ "$(jq -c .promotion_drop_source <<<"$output")" = false ]
+    run --separate-stderr "$CTL" tune set promotion_drop_source=maybe
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"accepted, in any case: true|false, 1|0, yes|no, on|off"* ]]
+    one_line
+    "$CTL" tune set max_value_size=1GiB >/dev/null
+    still_serving
+}
+
+@test "a key starting with '-' goes after '--'; without it the message says so (2)" {
+    run --separate-stderr bash -c "printf 'dash' | '$CTL' put -leading"
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == "mooncakectl: '-leading' is not an option of 'put'; a KEY or FILE starting with '-' goes after '--': mooncakectl put -- -leading (see mooncakectl --help)" ]]
+    [[ "$stderr" != *"required"* ]]
+    printf 'dash' | "$CTL" put -- -leading
+    [ "$("$CTL" get -- -leading)" = dash ]
+    run -0 "$CTL" stat -- -leading
+    run -0 "$CTL" rm --force -- -leading   # get leased it
+    run -3 "$CTL" stat -- -leading
     still_serving
 }
 

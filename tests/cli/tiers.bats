@@ -192,7 +192,7 @@ disk_only_key() {
     # Tasks may still be finishing; the check counts them, it does not wait for them.
     wait_until '[ "$("$CTL" --json check | jq ".promotion_tasks + .offload_tasks")" = 0 ]'
     run "$CTL" check
-    [ "$status" -eq 0 ]
+    [ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
     [ "${lines[0]}" = "consistent" ]
     run "$CTL" --json check
     [ "$status" -eq 0 ]

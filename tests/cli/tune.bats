@@ -68,10 +68,10 @@ knob() {
     [ "$(knob promotion_admission_threshold)" = 2 ]
 }
 
-@test "tune set refuses out-of-range values naming the range (1), changing nothing" {
+@test "tune set refuses out-of-range values naming the range (2), changing nothing" {
     run --separate-stderr "$CTL" tune set promotion_admission_threshold=7 promotion_queue_limit=5 \
         eviction_high_watermark_ratio=1.5
-    [ "$status" -eq 1 ]
+    [ "$status" -eq 2 ]
     [ -z "$output" ]
     [[ "$stderr" == "mooncakectl: tune set: "*"eviction_high_watermark_ratio"*"0.0..1.0"* ]]
     [ "$(wc -l <<<"$stderr")" -eq 1 ]
@@ -80,23 +80,30 @@ knob() {
     [ "$(knob promotion_queue_limit)" = 1234 ]
 
     run --separate-stderr "$CTL" tune set promotion_admission_threshold=256
-    [ "$status" -eq 1 ]
+    [ "$status" -eq 2 ]
     [[ "$stderr" == *"0..255"* ]]
     run --separate-stderr "$CTL" tune set promotion_on_hit=maybe
-    [ "$status" -eq 1 ]
+    [ "$status" -eq 2 ]
     [[ "$stderr" == *"true|false"* ]]
 }
 
-@test "tune set refuses unknown and start-only knobs (1)" {
+@test "tune set refuses unknown and start-only knobs (2)" {
     run --separate-stderr "$CTL" tune set no_such_knob=1
-    [ "$status" -eq 1 ]
+    [ "$status" -eq 2 ]
     [[ "$stderr" == "mooncakectl: tune set: "*"no_such_knob"* ]]
     run --separate-stderr "$CTL" tune set dram_size=1GiB
-    [ "$status" -eq 1 ]
+    [ "$status" -eq 2 ]
     [[ "$stderr" == *"dram_size"*"start-up"* ]]
     [ "$(knob dram_size)" = 67108864 ]
     run --separate-stderr "$CTL" tune set role=master
+    [ "$status" -eq 2 ]
+}
+
+@test "a knob combination the daemon's cross-knob rules forbid is refused by the daemon (1)" {
+    # eviction_ratio must stay below the watermark; each value alone is in range.
+    run --separate-stderr "$CTL" tune set eviction_high_watermark_ratio=0.1 eviction_ratio=0.5
     [ "$status" -eq 1 ]
+    [ "$(knob eviction_ratio)" != 0.5 ]
 }
 
 @test "tune set needs NAME=VALUE (2)" {
@@ -119,7 +126,7 @@ knob() {
     "$CTL" tune set promotion_queue_limit=1000 >/dev/null
     grep -E -q '^ *promotion_queue_limit *= *4321 *$' "$conf"
     # A refused assignment persists nothing either.
-    run -1 "$CTL" tune set --persist promotion_queue_limit=77 promotion_admission_threshold=999
+    run -2 "$CTL" tune set --persist promotion_queue_limit=77 promotion_admission_threshold=999
     ! grep -q 77 "$conf"
 }
 

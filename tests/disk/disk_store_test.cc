@@ -543,6 +543,14 @@ TEST(DiskStoreFormatTest, OneDamagedSuperblockCopyIsTolerated) {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     EXPECT_EQ((*store)->object_count(), 1u);
     store->reset();
+    // The open repaired copy 0 from copy 1: damage to copy 1 now is survivable too.
+    device->FlipBit(kDeviceBlockSize + 20, 0);
+    store = DiskStore::OpenOnDevice(device->OpenHandle(), {});
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    EXPECT_EQ((*store)->object_count(), 1u);
+    store->reset();
+    // Both damaged at once: nothing to trust.
+    device->FlipBit(20, 0);
     device->FlipBit(kDeviceBlockSize + 20, 0);
     EXPECT_EQ(DiskStore::OpenOnDevice(device->OpenHandle(), {}).status().code(),
               StatusCode::kCorruption);

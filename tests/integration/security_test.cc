@@ -204,6 +204,7 @@ TEST_F(SecurityTest, ReadOnlySessionIsRefusedEveryMutatingCallOfTheClientLibrary
     EXPECT_TOKEN_REFUSAL(reader().Promote(keys, true).status());
     EXPECT_TOKEN_REFUSAL(reader().Offload(keys).status());
     EXPECT_TOKEN_REFUSAL(reader().Evict(keys).status());
+    EXPECT_TOKEN_REFUSAL(reader().Scrub(kNoNode, std::chrono::seconds(10)).status());
     // Bytes: the data channel refuses a read without the token.
     auto got = reader().Get("canary");
     EXPECT_TOKEN_REFUSAL(got.status());
@@ -260,6 +261,7 @@ TEST_F(SecurityTest, ReadOnlySessionIsRefusedEveryTokenMethodOnTheWire) {
         {"RegisterDiskReplicas", [&] { std::vector<rpc::Outcome> r; c.RegisterDiskReplicas(r, n, {report}); }},
         {"RegisterMemoryReplicas", [&] { std::vector<rpc::Outcome> r; c.RegisterMemoryReplicas(r, n, {range}); }},
         {"ReportDiskReplicaDropped", [&] { c.ReportDiskReplicaDropped(n, "canary", gen); }},
+        {"ReportNodeHealth", [&] { c.ReportNodeHealth(n, rpc::NodeHealth{}); }},
         {"OffloadObjectHeartbeat", [&] { std::vector<rpc::OffloadTask> r; c.OffloadObjectHeartbeat(r, n, 10, 0); }},
         {"NotifyOffloadSuccess", [&] { c.NotifyOffloadSuccess(n, "canary", gen); }},
         {"NotifyOffloadFailure", [&] { c.NotifyOffloadFailure(n, "canary", gen); }},
@@ -271,6 +273,7 @@ TEST_F(SecurityTest, ReadOnlySessionIsRefusedEveryTokenMethodOnTheWire) {
         {"Promote", [&] { std::vector<rpc::ManualResult> r; c.Promote(r, {"canary"}, true); }},
         {"Offload", [&] { std::vector<rpc::ManualResult> r; c.Offload(r, {"canary"}); }},
         {"Evict", [&] { std::vector<rpc::ManualResult> r; c.Evict(r, {"canary"}); }},
+        {"Scrub", [&] { std::vector<rpc::ScrubReply> r; c.Scrub(r, 0); }},
     };
     size_t checked = 0;
     for (const MethodPermission& m : MasterMethodPermissions()) {

@@ -105,6 +105,49 @@ TEST(TypesTest, ParseSizeUnits) {
     EXPECT_FALSE(ParseSize("17179869184TiB").ok());
 }
 
+TEST(TypesTest, ParseSizeTakesADecimalFraction) {
+    EXPECT_EQ(*ParseSize("1.5GiB"), 1610612736u);
+    EXPECT_EQ(*ParseSize("0.5KiB"), 512u);
+    EXPECT_EQ(*ParseSize("2.25 MiB"), (2u << 20) + (1u << 18));
+    EXPECT_EQ(*ParseSize("1.1KiB"), 1126u);  // rounded down to whole bytes
+    EXPECT_EQ(*ParseSize("1.0TiB"), uint64_t{1} << 40);
+    EXPECT_FALSE(ParseSize("1.5").ok());   // a fraction of a byte
+    EXPECT_FALSE(ParseSize("1.5B").ok());
+    EXPECT_FALSE(ParseSize("1.GiB").ok());
+    EXPECT_FALSE(ParseSize("1.5.5").ok());
+    EXPECT_FALSE(ParseSize(".5GiB").ok());
+    EXPECT_FALSE(ParseSize("1.1234567GiB").ok());
+}
+
+TEST(KnobsTest, BooleansInAnyCaseAndTheMessageListsWhatIsAccepted) {
+    Config config;
+    for (const char* yes : {"TRUE", "True", "true", "1", "YES", "On"}) {
+        ASSERT_TRUE(config.Set("promotion_drop_source", "false").ok());
+        ASSERT_TRUE(config.Set("promotion_drop_source", yes).ok()) << yes;
+        EXPECT_TRUE(config.promotion_drop_source()) << yes;
+    }
+    for (const char* no : {"FALSE", "False", "0", "No", "OFF"}) {
+        ASSERT_TRUE(config.Set("promotion_drop_source", "true").ok());
+        ASSERT_TRUE(config.Set("promotion_drop_source", no).ok()) << no;
+        EXPECT_FALSE(config.promotion_drop_source()) << no;
+    }
+    Status st = config.Set("promotion_drop_source", "maybe");
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("true|false, 1|0, yes|no, on|off"), std::string::npos)
+        << st.message();
+    EXPECT_NE(st.message().find("any case"), std::string::npos) << st.message();
+}
+
+TEST(KnobsTest, CheckAssignmentJudgesOneValueWithoutChangingAnything) {
+    EXPECT_TRUE(Config::CheckAssignment("max_value_size", "1.5GiB", SetMode::kRuntime).ok());
+    EXPECT_FALSE(Config::CheckAssignment("max_value_size", "lots", SetMode::kRuntime).ok());
+    EXPECT_FALSE(
+        Config::CheckAssignment("promotion_admission_threshold", "256", SetMode::kRuntime).ok());
+    EXPECT_FALSE(Config::CheckAssignment("no_such_knob", "1", SetMode::kRuntime).ok());
+    EXPECT_FALSE(Config::CheckAssignment("dram_size", "1GiB", SetMode::kRuntime).ok());
+    EXPECT_TRUE(Config::CheckAssignment("dram_size", "1GiB", SetMode::kStartup).ok());
+}
+
 TEST(TypesTest, KeyRules) {
     EXPECT_TRUE(ValidateKey("a").ok());
     EXPECT_TRUE(ValidateKey(std::string(4096, 'k')).ok());

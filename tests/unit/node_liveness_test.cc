@@ -274,7 +274,7 @@ TEST_F(NodeLivenessTest, DiskReportsAreAdoptedOrRefused) {
     EXPECT_EQ((*store().RegisterDiskReplicas(a, other))[0].code(), StatusCode::kStaleGeneration);
     EXPECT_EQ(store().RegisterDiskReplicas(nodisk, reports).status().code(),
               StatusCode::kInvalidArgument);
-    EXPECT_EQ(store().Nodes()[0].disk_used, 1000u);
+    EXPECT_EQ(store().Nodes()[0].disk_used, DiskFootprint(1000));  // whole 4 KiB blocks
     EXPECT_EQ(store().ComputeTotals().objects, 1u);
     ExpectInvariants();
 }

@@ -37,7 +37,7 @@ TEST_F(OffloadTest, SuccessAddsCompleteDiskReplicaUnpinsAndCounts) {
     EXPECT_EQ(Metric("offload_completed_total"), 1);
     EXPECT_EQ(Metric("offload_bytes_total"), 1000);
     EXPECT_EQ(Metric("offload_in_flight"), 0);
-    EXPECT_EQ(store().Nodes()[0].disk_used, 1000u);
+    EXPECT_EQ(store().Nodes()[0].disk_used, DiskFootprint(1000));  // whole 4 KiB blocks
     EXPECT_EQ(store().Nodes()[0].disk_objects, 1u);
     // A repeated success report is refused (no task) and adds nothing.
     EXPECT_EQ(store().NotifyOffloadSuccess(node, "a", gen).code(), StatusCode::kNotFound);

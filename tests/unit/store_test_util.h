@@ -172,7 +172,7 @@ public:  // tests drive the fixture from helper functions too
             memory_objects += v.HasComplete(Tier::kMemory);
             for (const ReplicaDesc& r : v.replicas) {
                 if (r.tier == Tier::kLocalDisk) {
-                    disk_bytes += v.size;
+                    disk_bytes += DiskFootprint(v.size);  // whole blocks, as the node allocates
                     ++disk_objects;
                 }
             }
