@@ -12,6 +12,21 @@ namespace {
 
 // Records registered again per call, to keep each frame well under the RPC frame limit.
 constexpr size_t kReportChunk = 2000;
+constexpr std::chrono::milliseconds kNoWait{0};
+
+// The synchronous drivers: what the master has queued for `id` now, each task run.
+template <typename Poll, typename Run>
+NodeWorker::Ran RunQueued(NodeId id, Poll poll, Run run) {
+    NodeWorker::Ran ran;
+    if (id == kNoNode) return ran;
+    auto tasks = poll(id);
+    if (!tasks.ok()) return ran;
+    for (const auto& task : *tasks) {
+        ++ran.tasks;
+        ran.done += run(id, task);
+    }
+    return ran;
+}
 
 }  // namespace
 
@@ -261,16 +276,8 @@ bool NodeWorker::RunOffload(NodeId id, const OffloadTask& task) {
 }
 
 NodeWorker::Ran NodeWorker::RunOffloads(size_t max) {
-    Ran ran;
-    NodeId id = id_.load();
-    if (id == kNoNode) return ran;
-    auto tasks = PollOffloads(id, max, std::chrono::milliseconds(0));
-    if (!tasks.ok()) return ran;
-    for (const OffloadTask& task : *tasks) {
-        ++ran.tasks;
-        ran.done += RunOffload(id, task);
-    }
-    return ran;
+    return RunQueued(id_.load(), [&](NodeId id) { return PollOffloads(id, max, kNoWait); },
+                     [&](NodeId id, const OffloadTask& task) { return RunOffload(id, task); });
 }
 
 // ---------------- promotion ----------------
@@ -356,16 +363,8 @@ bool NodeWorker::RunPromotion(NodeId id, const PromotionTask& task) {
 }
 
 NodeWorker::Ran NodeWorker::RunPromotions(size_t max) {
-    Ran ran;
-    NodeId id = id_.load();
-    if (id == kNoNode) return ran;
-    auto tasks = PollPromotions(id, max, std::chrono::milliseconds(0));
-    if (!tasks.ok()) return ran;
-    for (const PromotionTask& task : *tasks) {
-        ++ran.tasks;
-        ran.done += RunPromotion(id, task);
-    }
-    return ran;
+    return RunQueued(id_.load(), [&](NodeId id) { return PollPromotions(id, max, kNoWait); },
+                     [&](NodeId id, const PromotionTask& task) { return RunPromotion(id, task); });
 }
 
 }  // namespace mooncake
