@@ -1,4 +1,4 @@
-// Seams of a node that moves no bytes: the trace replay's default LOCAL_DISK (bookkeeping
+// Seams of a node that moves no bytes (segment, disk, peers): the trace replay's default LOCAL_DISK (bookkeeping
 // only, unbounded) and the store tests' nodes drive the real NodeWorker over these, so only
 // the master's metadata and the worker's protocol run. Every operation succeeds; reads leave
 // the output untouched; nothing is held, so nothing is registered again.
@@ -34,6 +34,14 @@ public:
     void Unpin(std::string_view, Generation) override {}
     std::vector<DiskObjectInfo> List() const override { return {}; }
     void SetDropListener(std::function<void(const DiskObjectInfo&, DropReason)>) override {}
+};
+
+class BookkeepingPeers final : public PeerWriter {
+public:
+    Status WriteMemory(std::string_view, std::string_view, Generation, uint64_t,
+                       std::span<const std::byte>) override {
+        return Status::Ok();
+    }
 };
 
 }  // namespace mooncake
