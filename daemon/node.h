@@ -1,18 +1,14 @@
-// Node: the byte work of a node, driven by its master.
+// Node: the daemon's node -- the threads and long-polls around a NodeWorker
+// (core/node_worker.h), which does the work and holds the rules.
 //
-//  - registration: registers its segment and disk, then re-registers the LOCAL_DISK records
-//    the disk store recovered (a restarted node serves its objects again);
-//  - heartbeat loop (every heartbeat_interval): forgets the ranges the master released,
-//    deletes the disk records it was told to, reports records the disk store dropped, and
-//    registers again if the master no longer knows it (master restart, expiry);
-//  - offload loop: long-polls offload tasks, copies each range of its own segment to disk
-//    (background priority), reports success or failure;
+//  - registration: Start registers, retrying with backoff until the master answers;
+//  - heartbeat thread (every heartbeat_interval, and at once when the disk dropped a record):
+//    NodeWorker::Heartbeat;
+//  - offload thread: long-polls offload tasks and runs them;
 //  - promotion: one thread long-polls promotion tasks (a task starts within milliseconds of
-//    its admission; a burst arrives in one answer) and hands them to a few workers, which read
-//    the disk (source pinned meanwhile), stage DRAM with PromotionAllocStart, write the bytes
-//    there (memcpy when staged in this node's own segment, the data channel otherwise), and
-//    report. The poller fetches more only when the workers are nearly idle, so tasks wait in
-//    the master (where Remove and expiry can still cancel them cheaply), not here.
+//    its admission; a burst arrives in one answer) and hands them to a few workers. The
+//    poller fetches more only when the workers are nearly idle, so tasks wait in the master
+//    (where Remove and expiry can still cancel them cheaply), not here.
 //
 // Thread-safety: Start/Stop from one thread; the loops are internal.
 #pragma once
@@ -21,15 +17,18 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/knobs.h"
+#include "core/master_link.h"
 #include "core/master_types.h"
+#include "core/node_worker.h"
 #include "core/status.h"
-#include "daemon/master_link.h"
 
 namespace mooncake {
 
@@ -37,7 +36,7 @@ class Counter;
 class DataTransport;
 class DiskHealth;
 class DiskStore;
-class Histogram;
+class DiskNodeDisk;
 class MetricsRegistry;
 class Segment;
 
@@ -64,48 +63,35 @@ public:
     // Stops the loops and leaves the master gracefully (its replicas are dropped there).
     void Stop();
 
-    NodeId id() const { return id_.load(); }
-    bool registered() const { return id_.load() != kNoNode; }
+    NodeId id() const { return worker_->id(); }
+    bool registered() const { return worker_->registered(); }
 
 private:
-    Status Register();
-    void RegisterDiskRecords(NodeId id);
-    void RegisterMemoryRanges(NodeId id);
+    class TransportPeers;
+
     void HeartbeatLoop();
     void OffloadLoop();
     void PromotionPollLoop();
     void PromotionWorker();
-    void DoOffload(NodeId id, const OffloadTask& task);
-    void DoPromotion(NodeId id, const PromotionTask& task);
-    Status CopyToStaging(NodeId id, const PromotionTask& task, std::span<const std::byte> bytes);
-    void FlushDrops(NodeId id);
-    // Sends the node's own disk figures when they changed since the last report (or `force`).
-    void ReportHealth(NodeId id, bool force);
     // Sleeps up to `d` unless stopping; false when stopping.
     bool Pause(std::chrono::milliseconds d);
 
     const NodeOptions options_;
-    MasterLink& master_;
     Segment& segment_;
     DiskStore* const disk_;
-    DataTransport& peers_;
     const Config& config_;
     MetricsRegistry& metrics_;
-    Counter& offloads_ok_;
-    Counter& offloads_failed_;
-    Counter& promotions_ok_;
-    Counter& promotions_failed_;
-    Counter& reregistrations_;
+    SteadyClock clock_;
+    std::unique_ptr<DiskNodeDisk> node_disk_;
+    std::unique_ptr<TransportPeers> peers_;
+    std::unique_ptr<NodeWorker> worker_;
     Counter& promotion_batches_;  // long-polls that returned work
     Counter& promotion_tasks_;    // tasks those returned
-    Histogram& promotion_work_seconds_;
 
-    std::atomic<NodeId> id_{kNoNode};
     std::atomic<bool> running_{false};
     std::mutex mu_;
     std::condition_variable cv_;
-    std::deque<DiskDelete> dropped_;  // GUARDED_BY(mu_): disk records to report
-    NodeHealth last_health_;          // heartbeat thread only: last reported
+    bool drops_pending_ = false;  // GUARDED_BY(mu_): the disk dropped a record: beat early
     std::deque<std::pair<NodeId, PromotionTask>> promotions_;  // GUARDED_BY(mu_): to work on
     std::vector<std::thread> threads_;
 };

@@ -209,6 +209,14 @@ void Segment::Release(std::string_view key, Generation generation, uint64_t offs
     Kill(record);
 }
 
+Status Segment::ReadRange(std::string_view key, Generation generation, uint64_t offset,
+                          uint64_t length,
+                          const std::function<Status(std::span<const std::byte>)>& use) {
+    auto lease = BeginRead(key, generation, offset, length);
+    if (!lease.ok()) return lease.status();
+    return use({lease->data(), lease->size()});
+}
+
 std::vector<Segment::HeldRange> Segment::Held() const {
     std::vector<std::shared_ptr<Record>> records;
     {

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,12 +33,14 @@
 #include <thread>
 #include <vector>
 
+#include "core/node_seams.h"
 #include "core/status.h"
 #include "core/types.h"
 
 namespace mooncake {
 
-class Segment {
+// The NodeWorker reaches it through core/node_seams.h (NodeSegment).
+class Segment final : public NodeSegment {
     struct Record;
 
 public:
@@ -105,25 +108,24 @@ public:
 
     // Copies in and out (local writes and reads: standalone, promotions to self).
     Status Write(std::string_view key, Generation generation, uint64_t offset,
-                 std::span<const std::byte> data);
+                 std::span<const std::byte> data) override;
     Status Read(std::string_view key, Generation generation, uint64_t offset,
                 std::span<std::byte> out);
 
     // Forgets the record at `offset` if it still holds (key, generation); otherwise nothing.
-    void Release(std::string_view key, Generation generation, uint64_t offset);
+    void Release(std::string_view key, Generation generation, uint64_t offset) override;
     // Forgets every record (the master no longer knows this node's ranges: it restarted or
     // expired the node).
     void ReleaseAll();
 
     // The committed records, for re-registering them with a master that forgot them.
     // Records being written right now are left out (they are not readable yet).
-    struct HeldRange {
-        std::string key;
-        Generation generation;
-        uint64_t offset;
-        uint64_t length;
-    };
-    std::vector<HeldRange> Held() const;
+    using HeldRange = mooncake::HeldRange;
+    std::vector<HeldRange> Held() const override;
+    // BeginRead, then `use` on the bytes while the lease holds them.
+    Status ReadRange(std::string_view key, Generation generation, uint64_t offset,
+                     uint64_t length,
+                     const std::function<Status(std::span<const std::byte>)>& use) override;
 
 private:
     Segment(std::byte* base, uint64_t capacity) : base_(base), capacity_(capacity) {}

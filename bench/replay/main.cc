@@ -33,6 +33,8 @@
 #include "bench/replay/store_replay.h"
 #include "bench/replay/timed_replay.h"
 #include "bench/replay/trace_reader.h"
+#include "spdlog/sinks/stdout_sinks.h"
+#include "spdlog/spdlog.h"
 
 namespace mooncake::replay {
 namespace {
@@ -157,6 +159,9 @@ double Ratio(uint64_t part, uint64_t whole) {
 int main(int argc, char** argv) {
     using namespace mooncake;
     using namespace mooncake::replay;
+    // Logs (the node worker's registration, the disk store's) go to stderr: stdout is the
+    // figures (--json).
+    spdlog::set_default_logger(spdlog::stderr_logger_mt("mooncake-replay"));
     CLI::App app{"Replay a Mooncake KV-cache trace through the mooncake-tier core"};
     std::string trace_path;
     double mem_fraction = 0.1;

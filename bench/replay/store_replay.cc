@@ -8,10 +8,14 @@
 #include <mutex>
 
 #include "core/clock.h"
+#include "core/bookkeeping_node.h"
 #include "core/disk/disk_store.h"
+#include "core/disk_node_disk.h"
 #include "core/knobs.h"
+#include "core/local_master_link.h"
 #include "core/master_store.h"
 #include "core/metrics.h"
+#include "core/node_worker.h"
 
 namespace mooncake::replay {
 namespace {
@@ -42,43 +46,96 @@ bool CheckPattern(std::span<const std::byte> in, uint64_t seed) {
     return true;
 }
 
-// The node's byte work, synchronously, in the order the daemon's node does it
-// (daemon/node.cc: DoOffload, DoPromotion, FlushDrops, the heartbeat's disk_deletes).
-// disk == nullptr: LOCAL_DISK is bookkeeping only (no bytes).
-class ReplayNode {
+// The node's segment as the replay sees it: every range holds its incarnation's pattern
+// (no bytes are kept; an offload writes the pattern to disk).
+class PatternSegment final : public NodeSegment {
 public:
-    ReplayNode(MasterStore& store, NodeId id, DiskStore* disk, uint64_t max_object)
-        : store_(store), id_(id), disk_(disk) {
-        if (disk_ != nullptr) {
-            buffer_ = AlignedBuffer((max_object + 4095) / 4096 * 4096);
-            disk_->SetDropListener([this](const DiskObjectInfo& info, DropReason reason) {
-                std::lock_guard lock(mu_);
-                dropped_.push_back({info.key, info.generation});
-                if (reason == DropReason::kEvicted) ++figures_.evictions;
-            });
-        }
+    Status ReadRange(std::string_view key, Generation generation, uint64_t, uint64_t length,
+                     const std::function<Status(std::span<const std::byte>)>& use) override {
+        if (buffer_.size() < length) buffer_ = AlignedBuffer(AlignUp(length));
+        std::span<std::byte> bytes = buffer_.span().first(length);
+        FillPattern(bytes, Seed(key, generation));
+        return use(bytes);
     }
-    ~ReplayNode() {
-        if (disk_ != nullptr) disk_->SetDropListener(nullptr);
+    Status Write(std::string_view, Generation, uint64_t, std::span<const std::byte>) override {
+        return Status::Ok();
+    }
+    void Release(std::string_view, Generation, uint64_t) override {}
+    std::vector<HeldRange> Held() const override { return {}; }
+
+private:
+    AlignedBuffer buffer_;
+};
+
+// The real DiskStore, every read checked against the pattern its incarnation was written with.
+class CheckedDisk final : public NodeDisk {
+public:
+    explicit CheckedDisk(DiskStore& disk) : disk_(disk), inner_(disk) {}
+    Status Write(std::string_view key, Generation generation, std::span<const std::byte> data,
+                 IoPriority priority) override {
+        return inner_.Write(key, generation, data, priority);
+    }
+    Status Read(std::string_view key, Generation generation, std::span<std::byte> out,
+                IoPriority priority) override {
+        MC_RETURN_IF_ERROR(inner_.Read(key, generation, out, priority));
+        if (!CheckPattern(out, Seed(key, generation))) {
+            ++content_mismatches_;
+            return Status::Corruption("bytes read back differ from what was written");
+        }
+        return Status::Ok();
+    }
+    Status Remove(std::string_view key, Generation generation) override {
+        return inner_.Remove(key, generation);
+    }
+    void Pin(std::string_view key, Generation generation) override { inner_.Pin(key, generation); }
+    void Unpin(std::string_view key, Generation generation) override {
+        inner_.Unpin(key, generation);
+    }
+    std::vector<DiskObjectInfo> List() const override { return inner_.List(); }
+    void SetDropListener(std::function<void(const DiskObjectInfo&, DropReason)> l) override {
+        inner_.SetDropListener(std::move(l));
     }
 
-    size_t RunOffloads() {
-        size_t done = 0;
-        for (const OffloadTask& t : store_.OffloadObjectHeartbeat(id_, 1 << 16)) {
-            Status st;
-            if (disk_ != nullptr) {
-                // The segment's bytes of this incarnation, as the node would read them.
-                std::span<std::byte> bytes = buffer_.span().first(t.size);
-                FillPattern(bytes, Seed(t.key, t.generation));
-                st = disk_->Write(t.key, t.generation, bytes, IoPriority::kBackground);
-                FlushDrops();
-            }
-            if (st.ok()) {
-                if (store_.NotifyOffloadSuccess(id_, t.key, t.generation).ok()) ++done;
-            } else {
-                (void)store_.NotifyOffloadFailure(id_, t.key, t.generation);
-            }
+    DiskStore& store() { return disk_; }
+    uint64_t content_mismatches() const { return content_mismatches_; }
+
+private:
+    DiskStore& disk_;
+    DiskNodeDisk inner_;
+    uint64_t content_mismatches_ = 0;
+};
+
+// The replay's node: the real NodeWorker (core/node_worker.h, as the daemon runs it) over an
+// in-process link, its work done synchronously after every reference. disk == nullptr:
+// LOCAL_DISK is bookkeeping only (no bytes).
+class ReplayNode {
+public:
+    static constexpr size_t kBatch = size_t{1} << 16;
+
+    ReplayNode(MasterStore& store, const Clock& clock, MetricsRegistry& metrics, NodeSpec spec,
+               DiskStore* disk)
+        : link_(store) {
+        NodeSegment* segment = &bookkeeping_segment_;
+        NodeDisk* node_disk = &bookkeeping_disk_;
+        if (disk != nullptr) {
+            checked_disk_ = std::make_unique<CheckedDisk>(*disk);
+            segment = &pattern_segment_;
+            node_disk = checked_disk_.get();
         }
+        NodeWorkerOptions options;
+        options.spec = std::move(spec);
+        // No offload thread here: while staging waits for room, the node runs its offloads.
+        options.room_wait = NodeWorkerOptions::RoomWait::kRunOffloads;
+        options.inline_offload_batch = kBatch;
+        worker_ = std::make_unique<NodeWorker>(std::move(options), link_, *segment, node_disk,
+                                               /*peers=*/nullptr, clock, metrics);
+    }
+
+    Status Register() { return worker_->Register(); }
+
+    size_t RunOffloads() {
+        size_t done = worker_->RunOffloads(kBatch).done;
+        worker_->FlushDrops();
         return done;
     }
 
@@ -86,95 +143,52 @@ public:
     void RunAll() {
         for (;;) {
             size_t progress = RunOffloads();
-            for (const PromotionTask& t : store_.PromotionObjectHeartbeat(id_, 1 << 16)) {
-                ++progress;
-                if (disk_ != nullptr) {
-                    disk_->Pin(t.key, t.generation);
-                    if (!ReadChecked(t.key, t.generation, t.size, IoPriority::kBackground)) {
-                        disk_->Unpin(t.key, t.generation);
-                        (void)store_.NotifyPromotionFailure(id_, t.key, t.generation);
-                        continue;
-                    }
-                }
-                Result<ReplicaDesc> staged =
-                    store_.PromotionAllocStart(id_, t.key, t.generation, t.size);
-                while (!staged.ok() && staged.status().Is(StatusCode::kNotReady) &&
-                       RunOffloads() > 0) {
-                    staged = store_.PromotionAllocStart(id_, t.key, t.generation, t.size);
-                }
-                if (staged.ok()) {
-                    (void)store_.NotifyPromotionSuccess(id_, t.key, t.generation);
-                } else if (staged.status().Is(StatusCode::kNotReady)) {
-                    (void)store_.NotifyPromotionFailure(id_, t.key, t.generation);
-                }
-                if (disk_ != nullptr) disk_->Unpin(t.key, t.generation);
-            }
+            progress += worker_->RunPromotions(kBatch).tasks;
+            worker_->FlushDrops();
             if (progress == 0) return;
         }
     }
 
     // A reader's Get served from LOCAL_DISK: the bytes, read and checked.
     bool ReadForGet(std::string_view key, Generation generation, uint64_t size) {
-        if (disk_ == nullptr) return true;
-        bool ok = ReadChecked(key, generation, size, IoPriority::kForeground);
-        if (!ok) ++figures_.read_failures;
-        return ok;
+        if (checked_disk_ == nullptr) return true;
+        if (get_buffer_.size() < size) get_buffer_ = AlignedBuffer(AlignUp(size));
+        Status st = checked_disk_->Read(key, generation, get_buffer_.span().first(size),
+                                        IoPriority::kForeground);
+        worker_->FlushDrops();
+        if (!st.ok()) ++read_failures_;
+        return st.ok();
     }
 
-    void Heartbeat() {
-        Result<HeartbeatReply> reply = store_.Heartbeat(id_);
-        if (!reply.ok() || disk_ == nullptr) return;
-        for (const DiskDelete& d : reply->disk_deletes) (void)disk_->Remove(d.key, d.generation);
-    }
+    void Heartbeat() { (void)worker_->Heartbeat(); }
 
     DiskFigures figures() const {
-        DiskFigures f = figures_;
-        if (disk_ != nullptr) {
-            DiskStoreStats st = disk_->stats();
-            f.capacity = disk_->capacity();
+        DiskFigures f;
+        f.read_failures = read_failures_;
+        if (checked_disk_ != nullptr) {
+            DiskStore& disk = checked_disk_->store();
+            DiskStoreStats st = disk.stats();
+            f.capacity = disk.capacity();
             f.bytes_written = st.write_bytes;
             f.writes = st.writes;
             f.bytes_read = st.read_bytes;
             f.reads = st.reads;
+            f.evictions = st.evictions;
             f.corruptions = st.corruptions;
+            f.content_mismatches = checked_disk_->content_mismatches();
         }
         return f;
     }
 
 private:
-    bool ReadChecked(std::string_view key, Generation generation, uint64_t size,
-                     IoPriority priority) {
-        std::span<std::byte> bytes = buffer_.span().first(size);
-        Status st = disk_->Read(key, generation, bytes, priority);
-        FlushDrops();
-        if (!st.ok()) return false;
-        if (!CheckPattern(bytes, Seed(key, generation))) {
-            ++figures_.content_mismatches;
-            return false;
-        }
-        return true;
-    }
-
-    // Records the disk dropped (its own LRU eviction, a failed checksum) are reported, as the
-    // node's heartbeat loop does.
-    void FlushDrops() {
-        std::vector<DiskDelete> drops;
-        {
-            std::lock_guard lock(mu_);
-            drops.swap(dropped_);
-        }
-        for (const DiskDelete& d : drops) {
-            (void)store_.ReportDiskReplicaDropped(id_, d.key, d.generation);
-        }
-    }
-
-    MasterStore& store_;
-    NodeId id_;
-    DiskStore* disk_;
-    AlignedBuffer buffer_;
-    std::mutex mu_;
-    std::vector<DiskDelete> dropped_;
-    DiskFigures figures_;
+    LocalMasterLink link_;
+    BookkeepingSegment bookkeeping_segment_;
+    BookkeepingDisk bookkeeping_disk_;
+    PatternSegment pattern_segment_;
+    std::unique_ptr<CheckedDisk> checked_disk_;
+    std::unique_ptr<NodeWorker> worker_;
+    AlignedBuffer get_buffer_;
+    uint64_t read_failures_ = 0;
 };
 
 }  // namespace
@@ -211,10 +225,9 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
         }
         disk_capacity = disk->capacity();
     }
-    Result<NodeId> node_id =
-        store.RegisterNode({"replay-node", "", capacity, disk_capacity});
-    if (!node_id.ok()) return node_id.status();
-    ReplayNode node(store, *node_id, disk.get(), options.object_size);
+    ReplayNode node(store, clock, metrics, {"replay-node", "", capacity, disk_capacity},
+                    disk.get());
+    MC_RETURN_IF_ERROR(node.Register());
     const auto wall_start = std::chrono::steady_clock::now();
 
     ReplayResult result;

@@ -3,13 +3,14 @@
 // DRAM fraction) and a LOCAL_DISK; its offload and promotion work is done at once after every
 // reference, so promotion is "instant" as in the reference.
 //
+// The node is the real NodeWorker (core/node_worker.h, what the daemon's node runs) over an
+// in-process LocalMasterLink, driven synchronously: its heartbeat before every request, its
+// offloads and promotions after every reference.
+//
 // LOCAL_DISK is either bookkeeping only (unbounded, no bytes: the default) or, with
 // ReplayOptions::disk_dir set (`mooncake-replay --real-disk`), the real core/disk DiskStore
-// (libaio + O_DIRECT, checksums, its own LRU eviction) in that directory, driven the way the
-// daemon's node drives it (daemon/node.cc): offload = DiskStore::Write then
-// NotifyOffloadSuccess; promotion = Pin, Read, PromotionAllocStart, NotifyPromotionSuccess;
-// records the disk drops are reported with ReportDiskReplicaDropped; the heartbeat's
-// disk_deletes are removed; and a Get served from LOCAL_DISK reads the bytes (foreground).
+// (libaio + O_DIRECT, checksums, its own LRU eviction) in that directory, every read checked
+// against the bytes written; a Get served from LOCAL_DISK reads the bytes (foreground).
 #pragma once
 
 #include <string>

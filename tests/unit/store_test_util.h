@@ -1,5 +1,5 @@
-// Shared fixture pieces for MasterStore tests: a store on a ManualClock with nodes, a
-// simulated node that does offload/promotion work instantly, and invariant checks.
+// Shared fixture pieces for MasterStore tests: a store on a ManualClock with nodes whose
+// offload/promotion work the real NodeWorker does at once, and invariant checks.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,16 +8,20 @@
 #include <string>
 #include <vector>
 
+#include "core/bookkeeping_node.h"
 #include "core/clock.h"
 #include "core/knobs.h"
+#include "core/local_master_link.h"
 #include "core/master_store.h"
 #include "core/metrics.h"
+#include "core/node_worker.h"
 
 namespace mooncake::testing {
 
 class StoreFixture : public ::testing::Test {
 public:  // tests drive the fixture from helper functions too
     static constexpr uint64_t kObject = 4096;
+    static constexpr size_t kNodeBatch = size_t{1} << 20;
 
     void SetUp() override {
         config_.Set("put_wait_for_offload_ms", "0").ok();
@@ -45,31 +49,38 @@ public:  // tests drive the fixture from helper functions too
         return start->generation;
     }
 
-    // A node that does its work at once: offloads succeed, promotions allocate and commit.
-    size_t RunOffloads(NodeId node) {
-        size_t done = 0;
-        for (const OffloadTask& t : store().OffloadObjectHeartbeat(node, 1 << 20)) {
-            EXPECT_TRUE(store().NotifyOffloadSuccess(node, t.key, t.generation).ok());
-            ++done;
-        }
-        return done;
-    }
-    // Room made by offload-on-evict is waited for by running the node's offloads.
-    size_t RunPromotions(NodeId node) {
-        size_t done = 0;
-        for (const PromotionTask& t : store().PromotionObjectHeartbeat(node, 1 << 20)) {
-            Result<ReplicaDesc> staged =
-                store().PromotionAllocStart(node, t.key, t.generation, t.size);
-            while (!staged.ok() && staged.status().Is(StatusCode::kNotReady) &&
-                   RunOffloads(node) > 0) {
-                staged = store().PromotionAllocStart(node, t.key, t.generation, t.size);
+    // The node's work, done at once by the real NodeWorker (core/node_worker.h) over seams
+    // that hold no bytes (core/bookkeeping_node.h): offloads succeed, promotions stage and
+    // commit; a staging the master answers NotReady runs the node's offloads and asks again.
+    // A fresh worker per call, on whatever store() is now (tests restart the master).
+    NodeWorker::Ran RunNodeWork(NodeId node, bool offloads) {
+        LocalMasterLink::Hooks hooks;
+        hooks.data_address_of = [this](NodeId id) {
+            for (const NodeInfo& n : store().Nodes()) {
+                if (n.id == id) return n.spec.data_address;
             }
-            if (!staged.ok()) continue;
-            EXPECT_TRUE(store().NotifyPromotionSuccess(node, t.key, t.generation).ok());
-            ++done;
-        }
-        return done;
+            return std::string();
+        };
+        LocalMasterLink link(store(), std::move(hooks));
+        BookkeepingSegment segment;
+        BookkeepingDisk disk;
+        BookkeepingPeers peers;
+        NodeWorkerOptions options;
+        options.room_wait = NodeWorkerOptions::RoomWait::kRunOffloads;
+        options.inline_offload_batch = kNodeBatch;
+        NodeWorker worker(std::move(options), link, segment, &disk, &peers, clock_,
+                          metrics_);
+        worker.Attach(node);
+        return offloads ? worker.RunOffloads(kNodeBatch) : worker.RunPromotions(kNodeBatch);
     }
+    // Offload tasks handed out (each must be taken by the master).
+    size_t RunOffloads(NodeId node) {
+        NodeWorker::Ran ran = RunNodeWork(node, /*offloads=*/true);
+        EXPECT_EQ(ran.done, ran.tasks) << "offloads the master refused";
+        return ran.tasks;
+    }
+    // Promotions committed.
+    size_t RunPromotions(NodeId node) { return RunNodeWork(node, /*offloads=*/false).done; }
 
     // A LOCAL_DISK-only object on `node`'s disk, the way real ones get there: put into the
     // node's DRAM, evicted (offload on evict), the node writes it. Runs every offload the node
