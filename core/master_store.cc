@@ -94,9 +94,8 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     meta.hash = AdmissionSketch::Hash(key);
     in_->policy.OnPut(meta.policy, hint, clock_.Now(), in_->memory_objects.load());  // eviction_policy hook
-    meta.replicas.push_back({Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, 0});
+    meta.StartPut(*in_, alloc->node, alloc->offset);
     in_->live_objects.fetch_add(1, std::memory_order_relaxed);
-    in_->puts_in_progress.fetch_add(1);
     PutStartReply reply;
     reply.generation = meta.generation;
     reply.replica = {Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, size, 0};
@@ -133,11 +132,8 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
     Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
     if (!found.ok()) return found.status();
     ObjectMeta& meta = **found;
-    Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kProcessing);
+    const Replica* mem = meta.EndPut(*in_);
     if (mem == nullptr) return Status::Ok();  // already ended: idempotent
-    mem->state = ReplicaState::kComplete;
-    in_->puts_in_progress.fetch_sub(1);
-    if (auto node = in_->GetNode(mem->node)) node->memory_objects.fetch_add(1);
     in_->LruTouch(shard, meta);
     in_->m.puts.Inc();
     if (config_.enable_offload() && !config_.offload_on_evict()) {
@@ -183,9 +179,7 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");
         }
         ObjectMeta& meta = it->second;
-        bool in_memory = meta.HasComplete(Tier::kMemory);
-        bool on_disk = meta.HasComplete(Tier::kLocalDisk);
-        if (!in_memory && !on_disk) {
+        if (!meta.Readable()) {
             return Status::NotReady("key " + QuoteKey(key) + " is still being written");
         }
         hash = meta.hash;
@@ -196,9 +190,10 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
         in_->policy.OnGet(meta.policy, clock_.Now(), in_->memory_objects.load());  // eviction_policy hook
         in_->LruTouch(shard, meta);
         view = in_->MakeView(meta, /*complete_only=*/true);
+        const bool in_memory = meta.HasComplete(Tier::kMemory);
         (in_memory ? in_->m.gets_memory : in_->m.gets_disk).Inc();
-        trigger = promote_on_hit && !in_memory && !meta.promotion;
-        if (promote_on_hit && !in_memory && meta.promotion) {
+        trigger = promote_on_hit && meta.Promotable();
+        if (promote_on_hit && meta.DiskOnly() && meta.promotion) {
             in_->m.promotion_attempts.Inc();
             in_->m.promotion_deduplicated.Inc();
         }
@@ -288,7 +283,7 @@ Result<bool> MasterStore::Exists(std::string_view key) const {
     std::lock_guard lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) return false;
-    return it->second.HasComplete(Tier::kMemory) || it->second.HasComplete(Tier::kLocalDisk);
+    return it->second.Readable();
 }
 
 Status MasterStore::Tune(const std::vector<std::pair<std::string, std::string>>& assignments) {
@@ -306,8 +301,7 @@ size_t ReapStalePuts(StoreInternals& in) {
         std::lock_guard lock(shard.mu);
         std::vector<ObjectMeta*> stale;
         for (auto& [key, meta] : shard.objects) {
-            if (meta.put_deadline < now && meta.Find(Tier::kMemory, ReplicaState::kProcessing) &&
-                !meta.HasComplete(Tier::kMemory) && !meta.HasComplete(Tier::kLocalDisk)) {
+            if (meta.PutExpired(now)) {
                 stale.push_back(&meta);
             }
         }

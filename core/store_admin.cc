@@ -30,11 +30,7 @@ std::vector<ObjectView> MasterStore::List(const ListOptions& options) const {
         for (auto& [key, meta] : shard.objects) {
             if (key.compare(0, options.prefix.size(), options.prefix) != 0) continue;
             if (!options.start_after.empty() && key <= options.start_after) continue;
-            if (options.tier ? !meta.HasComplete(*options.tier)
-                             : !(meta.HasComplete(Tier::kMemory) ||
-                                 meta.HasComplete(Tier::kLocalDisk))) {
-                continue;
-            }
+            if (options.tier ? !meta.HasComplete(*options.tier) : !meta.Readable()) continue;
             if (heap.size() == options.limit && !(key < heap.top().key)) continue;
             heap.push(in_->MakeView(meta, /*complete_only=*/true));
             if (heap.size() > options.limit) heap.pop();
@@ -101,7 +97,7 @@ std::vector<HotKey> MasterStore::Hot(size_t limit) const {
     for (Shard& shard : in_->shards) {
         std::lock_guard lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
-            if (meta.HasComplete(Tier::kMemory) || !meta.HasComplete(Tier::kLocalDisk)) continue;
+            if (!meta.DiskOnly()) continue;
             heap.push({key, meta.size, in_->sketch.Estimate(meta.hash)});
             if (heap.size() > limit) heap.pop();
         }

@@ -46,7 +46,7 @@ InvariantReport MasterStore::Walk(Totals& t) const {
             ++t.objects;
             const uint64_t rounded = SegmentAllocator::RoundUp(meta.size);
             uint64_t pins = 0;
-            for (const Replica& r : meta.replicas) {
+            for (const Replica& r : meta.replicas()) {
                 pins += r.pins;
                 NodeTally& n = tally[r.node];
                 if (r.tier == Tier::kMemory) {

@@ -23,11 +23,6 @@ struct Candidate {
     double score = 0;  // eviction_policy=hit_density: expected re-reads per DRAM second
 };
 
-bool Evictable(const ObjectMeta& meta, Nanos now) {
-    const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
-    return mem != nullptr && mem->pins == 0 && !meta.offload && !meta.Leased(now);
-}
-
 // Up to `per_shard` bytes of the coldest evictable objects of every shard, coldest first.
 // With per_shard = target the globally coldest `target` bytes are surely among them.
 std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
@@ -45,7 +40,7 @@ std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard)
                 uint64_t collected = 0;
                 for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
                     const ObjectMeta& meta = **it;
-                    if (!Evictable(meta, now)) continue;
+                    if (!meta.Evictable(now)) continue;
                     uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
                     out.push_back({meta.recency, s, *meta.key, meta.generation, bytes, meta.hash,
                                    meta.HasComplete(Tier::kLocalDisk),
@@ -68,7 +63,7 @@ std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard)
         for (auto it = shard.lru.rbegin(); it != shard.lru.rend() && collected < per_shard;
              ++it) {
             const ObjectMeta& meta = **it;
-            if (!Evictable(meta, now)) continue;
+            if (!meta.Evictable(now)) continue;
             uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
             out.push_back({meta.recency, s, *meta.key, meta.generation, bytes, meta.hash,
                            meta.HasComplete(Tier::kLocalDisk)});
@@ -95,8 +90,8 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
         ObjectMeta& meta = it->second;
         // Read since collected, or a new incarnation: not the victim we chose.
         if (meta.generation != c.generation || meta.recency != c.recency) continue;
-        if (!Evictable(meta, clock.Now())) continue;
-        const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+        if (!meta.Evictable(clock.Now())) continue;
+        const Replica* mem = meta.CompleteMemory();
         auto node = GetNode(mem->node);
         bool keep_on_disk = offload && node && node->has_disk() &&
                             !meta.HasComplete(Tier::kLocalDisk);
@@ -112,15 +107,11 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
             result.pending += c.bytes;
             continue;
         }
-        for (size_t i = 0; i < meta.replicas.size(); ++i) {
-            if (meta.replicas[i].tier == Tier::kMemory &&
-                meta.replicas[i].state == ReplicaState::kComplete) {
-                DropReplica(shard, meta, i);
-                break;
-            }
-        }
+        DropReplica(shard, meta, static_cast<size_t>(meta.IndexOf([](const Replica& r) {
+            return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
+        })));
         result.freed += c.bytes;
-        if (meta.replicas.empty()) {
+        if (meta.NoReplicas()) {
             // Its last copy: the object goes, so a later Put of the key succeeds.
             DestroyObject(shard, meta);
         }
@@ -163,7 +154,7 @@ size_t StoreInternals::Clean(uint64_t target) {
             meta.HasComplete(Tier::kLocalDisk)) {
             continue;
         }
-        const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+        const Replica* mem = meta.CompleteMemory();
         auto node = mem ? GetNode(mem->node) : nullptr;
         if (!node || !node->has_disk() || mem->pins > 0 || OffloadQueueFull(node->id)) continue;
         QueueOffload(meta, /*evict_after=*/false);

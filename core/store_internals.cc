@@ -7,20 +7,6 @@
 
 namespace mooncake {
 
-Replica* ObjectMeta::Find(Tier tier, ReplicaState state) {
-    for (Replica& r : replicas) {
-        if (r.tier == tier && r.state == state) return &r;
-    }
-    return nullptr;
-}
-
-const Replica* ObjectMeta::Find(Tier tier, ReplicaState state) const {
-    for (const Replica& r : replicas) {
-        if (r.tier == tier && r.state == state) return &r;
-    }
-    return nullptr;
-}
-
 namespace {
 
 Counter& Failed(MetricsRegistry& r, const char* reason) {
@@ -156,12 +142,7 @@ bool StoreInternals::HoldsReplica(NodeId node, const std::string& key, Generatio
     std::lock_guard lock(shard.mu);
     auto it = shard.objects.find(key);
     if (it == shard.objects.end() || it->second.generation != generation) return false;
-    const ObjectMeta& meta = it->second;
-    auto same = [&](const Replica& r) {
-        return r.tier == tier && r.node == node && (tier != Tier::kMemory || r.offset == offset);
-    };
-    if (std::any_of(meta.replicas.begin(), meta.replicas.end(), same)) return true;
-    return meta.promotion && meta.promotion->staging && same(*meta.promotion->staging);
+    return it->second.Holds(node, tier, offset);
 }
 
 void StoreInternals::PushReleased(NodeId id, ReleasedRange range) {
@@ -347,23 +328,36 @@ void StoreInternals::LruUnlink(Shard& shard, ObjectMeta& meta) {
 }
 
 void StoreInternals::DropReplica(Shard& shard, ObjectMeta& meta, size_t index) {
-    Replica r = meta.replicas[index];
-    meta.replicas.erase(meta.replicas.begin() + static_cast<ptrdiff_t>(index));
-    auto node = GetNode(r.node);
+    Replica r = meta.TakeReplica(*this, index);
     if (r.tier == Tier::kMemory) {
-        if (r.state == ReplicaState::kProcessing) puts_in_progress.fetch_sub(1);
-        if (r.state == ReplicaState::kComplete) {
-            if (!meta.HasComplete(Tier::kMemory)) LruUnlink(shard, meta);
-            if (node) node->memory_objects.fetch_sub(1, std::memory_order_relaxed);
+        if (r.state == ReplicaState::kComplete && !meta.HasComplete(Tier::kMemory)) {
+            LruUnlink(shard, meta);
         }
         PushReleased(r.node, {*meta.key, meta.generation, r.offset, meta.size});
         FreeMemory(r.node, r.offset, meta.size);
     } else {
-        if (node && r.state == ReplicaState::kComplete) {
-            node->disk_used.fetch_sub(meta.size, std::memory_order_relaxed);
-            node->disk_objects.fetch_sub(1, std::memory_order_relaxed);
-        }
         PushDiskDelete(r.node, {*meta.key, meta.generation});
+    }
+}
+
+void StoreInternals::PutsInProgress(int delta) { puts_in_progress.fetch_add(delta); }
+
+void StoreInternals::NodeMemoryObjects(NodeId id, int delta) {
+    if (auto node = GetNode(id)) {
+        node->memory_objects.fetch_add(static_cast<uint64_t>(static_cast<int64_t>(delta)),
+                                       std::memory_order_relaxed);
+    }
+}
+
+void StoreInternals::NodeDiskObjects(NodeId id, int delta, uint64_t bytes) {
+    if (auto node = GetNode(id)) {
+        if (delta > 0) {
+            node->disk_used.fetch_add(bytes);
+            node->disk_objects.fetch_add(1);
+        } else {
+            node->disk_used.fetch_sub(bytes);
+            node->disk_objects.fetch_sub(1);
+        }
     }
 }
 
@@ -373,9 +367,7 @@ void StoreInternals::EndPromotion(ObjectMeta& meta) {
         PushReleased(p.staging->node, {*meta.key, meta.generation, p.staging->offset, meta.size});
         FreeMemory(p.staging->node, p.staging->offset, meta.size);
     }
-    if (Replica* src = meta.Find(Tier::kLocalDisk, ReplicaState::kComplete)) {
-        if (src->pins > 0) --src->pins;
-    }
+    meta.UnpinSource(Tier::kLocalDisk);
     meta.promotion.reset();
     promotion_in_flight.fetch_sub(1, std::memory_order_relaxed);
     promotion_in_flight_bytes.fetch_sub(meta.size, std::memory_order_relaxed);
@@ -395,9 +387,7 @@ void StoreInternals::CancelTasks(ObjectMeta& meta) {
 }
 
 void StoreInternals::EndOffload(ObjectMeta& meta) {
-    if (Replica* src = meta.Find(Tier::kMemory, ReplicaState::kComplete)) {
-        if (src->pins > 0) --src->pins;
-    }
+    meta.UnpinSource(Tier::kMemory);
     uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
     if (meta.offload->cleaning) clean_pending_bytes.fetch_sub(bytes);
     if (auto node = GetNode(meta.offload->node)) node->offload_pending.fetch_sub(1);
@@ -426,16 +416,16 @@ void StoreInternals::DestroyObject(Shard& shard, ObjectMeta& meta) {
     // Replicas first, tasks second: an offload's accounting ends (EndOffload) only once the
     // DRAM it was to free is free, so a waiting Put never sees "nothing in flight" before
     // it sees the room (see AllocateWithEviction). Unpinning a dropped source is a no-op.
-    while (!meta.replicas.empty()) DropReplica(shard, meta, meta.replicas.size() - 1);
+    while (!meta.NoReplicas()) DropReplica(shard, meta, meta.replicas().size() - 1);
     CancelTasks(meta);
     EraseObject(shard, meta);
 }
 
 void StoreInternals::QueueOffload(ObjectMeta& meta, bool evict_after) {
-    Replica* src = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+    const Replica* src = meta.CompleteMemory();
     assert(src != nullptr && !meta.offload);
     Nanos now = clock.Now();
-    ++src->pins;
+    meta.PinSource(Tier::kMemory);
     meta.offload = OffloadState{src->node, now,
                                 now + std::chrono::seconds(config.offload_task_timeout_sec()),
                                 false, evict_after};
@@ -467,7 +457,7 @@ ObjectView StoreInternals::MakeView(const ObjectMeta& meta, bool complete_only) 
     view.promotion_in_flight = meta.promotion.has_value();
     view.offload_in_flight = meta.offload.has_value();
     for (Tier tier : {Tier::kMemory, Tier::kLocalDisk}) {
-        for (const Replica& r : meta.replicas) {
+        for (const Replica& r : meta.replicas()) {
             if (r.tier != tier) continue;
             if (complete_only && r.state != ReplicaState::kComplete) continue;
             view.replicas.push_back({r.tier, r.state, r.node, r.offset, meta.size, r.pins});

@@ -21,57 +21,11 @@
 #include "core/departed_objects.h"
 #include "core/master_store.h"
 #include "core/metrics.h"
+#include "core/object.h"
 #include "core/segment_allocator.h"
 #include "core/thread_annotations.h"
 
 namespace mooncake {
-
-struct Replica {
-    Tier tier = Tier::kMemory;
-    ReplicaState state = ReplicaState::kProcessing;
-    NodeId node = kNoNode;
-    uint64_t offset = 0;  // MEMORY: range start in the node's segment
-    uint32_t pins = 0;    // sources of in-flight offload/promotion
-};
-
-struct PromotionState {
-    NodeId holder = kNoNode;
-    Nanos start{0};       // admission time (latency histogram)
-    Nanos deadline{0};    // reaper expires the task after this
-    bool delivered = false;
-    std::optional<Replica> staging;  // PROCESSING MEMORY range, once allocated
-};
-
-struct OffloadState {
-    NodeId node = kNoNode;  // holder of the MEMORY source and of the disk it writes to
-    Nanos start{0};
-    Nanos deadline{0};
-    bool delivered = false;
-    bool evict_after = false;  // offload-on-evict: drop MEMORY once the disk copy exists
-    bool cleaning = false;     // queued by the watermark round (counted in clean_pending_bytes)
-};
-
-struct ObjectMeta {
-    const std::string* key = nullptr;  // the map's key (stable: unordered_map nodes do not move)
-    Generation generation = kNoGeneration;
-    uint64_t size = 0;
-    ClientId put_client = 0;
-    Nanos put_deadline{0};  // while the MEMORY replica is PROCESSING
-    std::vector<Replica> replicas;
-    Nanos lease_expiry{0};
-    uint64_t recency = 0;
-    uint64_t hash = 0;  // AdmissionSketch::Hash(key)
-    bool in_lru = false;
-    std::list<ObjectMeta*>::iterator lru_it;
-    PolicyMeta policy;  // eviction_policy state (core/eviction_policy.h)
-    std::optional<OffloadState> offload;
-    std::optional<PromotionState> promotion;
-
-    Replica* Find(Tier tier, ReplicaState state);
-    const Replica* Find(Tier tier, ReplicaState state) const;
-    bool HasComplete(Tier tier) const { return Find(tier, ReplicaState::kComplete) != nullptr; }
-    bool Leased(Nanos now) const { return lease_expiry > now; }
-};
 
 struct Shard {
     mutable std::mutex mu;
@@ -165,7 +119,7 @@ struct RetryCandidate {
     Nanos backoff{0};
 };
 
-class StoreInternals {
+class StoreInternals : public ObjectTallies {
 public:
     static constexpr size_t kShardCount = 64;
 
@@ -271,6 +225,10 @@ public:
     // Drops everything the object holds and erases it.
     void DestroyObject(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
     void QueueOffload(ObjectMeta& meta, bool evict_after);
+    // ObjectTallies: what ObjectMeta's transitions count.
+    void PutsInProgress(int delta) override;
+    void NodeMemoryObjects(NodeId node, int delta) override;
+    void NodeDiskObjects(NodeId node, int delta, uint64_t bytes) override;
     // The node has offload_queue_limit offload tasks in flight already: queue no more for it
     // (issue 3: per-node queues are bounded). Callers skip, defer or answer Busy.
     bool OffloadQueueFull(NodeId node) const;

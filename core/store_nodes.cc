@@ -127,23 +127,16 @@ void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node) {
         std::lock_guard lock(shard.mu);
         std::vector<ObjectMeta*> emptied;
         for (auto& [key, meta] : shard.objects) {
-            bool touches = meta.offload && meta.offload->node == id;
-            if (meta.promotion && (meta.promotion->holder == id ||
-                                   (meta.promotion->staging &&
-                                    meta.promotion->staging->node == id))) {
-                touches = true;
-            }
-            for (const Replica& r : meta.replicas) touches = touches || r.node == id;
-            if (!touches) continue;
+            if (!meta.Touches(id)) continue;
             in.CancelTasks(meta);
             bool held_complete = false;
-            for (size_t i = meta.replicas.size(); i-- > 0;) {
-                if (meta.replicas[i].node != id) continue;
-                held_complete = held_complete || meta.replicas[i].state == ReplicaState::kComplete;
+            for (size_t i = meta.replicas().size(); i-- > 0;) {
+                const Replica& r = meta.replicas()[i];
+                if (r.node != id) continue;
+                held_complete = held_complete || r.state == ReplicaState::kComplete;
                 in.DropReplica(shard, meta, i);
             }
-            if (meta.replicas.empty() ||
-                (!meta.HasComplete(Tier::kMemory) && !meta.HasComplete(Tier::kLocalDisk))) {
+            if (!meta.Readable()) {
                 // Its bytes may come back with the node (store_rejoin.cc).
                 if (held_complete) in.departed.Add(key, meta.generation);
                 emptied.push_back(&meta);
@@ -194,33 +187,21 @@ Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view ke
         return Status::Ok();  // already gone from the master's view
     }
     ObjectMeta& meta = it->second;
-    bool holds = false;
-    for (const Replica& r : meta.replicas) {
-        holds = holds || (r.tier == Tier::kLocalDisk && r.node == node_id);
-    }
-    if (!holds) {
+    const int index = meta.IndexOf(
+        [&](const Replica& r) { return r.tier == Tier::kLocalDisk && r.node == node_id; });
+    if (index < 0) {
         // Not ours to drop: the object (say a Put in flight, or a copy elsewhere) is untouched.
         return Status::NotFound("node " + std::to_string(node_id) + " holds no LOCAL_DISK replica of " +
                                 QuoteKey(key));
     }
-    for (size_t i = 0; i < meta.replicas.size(); ++i) {
-        const Replica& r = meta.replicas[i];
-        if (r.tier != Tier::kLocalDisk || r.node != node_id) continue;
-        // The bytes are gone whatever we think: a promotion reading them cannot succeed.
-        if (meta.promotion && meta.promotion->holder == node_id) {
-            in_->EndPromotion(meta);
-            in_->m.promotion_cancelled.Inc();
-        }
-        Replica dropped = meta.replicas[i];
-        meta.replicas.erase(meta.replicas.begin() + static_cast<ptrdiff_t>(i));
-        if (auto node = in_->GetNode(node_id)) {
-            node->disk_used.fetch_sub(meta.size);
-            node->disk_objects.fetch_sub(1);
-        }
-        (void)dropped;  // the node deleted the record itself: no DiskDelete to send back
-        break;
+    // The bytes are gone whatever we think: a promotion reading them cannot succeed.
+    if (meta.promotion && meta.promotion->holder == node_id) {
+        in_->EndPromotion(meta);
+        in_->m.promotion_cancelled.Inc();
     }
-    if (!meta.HasComplete(Tier::kMemory) && !meta.HasComplete(Tier::kLocalDisk)) {
+    // The node deleted the record itself: no DiskDelete to send back.
+    (void)meta.TakeReplica(*in_, static_cast<size_t>(index));
+    if (!meta.Readable()) {
         in_->DestroyObject(shard, meta);
     }
     return Status::Ok();

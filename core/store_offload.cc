@@ -9,7 +9,7 @@ std::vector<OffloadTask> MasterStore::OffloadObjectHeartbeat(NodeId node_id, siz
     return in_->DrainQueue<OffloadTask>(
         node_id, &NodeState::offload_queue, max, wait,
         [&](ObjectMeta& meta, const TaskRef& ref) -> std::optional<OffloadTask> {
-            const Replica* src = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+            const Replica* src = meta.CompleteMemory();
             if (!meta.offload || meta.offload->node != node_id || meta.offload->delivered ||
                 src == nullptr) {
                 return std::nullopt;
@@ -54,13 +54,7 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
         if (!found.ok()) return found.status();
         ObjectMeta& meta = **found;
         bool evict_after = meta.offload->evict_after;
-        if (!meta.HasComplete(Tier::kLocalDisk)) {
-            meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
-            if (auto node = in_->GetNode(node_id)) {
-                node->disk_used.fetch_add(meta.size);
-                node->disk_objects.fetch_add(1);
-            }
-        }
+        if (!meta.HasComplete(Tier::kLocalDisk)) meta.AddDisk(*in_, node_id);
         in_->m.offload_completed.Inc();
         in_->m.offload_bytes.Inc(static_cast<double>(meta.size));
         // Evicted while being written: drop MEMORY now — unless a reader leased it since
@@ -69,13 +63,10 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
         // task's accounting ends only once its room is free: a waiting Put that sees no
         // offload in flight also sees the room (see AllocateWithEviction).
         if (evict_after && !meta.Leased(clock_.Now())) {
-            for (size_t i = 0; i < meta.replicas.size(); ++i) {
-                const Replica& r = meta.replicas[i];
-                if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins <= 1) {
-                    in_->DropReplica(shard, meta, i);
-                    break;
-                }
-            }
+            const int i = meta.IndexOf([](const Replica& r) {
+                return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins <= 1;
+            });
+            if (i >= 0) in_->DropReplica(shard, meta, static_cast<size_t>(i));
         }
         in_->EndOffload(meta);
     }
@@ -113,7 +104,7 @@ Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
     ObjectMeta& meta = it->second;
     if (meta.HasComplete(Tier::kLocalDisk)) return ManualOutcome::kAlreadyThere;
     if (meta.offload) return ManualOutcome::kInFlight;
-    const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+    const Replica* mem = meta.CompleteMemory();
     if (mem == nullptr) {
         return Status::NotReady("key " + QuoteKey(key) + " is still being written");
     }
@@ -139,7 +130,7 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
     }
     ObjectMeta& meta = it->second;
-    const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+    const Replica* mem = meta.CompleteMemory();
     if (mem == nullptr) {
         if (meta.Find(Tier::kMemory, ReplicaState::kProcessing)) {
             return Status::NotReady("key " + QuoteKey(key) + " is still being written");
@@ -170,14 +161,10 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         in_->QueueOffload(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
         return ManualOutcome::kQueued;
     }
-    for (size_t i = 0; i < meta.replicas.size(); ++i) {
-        if (meta.replicas[i].tier == Tier::kMemory) {
-            in_->DropReplica(shard, meta, i);
-            break;
-        }
-    }
+    const int i = meta.IndexOf([](const Replica& r) { return r.tier == Tier::kMemory; });
+    if (i >= 0) in_->DropReplica(shard, meta, static_cast<size_t>(i));
     in_->m.evictions.Inc();
-    if (meta.replicas.empty()) in_->DestroyObject(shard, meta);
+    if (meta.NoReplicas()) in_->DestroyObject(shard, meta);
     return ManualOutcome::kDone;
 }
 

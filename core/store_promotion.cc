@@ -49,8 +49,8 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) return GateResult::kNotEligible;
         ObjectMeta& meta = it->second;
-        Replica* source = meta.Find(Tier::kLocalDisk, ReplicaState::kComplete);
-        if (meta.generation != generation || meta.HasComplete(Tier::kMemory) || !source) {
+        const Replica* source = meta.CompleteDisk();
+        if (meta.generation != generation || !meta.DiskOnly()) {
             return GateResult::kNotEligible;
         }
         // Gate 3: one task per key.
@@ -75,7 +75,7 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
             promotion_in_flight_bytes.fetch_sub(size, std::memory_order_relaxed);
             return GateResult::kNotEligible;
         }
-        ++source->pins;
+        meta.PinSource(Tier::kLocalDisk);
         Nanos now = clock.Now();
         meta.promotion = PromotionState{
             source->node, now, now + std::chrono::seconds(config.promotion_task_timeout_sec()),
@@ -135,8 +135,7 @@ size_t MasterStore::RetryRefusedCandidates() {
             std::lock_guard lock(shard.mu);
             auto it = shard.objects.find(key);
             if (it != shard.objects.end() && it->second.generation == generation &&
-                !it->second.HasComplete(Tier::kMemory) && !it->second.promotion &&
-                it->second.HasComplete(Tier::kLocalDisk)) {
+                it->second.Promotable()) {
                 size = it->second.size;
                 hash = it->second.hash;
                 eligible = true;
@@ -182,10 +181,7 @@ size_t MasterStore::ProactivePromotionScan() {
         std::lock_guard lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (picks.size() >= budget) break;
-            if (meta.promotion || meta.HasComplete(Tier::kMemory) ||
-                !meta.HasComplete(Tier::kLocalDisk)) {
-                continue;
-            }
+            if (!meta.Promotable()) continue;
             uint32_t estimate = in_->sketch.Estimate(meta.hash);
             if (estimate >= threshold) {
                 picks.push_back({key, meta.generation, meta.size, meta.hash, estimate});
@@ -309,23 +305,18 @@ Status MasterStore::NotifyPromotionSuccess(NodeId node, std::string_view key,
     if (!meta.promotion->staging) {
         return Status::NotReady("promotion of " + QuoteKey(key) + " has no DRAM allocated yet");
     }
-    Replica committed = *meta.promotion->staging;
-    committed.state = ReplicaState::kComplete;
+    const Replica committed = *meta.promotion->staging;
     meta.promotion->staging.reset();  // moves into the object: EndPromotion must not free it
     Nanos latency = clock_.Now() - meta.promotion->start;
     in_->EndPromotion(meta);
-    meta.replicas.insert(meta.replicas.begin(), committed);
-    if (auto target = in_->GetNode(committed.node)) target->memory_objects.fetch_add(1);
+    meta.AddMemory(*in_, committed.node, committed.offset, /*first=*/true);
     in_->LruTouch(shard, meta);
     in_->m.promotion_completed.Inc();
     in_->m.promotion_latency.Observe(std::chrono::duration<double>(latency).count());
     if (config_.promotion_drop_source()) {
-        for (size_t i = 0; i < meta.replicas.size(); ++i) {
-            if (meta.replicas[i].tier == Tier::kLocalDisk && meta.replicas[i].pins == 0) {
-                in_->DropReplica(shard, meta, i);
-                break;
-            }
-        }
+        const int i = meta.IndexOf(
+            [](const Replica& r) { return r.tier == Tier::kLocalDisk && r.pins == 0; });
+        if (i >= 0) in_->DropReplica(shard, meta, static_cast<size_t>(i));
     }
     return Status::Ok();
 }

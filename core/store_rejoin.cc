@@ -52,7 +52,7 @@ Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& nod
 
 // An object created by Claim that got no replica after all must not stay behind.
 void EraseIfEmpty(StoreInternals& in, Shard& shard, ObjectMeta& meta) {
-    if (meta.replicas.empty() && !meta.promotion && !meta.offload) in.EraseObject(shard, meta);
+    if (meta.NoReplicas() && !meta.promotion && !meta.offload) in.EraseObject(shard, meta);
 }
 
 // One Status per report: validated, claimed under the key's shard lock, then handed to
@@ -87,16 +87,12 @@ Result<std::vector<Status>> MasterStore::RegisterDiskReplicas(
     if (!node->has_disk()) return Status::InvalidArgument("node has no LOCAL_DISK tier");
     return ForEachClaim(*in_, *node, reports,
                         [&](Shard&, ObjectMeta& meta, const DiskReplicaReport& report) {
-        const Replica* disk = meta.Find(Tier::kLocalDisk, ReplicaState::kComplete);
+        const Replica* disk = meta.CompleteDisk();
         if (disk != nullptr && disk->node != node_id) {
             return Status::AlreadyExists(QuoteKey(report.key) +
                                          " is already on another node's disk");
         }
-        if (disk == nullptr) {
-            meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
-            node->disk_used.fetch_add(meta.size);
-            node->disk_objects.fetch_add(1);
-        }
+        if (disk == nullptr) meta.AddDisk(*in_, node_id);
         return Status::Ok();
     });
 }
@@ -108,15 +104,13 @@ Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
     return ForEachClaim(*in_, *node, reports,
                         [&](Shard& shard, ObjectMeta& meta, const MemoryReplicaReport& report) {
         // Reported again (a registration retried after a lost reply): it is there already.
-        const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+        const Replica* mem = meta.CompleteMemory();
         if (mem != nullptr && mem->node == node_id && mem->offset == report.offset) {
             return Status::Ok();
         }
         // One MEMORY replica per object: a put or promotion in flight, or a copy elsewhere,
         // already owns the tier.
-        bool has_memory = meta.promotion && meta.promotion->staging;
-        for (const Replica& r : meta.replicas) has_memory = has_memory || r.tier == Tier::kMemory;
-        if (has_memory) return Status::AlreadyExists(QuoteKey(report.key) + " is already in MEMORY");
+        if (meta.HasMemoryReplica()) return Status::AlreadyExists(QuoteKey(report.key) + " is already in MEMORY");
         bool placed;
         {
             std::lock_guard segment_lock(node->segment_mu);
@@ -127,9 +121,7 @@ Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
                 "range " + std::to_string(report.offset) + "+" + std::to_string(report.size) +
                 " of " + QuoteKey(report.key) + " is outside the segment or overlaps another");
         }
-        meta.replicas.push_back(
-            {Tier::kMemory, ReplicaState::kComplete, node_id, report.offset, 0});
-        node->memory_objects.fetch_add(1);
+        meta.AddMemory(*in_, node_id, report.offset, /*first=*/false);
         in_->LruTouch(shard, meta);
         return Status::Ok();
     });
