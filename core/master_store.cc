@@ -67,7 +67,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     }
     Shard& shard = in_->ShardFor(key);
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         if (shard.objects.count(std::string(key))) {
             return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
         }
@@ -80,7 +80,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         in_->m.put_no_space.Inc();
         return alloc.status();
     }
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     auto [it, inserted] = shard.objects.try_emplace(std::string(key));
     if (!inserted) {  // raced with another Put of the same key
         in_->FreeMemory(alloc->node, alloc->offset, size);
@@ -107,7 +107,8 @@ namespace {
 // The object a client's PutEnd/PutRevoke names, checked: same generation, same client,
 // still PROCESSING.
 Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
-                            Generation generation) {
+                            Generation generation)
+    MC_REQUIRES(shard.mu) {
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) return Status::NotFound("no put of " + QuoteKey(key));
     ObjectMeta& meta = it->second;
@@ -128,7 +129,7 @@ Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
 Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
     if (!found.ok()) return found.status();
     ObjectMeta& meta = **found;
@@ -149,7 +150,7 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
 Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
     if (!found.ok()) return found.status();
     ObjectMeta& meta = **found;
@@ -169,7 +170,7 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
     bool trigger = false;
     uint64_t hash = 0;  // AdmissionSketch::Hash(key), kept in the object's metadata
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) {
             in_->m.get_misses.Inc();
@@ -227,7 +228,7 @@ std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
 Status MasterStore::Remove(std::string_view key, bool force) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         // Also when its node is away with it: removed means it must not come back.
@@ -256,7 +257,7 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
     size_t leased = 0;
     Nanos now = clock_.Now();
     for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> victims;
         for (auto& [key, meta] : shard.objects) {
             if (key.compare(0, prefix.size(), prefix) != 0) continue;
@@ -280,7 +281,7 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
 Result<bool> MasterStore::Exists(std::string_view key) const {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) return false;
     return it->second.Readable();
@@ -298,7 +299,7 @@ size_t ReapStalePuts(StoreInternals& in) {
     if (in.puts_in_progress.load() == 0) return 0;
     Nanos now = in.clock.Now();
     for (Shard& shard : in.shards) {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> stale;
         for (auto& [key, meta] : shard.objects) {
             if (meta.PutExpired(now)) {

@@ -9,7 +9,7 @@ namespace mooncake {
 Result<ObjectView> MasterStore::Stat(std::string_view key) const {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
@@ -26,7 +26,7 @@ std::vector<ObjectView> MasterStore::List(const ListOptions& options) const {
     std::priority_queue<ObjectView, std::vector<ObjectView>, decltype(cmp)> heap(cmp);
     if (options.limit == 0) return {};
     for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (key.compare(0, options.prefix.size(), options.prefix) != 0) continue;
             if (!options.start_after.empty() && key <= options.start_after) continue;
@@ -53,7 +53,7 @@ std::vector<NodeInfo> MasterStore::Nodes() const {
         info.id = node->id;
         info.spec = node->spec;
         {
-            std::lock_guard lock(node->segment_mu);
+            MutexLock lock(node->segment_mu);
             info.segment_used = node->segment.used();
         }
         info.disk_used = node->disk_used.load();
@@ -69,7 +69,7 @@ std::vector<TaskView> MasterStore::Tasks() const {
     std::vector<TaskView> out;
     Nanos now = clock_.Now();
     for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (meta.promotion) {
                 const PromotionState& p = *meta.promotion;
@@ -95,7 +95,7 @@ std::vector<HotKey> MasterStore::Hot(size_t limit) const {
     std::priority_queue<HotKey, std::vector<HotKey>, decltype(colder)> heap(colder);
     if (limit == 0) return {};
     for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (!meta.DiskOnly()) continue;
             heap.push({key, meta.size, in_->sketch.Estimate(meta.hash)});

@@ -41,7 +41,7 @@ InvariantReport MasterStore::Walk(Totals& t) const {
     t.dram_capacity = in_->DramCapacity();
     t.dram_used = in_->DramUsed();
     for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             ++t.objects;
             const uint64_t rounded = SegmentAllocator::RoundUp(meta.size);
@@ -99,7 +99,7 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         NodeTally n = tally[node->id];
         uint64_t used;
         {
-            std::lock_guard lock(node->segment_mu);
+            MutexLock lock(node->segment_mu);
             used = node->segment.used();
         }
         const std::string who = "node " + std::to_string(node->id) + " ('" + node->spec.name + "')";

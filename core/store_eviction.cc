@@ -35,7 +35,7 @@ std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard)
         HitDensityEstimator::Table table = in.policy.estimator().Snapshot();
         for (size_t s = 0; s < StoreInternals::kShardCount; ++s) {
             Shard& shard = in.shards[s];
-            std::lock_guard lock(shard.mu);
+            MutexLock lock(shard.mu);
             for (const std::list<ObjectMeta*>& list : shard.policy_lists.lists) {
                 uint64_t collected = 0;
                 for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
@@ -58,7 +58,7 @@ std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard)
     // ---- end eviction_policy
     for (size_t s = 0; s < StoreInternals::kShardCount; ++s) {
         Shard& shard = in.shards[s];
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         uint64_t collected = 0;
         for (auto it = shard.lru.rbegin(); it != shard.lru.rend() && collected < per_shard;
              ++it) {
@@ -78,13 +78,13 @@ std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard)
 }  // namespace
 
 StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
-    std::lock_guard evict_lock(eviction_mu);
+    MutexLock evict_lock(eviction_mu);
     EvictResult result;
     const bool offload = config.enable_offload();
     for (const Candidate& c : CollectCandidates(*this, target)) {
         if (result.freed + result.pending >= target) break;
         Shard& shard = shards[c.shard];
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(c.key);
         if (it == shard.objects.end()) continue;
         ObjectMeta& meta = it->second;
@@ -134,7 +134,7 @@ StoreInternals::VictimInfo StoreInternals::PeekVictims(uint64_t size) {
 }
 
 size_t StoreInternals::Clean(uint64_t target) {
-    std::lock_guard evict_lock(eviction_mu);
+    MutexLock evict_lock(eviction_mu);
     // Keys spread evenly over shards, so twice each shard's fair share of the cold end covers
     // the global cold end closely enough — cleaning need not be exact, and this keeps a round
     // cheap however large the cache is.
@@ -146,7 +146,7 @@ size_t StoreInternals::Clean(uint64_t target) {
         covered += c.bytes;
         if (c.clean) continue;
         Shard& shard = shards[c.shard];
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(c.key);
         if (it == shard.objects.end()) continue;
         ObjectMeta& meta = it->second;

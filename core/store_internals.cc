@@ -81,7 +81,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
     // Scoped: the gauges below take callback locks, and the "nodes" callback takes nodes_mu
     // under them; holding nodes_mu across registration would invert that order.
     {
-        std::unique_lock lock(nodes_mu);
+        WriterLock lock(nodes_mu);
         next_node_id = (static_cast<uint64_t>(epoch & 0x7FFFFFFFu) << 32) | 1;
     }
     registry.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},
@@ -93,7 +93,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
     registry.AddCallbackGauge("memory_objects", "objects with a COMPLETE MEMORY replica", {},
                               [this] { return static_cast<double>(memory_objects.load()); });
     registry.AddCallbackGauge("nodes", "live nodes", {}, [this] {
-        std::shared_lock lock(nodes_mu);
+        ReaderLock lock(nodes_mu);
         return static_cast<double>(nodes.size());
     });
     registry.AddCallbackGauge("promotion_in_flight_bytes", "bytes of promotions in flight", {},
@@ -123,13 +123,13 @@ Shard& StoreInternals::ShardFor(std::string_view key) { return shards[ShardIndex
 // ---------------- nodes ----------------
 
 std::shared_ptr<NodeState> StoreInternals::GetNode(NodeId id) const {
-    std::shared_lock lock(nodes_mu);
+    ReaderLock lock(nodes_mu);
     auto it = nodes.find(id);
     return it == nodes.end() ? nullptr : it->second;
 }
 
 std::vector<std::shared_ptr<NodeState>> StoreInternals::AllNodes() const {
-    std::shared_lock lock(nodes_mu);
+    ReaderLock lock(nodes_mu);
     std::vector<std::shared_ptr<NodeState>> out;
     out.reserve(nodes.size());
     for (auto& [id, node] : nodes) out.push_back(node);
@@ -139,7 +139,7 @@ std::vector<std::shared_ptr<NodeState>> StoreInternals::AllNodes() const {
 bool StoreInternals::HoldsReplica(NodeId node, const std::string& key, Generation generation,
                                   Tier tier, uint64_t offset) {
     Shard& shard = ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(key);
     if (it == shard.objects.end() || it->second.generation != generation) return false;
     return it->second.Holds(node, tier, offset);
@@ -147,16 +147,16 @@ bool StoreInternals::HoldsReplica(NodeId node, const std::string& key, Generatio
 
 void StoreInternals::PushReleased(NodeId id, ReleasedRange range) {
     if (auto node = GetNode(id)) {
-        std::lock_guard lock(node->queue_mu);
+        MutexLock lock(node->queue_mu);
         node->pending.released.push_back(std::move(range));
     }
 }
 
 void StoreInternals::PushDiskDelete(NodeId id, DiskDelete del) {
     if (auto node = GetNode(id)) {
-        std::lock_guard lock(node->queue_mu);
+        MutexLock lock(node->queue_mu);
         node->pending.disk_deletes.push_back(std::move(del));
-        node->work_cv.notify_all();
+        node->work_cv.NotifyAll();
     }
 }
 
@@ -166,7 +166,7 @@ std::optional<StoreInternals::Allocation> StoreInternals::TryAllocate(uint64_t s
                                                                       NodeId preferred) {
     auto all = AllNodes();
     auto try_node = [&](NodeState& node) -> std::optional<Allocation> {
-        std::lock_guard lock(node.segment_mu);
+        MutexLock lock(node.segment_mu);
         if (auto offset = node.segment.Allocate(size)) return Allocation{node.id, *offset};
         return std::nullopt;
     };
@@ -181,7 +181,7 @@ std::optional<StoreInternals::Allocation> StoreInternals::TryAllocate(uint64_t s
     std::vector<std::pair<uint64_t, NodeState*>> by_room;
     for (auto& node : all) {
         if (node->id == preferred) continue;
-        std::lock_guard lock(node->segment_mu);
+        MutexLock lock(node->segment_mu);
         if (node->segment.largest_free_extent() >= SegmentAllocator::RoundUp(size)) {
             by_room.emplace_back(node->segment.free_bytes(), node.get());
         }
@@ -196,16 +196,16 @@ std::optional<StoreInternals::Allocation> StoreInternals::TryAllocate(uint64_t s
 
 void StoreInternals::FreeMemory(NodeId id, uint64_t offset, uint64_t size) {
     if (auto node = GetNode(id)) {
-        std::lock_guard lock(node->segment_mu);
+        MutexLock lock(node->segment_mu);
         node->segment.Free(offset, size);
     }
     NotifyRoom();
 }
 
 void StoreInternals::NotifyRoom() {
-    std::lock_guard lock(room_mu);
+    MutexLock lock(room_mu);
     ++room_events;
-    room_cv.notify_all();
+    room_cv.NotifyAll();
 }
 
 Result<StoreInternals::Allocation> StoreInternals::AllocateWithEviction(uint64_t size,
@@ -226,7 +226,7 @@ Result<StoreInternals::Allocation> StoreInternals::AllocateWithEviction(uint64_t
     for (;;) {
         uint64_t seen_events;
         {
-            std::lock_guard lock(room_mu);
+            MutexLock lock(room_mu);
             seen_events = room_events;
         }
         if (auto a = TryAllocate(size, preferred)) return *a;
@@ -253,7 +253,7 @@ Result<StoreInternals::Allocation> StoreInternals::AllocateWithEviction(uint64_t
         // ConcurrencyTest.PutsUnderPressureWaitWhileANodeDrainsOffloads.)
         bool nothing_coming;
         {
-            std::lock_guard lock(room_mu);
+            MutexLock lock(room_mu);
             if (room_events != seen_events) continue;
             nothing_coming = evict_pending_bytes.load() == 0 && offload_in_flight.load() == 0;
         }
@@ -264,9 +264,17 @@ Result<StoreInternals::Allocation> StoreInternals::AllocateWithEviction(uint64_t
         }
         // Offloads in flight will free room: wait for one to finish, within the budget.
         waiting.Add(need);
-        std::unique_lock lock(room_mu);
-        if (!room_cv.wait_until(lock, give_up_at, [&] { return room_events != seen_events; })) {
-            lock.unlock();
+        bool timed_out = false;
+        {
+            MutexLock lock(room_mu);
+            while (room_events == seen_events) {
+                if (!room_cv.WaitUntil(room_mu, give_up_at)) {
+                    timed_out = room_events == seen_events;
+                    break;
+                }
+            }
+        }
+        if (timed_out) {
             if (auto a = TryAllocate(size, preferred)) return *a;
             return Status::NoSpace("DRAM is full; offloads in flight did not free room within " +
                                    std::to_string(config.put_wait_for_offload_ms()) + " ms");
@@ -277,7 +285,7 @@ Result<StoreInternals::Allocation> StoreInternals::AllocateWithEviction(uint64_t
 uint64_t StoreInternals::DramCapacity() const {
     uint64_t total = 0;
     for (auto& node : AllNodes()) {
-        std::lock_guard lock(node->segment_mu);
+        MutexLock lock(node->segment_mu);
         total += node->segment.capacity();
     }
     return total;
@@ -286,7 +294,7 @@ uint64_t StoreInternals::DramCapacity() const {
 uint64_t StoreInternals::DramUsed() const {
     uint64_t total = 0;
     for (auto& node : AllNodes()) {
-        std::lock_guard lock(node->segment_mu);
+        MutexLock lock(node->segment_mu);
         total += node->segment.used();
     }
     return total;
@@ -295,7 +303,7 @@ uint64_t StoreInternals::DramUsed() const {
 uint64_t StoreInternals::LargestFreeExtent() const {
     uint64_t best = 0;
     for (auto& node : AllNodes()) {
-        std::lock_guard lock(node->segment_mu);
+        MutexLock lock(node->segment_mu);
         best = std::max(best, node->segment.largest_free_extent());
     }
     return best;
@@ -395,11 +403,11 @@ void StoreInternals::EndOffload(ObjectMeta& meta) {
         // Under room_mu with a room event (see AllocateWithEviction); callers that free the
         // offload's DRAM (NotifyOffloadSuccess, DestroyObject) drop it before calling this, so
         // a waiting allocation never sees "nothing in flight" before it can see the room.
-        std::lock_guard lock(room_mu);
+        MutexLock lock(room_mu);
         if (meta.offload->evict_after) evict_pending_bytes.fetch_sub(bytes);
         offload_in_flight.fetch_sub(1, std::memory_order_relaxed);
         ++room_events;
-        room_cv.notify_all();
+        room_cv.NotifyAll();
     }
     meta.offload.reset();
     m.offload_in_flight.Dec();
@@ -435,9 +443,9 @@ void StoreInternals::QueueOffload(ObjectMeta& meta, bool evict_after) {
     m.offload_queued.Inc();
     if (auto node = GetNode(src->node)) {
         node->offload_pending.fetch_add(1);
-        std::lock_guard lock(node->queue_mu);
+        MutexLock lock(node->queue_mu);
         node->offload_queue.push_back({*meta.key, meta.generation});
-        node->work_cv.notify_all();
+        node->work_cv.NotifyAll();
     }
 }
 

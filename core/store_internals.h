@@ -21,6 +21,7 @@
 #include "core/departed_objects.h"
 #include "core/master_store.h"
 #include "core/metrics.h"
+#include "core/mutex.h"
 #include "core/object.h"
 #include "core/segment_allocator.h"
 #include "core/thread_annotations.h"
@@ -28,7 +29,7 @@
 namespace mooncake {
 
 struct Shard {
-    mutable std::mutex mu;
+    mutable Mutex mu;
     std::unordered_map<std::string, ObjectMeta> objects MC_GUARDED_BY(mu);
     // Objects with a COMPLETE MEMORY replica, most recently used first.
     std::list<ObjectMeta*> lru MC_GUARDED_BY(mu);
@@ -46,12 +47,12 @@ struct NodeState {
     NodeSpec spec;
     std::atomic<int64_t> last_heartbeat_ns{0};
 
-    mutable std::mutex segment_mu;
+    mutable Mutex segment_mu;
     SegmentAllocator segment MC_GUARDED_BY(segment_mu);
 
     // Leaves in the lock order: nothing else is locked while one of these is held.
-    std::mutex queue_mu;
-    std::condition_variable work_cv;
+    Mutex queue_mu;
+    CondVar work_cv;
     std::deque<TaskRef> offload_queue MC_GUARDED_BY(queue_mu);
     std::deque<TaskRef> promotion_queue MC_GUARDED_BY(queue_mu);
     HeartbeatReply pending MC_GUARDED_BY(queue_mu);  // not sent yet
@@ -147,7 +148,7 @@ public:
     uint64_t NextRecency() { return recency_clock.fetch_add(1, std::memory_order_relaxed); }
 
     // ---- nodes ----
-    mutable std::shared_mutex nodes_mu;
+    mutable SharedMutex nodes_mu;
     std::map<NodeId, std::shared_ptr<NodeState>> nodes MC_GUARDED_BY(nodes_mu);
     NodeId next_node_id MC_GUARDED_BY(nodes_mu) = 1;
     // Names that registered in this master's lifetime (see NodeState::first_of_name).
@@ -185,9 +186,9 @@ public:
     std::atomic<uint64_t> memory_object_bytes{0};
 
     // ---- eviction ----
-    std::mutex eviction_mu;  // one evictor at a time, so rounds do not over-evict
-    std::mutex room_mu;      // with room_cv: Puts waiting for offloads to free DRAM
-    std::condition_variable room_cv;
+    Mutex eviction_mu;  // one evictor at a time, so rounds do not over-evict
+    Mutex room_mu;         // with room_cv: Puts waiting for offloads to free DRAM
+    CondVar room_cv;
     uint64_t room_events MC_GUARDED_BY(room_mu) = 0;  // bumped whenever DRAM may have freed
     std::atomic<uint64_t> evict_pending_bytes{0};  // MEMORY bytes queued for offload-then-drop
     // Bytes the allocations waiting in AllocateWithEviction need: eviction queues no more
@@ -250,10 +251,11 @@ public:
         while (out.size() < max) {
             std::vector<TaskRef> refs;
             {
-                std::unique_lock lock(node->queue_mu);
+                MutexLock lock(node->queue_mu);
                 if (out.empty() && wait.count() > 0) {
-                    node->work_cv.wait_until(lock, deadline,
-                                             [&] { return !q.empty() || node->gone; });
+                    while (q.empty() && !node->gone) {
+                        if (!node->work_cv.WaitUntil(node->queue_mu, deadline)) break;
+                    }
                 }
                 while (!q.empty() && refs.size() < max - out.size()) {
                     refs.push_back(std::move(q.front()));
@@ -263,7 +265,7 @@ public:
             if (refs.empty()) break;
             for (TaskRef& ref : refs) {
                 Shard& shard = ShardFor(ref.key);
-                std::lock_guard lock(shard.mu);
+                MutexLock lock(shard.mu);
                 auto it = shard.objects.find(ref.key);
                 if (it == shard.objects.end() || it->second.generation != ref.generation) {
                     continue;
@@ -289,7 +291,7 @@ public:
     uint64_t PromotionBytesLimit() const;
     void EndPromotion(ObjectMeta& meta);  // frees staging, unpins source, erases the task
 
-    std::mutex retry_mu;
+    Mutex retry_mu;
     std::unordered_map<std::string, RetryCandidate> retry MC_GUARDED_BY(retry_mu);
     void RememberRefused(std::string_view key, Generation generation);
     std::atomic<size_t> proactive_cursor{0};

@@ -26,7 +26,7 @@ Result<NodeId> MasterStore::RegisterNode(const NodeSpec& spec) {
     NodeId id;
     std::shared_ptr<NodeState> replaced;
     {
-        std::unique_lock lock(in_->nodes_mu);
+        WriterLock lock(in_->nodes_mu);
         if (spec.incarnation != 0) {
             auto sup = in_->superseded.find(spec.name);
             if (sup != in_->superseded.end()) {
@@ -83,7 +83,7 @@ Result<HeartbeatReply> MasterStore::Heartbeat(NodeId node_id, uint64_t applied) 
     node->last_heartbeat_ns.store(clock_.Now().count());
     HeartbeatReply reply;
     {
-        std::lock_guard lock(node->queue_mu);
+        MutexLock lock(node->queue_mu);
         HeartbeatReply& sent = node->unconfirmed;
         if (applied == kAppliedAll || applied == sent.seq) sent = HeartbeatReply{};
         // Anything else means the node never got (or never acted on) the last reply: what
@@ -117,14 +117,14 @@ namespace {
 void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node) {
     const NodeId id = node->id;
     {
-        std::lock_guard lock(node->queue_mu);
+        MutexLock lock(node->queue_mu);
         node->gone = true;
         node->offload_queue.clear();
         node->promotion_queue.clear();
-        node->work_cv.notify_all();
+        node->work_cv.NotifyAll();
     }
     for (Shard& shard : in.shards) {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> emptied;
         for (auto& [key, meta] : shard.objects) {
             if (!meta.Touches(id)) continue;
@@ -149,7 +149,7 @@ void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node) {
 Status RemoveNode(StoreInternals& in, NodeId id) {
     std::shared_ptr<NodeState> node;
     {
-        std::unique_lock lock(in.nodes_mu);
+        WriterLock lock(in.nodes_mu);
         auto it = in.nodes.find(id);
         if (it == in.nodes.end()) return Status::UnknownNode("node " + std::to_string(id));
         node = it->second;
@@ -181,7 +181,7 @@ Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view ke
     MC_RETURN_IF_ERROR(ValidateKey(key));
     if (!in_->GetNode(node_id)) return Status::UnknownNode("node " + std::to_string(node_id));
     Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end() || it->second.generation != generation) {
         return Status::Ok();  // already gone from the master's view

@@ -22,7 +22,8 @@ std::vector<OffloadTask> MasterStore::OffloadObjectHeartbeat(NodeId node_id, siz
 namespace {
 
 Result<ObjectMeta*> FindOffload(Shard& shard, NodeId node, std::string_view key,
-                                Generation generation) {
+                                Generation generation)
+    MC_REQUIRES(shard.mu) {
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
@@ -49,7 +50,7 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         Result<ObjectMeta*> found = FindOffload(shard, node_id, key, generation);
         if (!found.ok()) return found.status();
         ObjectMeta& meta = **found;
@@ -79,7 +80,7 @@ Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         Result<ObjectMeta*> found = FindOffload(shard, node_id, key, generation);
         if (!found.ok()) {
             if (found.status().Is(StatusCode::kNotFound)) return Status::Ok();  // repeated
@@ -96,7 +97,7 @@ Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
 Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
@@ -124,7 +125,7 @@ Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
 Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");

@@ -45,7 +45,7 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
     Shard& shard = ShardFor(key);
     std::shared_ptr<NodeState> holder;
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) return GateResult::kNotEligible;
         ObjectMeta& meta = it->second;
@@ -82,9 +82,9 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
             false, std::nullopt};
         m.promotion_queued.Inc();
         m.promotion_in_flight.Inc();
-        std::lock_guard queue_lock(holder->queue_mu);
+        MutexLock queue_lock(holder->queue_mu);
         holder->promotion_queue.push_back({std::string(key), generation});
-        holder->work_cv.notify_all();
+        holder->work_cv.NotifyAll();
     }
     (void)hash;
     return GateResult::kQueued;
@@ -94,7 +94,7 @@ void StoreInternals::RememberRefused(std::string_view key, Generation generation
     int64_t limit = config.promotion_retry_limit();
     if (limit <= 0) return;
     Nanos now = clock.Now();
-    std::lock_guard lock(retry_mu);
+    MutexLock lock(retry_mu);
     auto it = retry.find(std::string(key));
     if (it != retry.end()) {
         it->second.generation = generation;
@@ -114,7 +114,7 @@ size_t MasterStore::RetryRefusedCandidates() {
     Nanos now = clock_.Now();
     std::vector<std::pair<std::string, Generation>> due;
     {
-        std::lock_guard lock(in_->retry_mu);
+        MutexLock lock(in_->retry_mu);
         if (in_->retry.empty()) return 0;
         for (auto it = in_->retry.begin(); it != in_->retry.end() && due.size() < kBudget;) {
             if (it->second.expiry <= now) {
@@ -132,7 +132,7 @@ size_t MasterStore::RetryRefusedCandidates() {
         bool eligible = false;
         {
             Shard& shard = in_->ShardFor(key);
-            std::lock_guard lock(shard.mu);
+            MutexLock lock(shard.mu);
             auto it = shard.objects.find(key);
             if (it != shard.objects.end() && it->second.generation == generation &&
                 it->second.Promotable()) {
@@ -146,7 +146,7 @@ size_t MasterStore::RetryRefusedCandidates() {
             result = in_->TryPromote(key, generation, size, hash, in_->sketch.Estimate(hash),
                                      StoreInternals::Trigger::kRetry);
         }
-        std::lock_guard lock(in_->retry_mu);
+        MutexLock lock(in_->retry_mu);
         auto it = in_->retry.find(key);
         if (it == in_->retry.end()) continue;
         if (result == StoreInternals::GateResult::kWatermarkGated ||
@@ -178,7 +178,7 @@ size_t MasterStore::ProactivePromotionScan() {
     for (size_t i = 0; i < StoreInternals::kShardCount && picks.size() < budget; ++i) {
         size_t s = in_->proactive_cursor.fetch_add(1) % StoreInternals::kShardCount;
         Shard& shard = in_->shards[s];
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (picks.size() >= budget) break;
             if (!meta.Promotable()) continue;
@@ -222,7 +222,8 @@ namespace {
 
 // The promotion task of (key, generation) that `node` may act on.
 Result<ObjectMeta*> FindPromotion(Shard& shard, NodeId node, std::string_view key,
-                                  Generation generation) {
+                                  Generation generation)
+    MC_REQUIRES(shard.mu) {
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
@@ -251,7 +252,7 @@ Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_vi
     if (!in_->GetNode(node)) return Status::UnknownNode("node " + std::to_string(node));
     Shard& shard = in_->ShardFor(key);
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
         if (!found.ok()) return found.status();
         ObjectMeta& meta = **found;
@@ -266,7 +267,7 @@ Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_vi
     }
     // Allocation may evict, which takes other shards' locks: not under ours.
     Result<StoreInternals::Allocation> alloc = in_->AllocateWithEviction(size, node, Nanos(0));
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
     if (!found.ok() || (*found)->promotion->staging) {
         // Cancelled meanwhile (or a racing duplicate call won): give the DRAM back.
@@ -298,7 +299,7 @@ Status MasterStore::NotifyPromotionSuccess(NodeId node, std::string_view key,
                                            Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
     if (!found.ok()) return found.status();
     ObjectMeta& meta = **found;
@@ -325,7 +326,7 @@ Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
                                            Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
     if (!found.ok()) {
         // Already ended (a repeated report, or cancelled meanwhile): nothing left to undo.
@@ -342,7 +343,7 @@ size_t MasterStore::ReapPromotionTasks() {
     if (in_->promotion_in_flight.load() == 0 && in_->offload_in_flight.load() == 0) return 0;
     Nanos now = clock_.Now();
     for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (meta.promotion && meta.promotion->deadline < now) {
                 in_->EndPromotion(meta);
@@ -365,7 +366,7 @@ Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
     uint64_t hash;
     {
         Shard& shard = in_->ShardFor(key);
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) {
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");

@@ -26,7 +26,8 @@ Status ValidateReport(std::string_view key, Generation generation, uint64_t size
 
 // The object a report refers to, created if the node may adopt it. Shard lock held.
 Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& node,
-                          const std::string& key, Generation generation, uint64_t size) {
+                          const std::string& key, Generation generation, uint64_t size)
+    MC_REQUIRES(shard.mu) {
     auto it = shard.objects.find(key);
     if (it != shard.objects.end()) {
         ObjectMeta& meta = it->second;
@@ -51,7 +52,8 @@ Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& nod
 }
 
 // An object created by Claim that got no replica after all must not stay behind.
-void EraseIfEmpty(StoreInternals& in, Shard& shard, ObjectMeta& meta) {
+void EraseIfEmpty(StoreInternals& in, Shard& shard, ObjectMeta& meta)
+    MC_REQUIRES(shard.mu) {
     if (meta.NoReplicas() && !meta.promotion && !meta.offload) in.EraseObject(shard, meta);
 }
 
@@ -67,7 +69,7 @@ std::vector<Status> ForEachClaim(StoreInternals& in, const NodeState& node,
         Status st = ValidateReport(report.key, report.generation, report.size);
         if (st.ok()) {
             Shard& shard = in.ShardFor(report.key);
-            std::lock_guard lock(shard.mu);
+            MutexLock lock(shard.mu);
             Result<ObjectMeta*> claimed =
                 Claim(in, shard, node, report.key, report.generation, report.size);
             st = claimed.ok() ? add(shard, **claimed, report) : claimed.status();
@@ -102,7 +104,10 @@ Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
     auto node = in_->GetNode(node_id);
     if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
     return ForEachClaim(*in_, *node, reports,
-                        [&](Shard& shard, ObjectMeta& meta, const MemoryReplicaReport& report) {
+                        // Runs under shard.mu (ForEachClaim); clang-14 cannot tie a lambda's
+                        // MC_REQUIRES to its argument, hence unchecked.
+                        [&](Shard& shard, ObjectMeta& meta, const MemoryReplicaReport& report)
+                            MC_NO_THREAD_SAFETY_ANALYSIS {
         // Reported again (a registration retried after a lost reply): it is there already.
         const Replica* mem = meta.CompleteMemory();
         if (mem != nullptr && mem->node == node_id && mem->offset == report.offset) {
@@ -113,7 +118,7 @@ Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
         if (meta.HasMemoryReplica()) return Status::AlreadyExists(QuoteKey(report.key) + " is already in MEMORY");
         bool placed;
         {
-            std::lock_guard segment_lock(node->segment_mu);
+            MutexLock segment_lock(node->segment_mu);
             placed = node->segment.AllocateAt(report.offset, report.size);
         }
         if (!placed) {
