@@ -93,7 +93,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     meta.hash = AdmissionSketch::Hash(key);
-    in_->policy.OnPut(meta.policy, hint, clock_.Now(), in_->memory_objects.load());  // eviction_policy hook
+    in_->order->OnPut(meta, hint, clock_.Now(), in_->memory_objects.load());
     meta.StartPut(*in_, alloc->node, alloc->offset);
     in_->live_objects.fetch_add(1, std::memory_order_relaxed);
     PutStartReply reply;
@@ -188,7 +188,7 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
         // promotion_on_hit on the Get path is mostly that one cache miss).
         if (promote_on_hit) in_->sketch.Prefetch(hash);
         meta.lease_expiry = clock_.Now() + std::chrono::milliseconds(config_.default_kv_lease_ttl());
-        in_->policy.OnGet(meta.policy, clock_.Now(), in_->memory_objects.load());  // eviction_policy hook
+        in_->order->OnGet(meta, clock_.Now(), in_->memory_objects.load());
         in_->LruTouch(shard, meta);
         view = in_->MakeView(meta, /*complete_only=*/true);
         const bool in_memory = meta.HasComplete(Tier::kMemory);

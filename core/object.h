@@ -31,7 +31,6 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "core/eviction_policy.h"
 #include "core/master_types.h"
 #include "core/types.h"
 
@@ -72,6 +71,18 @@ public:
     virtual void NodeDiskObjects(NodeId node, int delta, uint64_t bytes) = 0;
 };
 
+struct ObjectMeta;
+// The eviction order's per-object state (core/eviction_order.h), guarded by the shard lock.
+struct EvictionHook {
+    bool listed = false;  // in one of its shard's eviction lists (counted in memory_objects)
+    uint8_t list = 0;     // which one, while listed
+    std::list<ObjectMeta*>::iterator it;
+    // HitDensityOrder's statistics (LruOrder leaves them alone).
+    uint32_t accesses = 0;  // the Put and every Get since
+    uint8_t cls = 0;        // class of the last access
+    Nanos last_access{0};
+};
+
 enum class Phase { kEmpty, kWriting, kMemoryOnly, kBothTiers, kDiskOnly };
 std::string_view PhaseName(Phase phase);
 
@@ -84,9 +95,7 @@ struct ObjectMeta {
     Nanos lease_expiry{0};
     uint64_t recency = 0;
     uint64_t hash = 0;  // AdmissionSketch::Hash(key)
-    bool in_lru = false;
-    std::list<ObjectMeta*>::iterator lru_it;
-    PolicyMeta policy;  // eviction_policy state (core/eviction_policy.h)
+    EvictionHook eviction;  // listed while it has a COMPLETE MEMORY replica
     std::optional<OffloadState> offload;
     std::optional<PromotionState> promotion;
 

@@ -1,10 +1,11 @@
-// Eviction: least recently used first, never a leased or pinned object.
+// Eviction: coldest first in the eviction order (core/eviction_order.h: LRU or hit density),
+// never a leased or pinned object.
 //
-// Each shard keeps its own LRU list; a global recency counter orders them against each other.
+// Each shard keeps its own lists; a global recency counter orders them against each other.
 // An eviction round collects, from each shard's cold end, candidates worth `target` bytes —
-// the globally oldest `target` bytes are always among them — then evicts in global order,
-// re-checking each under its shard lock. So eviction is exact LRU without a global lock on
-// the Get path.
+// the globally coldest `target` bytes are always among them — then evicts in global order,
+// re-checking each under its shard lock. So eviction is exact without a global lock on the
+// Get path.
 #include <algorithm>
 
 #include "core/store_internals.h"
@@ -12,66 +13,19 @@
 namespace mooncake {
 namespace {
 
-struct Candidate {
-    uint64_t recency;
-    size_t shard;
-    std::string key;
-    Generation generation;
-    uint64_t bytes;
-    uint64_t hash;
-    bool clean;  // has a LOCAL_DISK copy: dropping it loses nothing
-    double score = 0;  // eviction_policy=hit_density: expected re-reads per DRAM second
-};
+using Candidate = EvictionCandidate;
 
-// Up to `per_shard` bytes of the coldest evictable objects of every shard, coldest first.
-// With per_shard = target the globally coldest `target` bytes are surely among them.
+// Up to `per_shard` bytes of the coldest evictable objects of every shard (per eviction list),
+// coldest first, in the eviction order's ranking.
 std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
     std::vector<Candidate> out;
-    Nanos now = in.clock.Now();
-    // ---- eviction_policy=hit_density (core/eviction_policy.h): the cold end of every class
-    // list, lowest expected hit density first. Within a class the score falls with age, so the
-    // lowest `per_shard` bytes of each shard are among these.
-    if (in.policy.enabled()) {
-        HitDensityEstimator::Table table = in.policy.estimator().Snapshot();
-        for (size_t s = 0; s < StoreInternals::kShardCount; ++s) {
-            Shard& shard = in.shards[s];
-            MutexLock lock(shard.mu);
-            for (const std::list<ObjectMeta*>& list : shard.policy_lists.lists) {
-                uint64_t collected = 0;
-                for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
-                    const ObjectMeta& meta = **it;
-                    if (!meta.Evictable(now)) continue;
-                    uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
-                    out.push_back({meta.recency, s, *meta.key, meta.generation, bytes, meta.hash,
-                                   meta.HasComplete(Tier::kLocalDisk),
-                                   HitDensityEstimator::Score(table, meta.policy.cls,
-                                                              now - meta.policy.last_access)});
-                    collected += bytes;
-                }
-            }
-        }
-        std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
-            return a.score != b.score ? a.score < b.score : a.recency < b.recency;
-        });
-        return out;
-    }
-    // ---- end eviction_policy
+    std::unique_ptr<EvictionOrder::Round> round = in.order->StartRound(in.clock.Now());
     for (size_t s = 0; s < StoreInternals::kShardCount; ++s) {
         Shard& shard = in.shards[s];
         MutexLock lock(shard.mu);
-        uint64_t collected = 0;
-        for (auto it = shard.lru.rbegin(); it != shard.lru.rend() && collected < per_shard;
-             ++it) {
-            const ObjectMeta& meta = **it;
-            if (!meta.Evictable(now)) continue;
-            uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
-            out.push_back({meta.recency, s, *meta.key, meta.generation, bytes, meta.hash,
-                           meta.HasComplete(Tier::kLocalDisk)});
-            collected += bytes;
-        }
+        round->Collect(shard.eviction_lists, s, per_shard, out);
     }
-    std::sort(out.begin(), out.end(),
-              [](const Candidate& a, const Candidate& b) { return a.recency < b.recency; });
+    round->Rank(out);
     return out;
 }
 
@@ -99,7 +53,7 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
         if (keep_on_disk && OffloadQueueFull(mem->node)) continue;
         m.evictions.Inc();
         m.evicted_bytes.Inc(static_cast<double>(c.bytes));
-        policy.OnEvict(meta.policy, clock.Now());  // eviction_policy hook
+        order->OnEvict(meta, clock.Now());
         ++result.victims;
         if (keep_on_disk) {
             // Offload first; the MEMORY copy stays readable until the disk copy exists.

@@ -72,7 +72,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       clock(clock_),
       m(registry),
       sketch(static_cast<uint64_t>(config_.promotion_sketch_width())),
-      policy(ParseEvictionPolicy(config_.eviction_policy())),
+      order(EvictionOrder::Make(ParseEvictionPolicy(config_.eviction_policy()))),
       next_generation((static_cast<uint64_t>(epoch) << 32) | 1),
       next_reply_seq((static_cast<uint64_t>(epoch) << 32) | 1) {
     // Node ids, like generations, carry the epoch: a node still holding the id an earlier
@@ -313,24 +313,18 @@ uint64_t StoreInternals::LargestFreeExtent() const {
 
 void StoreInternals::LruTouch(Shard& shard, ObjectMeta& meta) {
     meta.recency = NextRecency();
-    if (meta.in_lru) {
-        shard.lru.splice(shard.lru.begin(), shard.lru, meta.lru_it);
-        policy.Link(shard.policy_lists, &meta, meta.policy);  // eviction_policy hook
+    if (meta.eviction.listed) {
+        order->Touch(shard.eviction_lists, meta);
     } else if (meta.HasComplete(Tier::kMemory)) {
-        policy.Link(shard.policy_lists, &meta, meta.policy);  // eviction_policy hook
-        shard.lru.push_front(&meta);
-        meta.lru_it = shard.lru.begin();
-        meta.in_lru = true;
+        order->Touch(shard.eviction_lists, meta);
         memory_objects.fetch_add(1, std::memory_order_relaxed);
         memory_object_bytes.fetch_add(meta.size, std::memory_order_relaxed);
     }
 }
 
 void StoreInternals::LruUnlink(Shard& shard, ObjectMeta& meta) {
-    if (!meta.in_lru) return;
-    shard.lru.erase(meta.lru_it);
-    policy.Unlink(shard.policy_lists, meta.policy);  // eviction_policy hook
-    meta.in_lru = false;
+    if (!meta.eviction.listed) return;
+    order->Remove(shard.eviction_lists, meta);
     memory_objects.fetch_sub(1, std::memory_order_relaxed);
     memory_object_bytes.fetch_sub(meta.size, std::memory_order_relaxed);
 }

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/admission_sketch.h"
-#include "core/eviction_policy.h"
+#include "core/eviction_order.h"
 #include "core/departed_objects.h"
 #include "core/master_store.h"
 #include "core/metrics.h"
@@ -31,10 +31,8 @@ namespace mooncake {
 struct Shard {
     mutable Mutex mu;
     std::unordered_map<std::string, ObjectMeta> objects MC_GUARDED_BY(mu);
-    // Objects with a COMPLETE MEMORY replica, most recently used first.
-    std::list<ObjectMeta*> lru MC_GUARDED_BY(mu);
-    // eviction_policy=hit_density: the same objects, one LRU list per access class.
-    PolicyLists policy_lists MC_GUARDED_BY(mu);
+    // Objects with a COMPLETE MEMORY replica, in the eviction order's lists.
+    EvictionLists eviction_lists MC_GUARDED_BY(mu);
 };
 
 struct TaskRef {
@@ -132,7 +130,7 @@ public:
     const Clock& clock;
     StoreMetrics m;
     AdmissionSketch sketch;
-    EvictionPolicy policy;  // the eviction_policy knob, read once at start
+    std::unique_ptr<EvictionOrder> order;  // the eviction_policy knob, read once at start
 
     std::array<Shard, kShardCount> shards;
     Shard& ShardFor(std::string_view key);
@@ -215,7 +213,9 @@ public:
     void NotifyRoom();
 
     // ---- shared object operations (callers hold the shard lock) ----
+    // A fresh recency, and (with a COMPLETE MEMORY replica) most recent in the eviction order.
     void LruTouch(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
+    // Out of the eviction order (its last COMPLETE MEMORY replica went).
     void LruUnlink(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
     // Drops the replica at `index`, freeing DRAM or telling the node to delete its disk record.
     void DropReplica(Shard& shard, ObjectMeta& meta, size_t index) MC_REQUIRES(shard.mu);
