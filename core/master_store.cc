@@ -52,12 +52,12 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     }
     // A preferred node must be a live one: an unknown (or expired) id is the caller's error,
     // reported as such rather than silently ignored (issue 2, "Bad input: unknown node id").
-    if (preferred != kNoNode && !in_->GetNode(preferred)) {
+    if (preferred != kNoNode && !in_->nodes.Get(preferred)) {
         return Status::UnknownNode("preferred node " + std::to_string(preferred) +
                                    " is not registered (expired?)");
     }
     uint64_t largest_segment = 0;
-    for (auto& node : in_->AllNodes()) {
+    for (auto& node : in_->nodes.All()) {
         largest_segment = std::max(largest_segment, node->spec.segment_capacity);
     }
     if (SegmentAllocator::RoundUp(size) > largest_segment) {
@@ -138,7 +138,7 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
     in_->LruTouch(shard, meta);
     in_->m.puts.Inc();
     if (config_.enable_offload() && !config_.offload_on_evict()) {
-        auto node = in_->GetNode(mem->node);
+        auto node = in_->nodes.Get(mem->node);
         // Beyond the node's queue bound the copy is made later, when the object is evicted.
         if (node && node->has_disk() && !in_->OffloadQueueFull(node->id)) {
             in_->QueueOffload(meta, /*evict_after=*/false);

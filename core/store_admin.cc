@@ -48,14 +48,11 @@ std::vector<ObjectView> MasterStore::List(const ListOptions& options) const {
 
 std::vector<NodeInfo> MasterStore::Nodes() const {
     std::vector<NodeInfo> out;
-    for (auto& node : in_->AllNodes()) {
+    for (auto& node : in_->nodes.All()) {
         NodeInfo info;
         info.id = node->id;
         info.spec = node->spec;
-        {
-            MutexLock lock(node->segment_mu);
-            info.segment_used = node->segment.used();
-        }
+        info.segment_used = node->segment.used();
         info.disk_used = node->disk_used.load();
         info.memory_objects = node->memory_objects.load();
         info.disk_objects = node->disk_objects.load();

@@ -95,13 +95,9 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         fail("DRAM used " + std::to_string(t.dram_used) + " != sum of live allocations " +
              std::to_string(t.dram_allocated));
     }
-    for (const auto& node : in_->AllNodes()) {
+    for (const auto& node : in_->nodes.All()) {
         NodeTally n = tally[node->id];
-        uint64_t used;
-        {
-            MutexLock lock(node->segment_mu);
-            used = node->segment.used();
-        }
+        const uint64_t used = node->segment.used();
         const std::string who = "node " + std::to_string(node->id) + " ('" + node->spec.name + "')";
         if (used != n.segment_bytes) {
             fail(who + " segment used " + std::to_string(used) + " != its allocations " +

@@ -46,7 +46,7 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
         if (meta.generation != c.generation || meta.recency != c.recency) continue;
         if (!meta.Evictable(clock.Now())) continue;
         const Replica* mem = meta.CompleteMemory();
-        auto node = GetNode(mem->node);
+        auto node = nodes.Get(mem->node);
         bool keep_on_disk = offload && node && node->has_disk() &&
                             !meta.HasComplete(Tier::kLocalDisk);
         // The node's offload queue is at offload_queue_limit: this one cannot go yet.
@@ -109,7 +109,7 @@ size_t StoreInternals::Clean(uint64_t target) {
             continue;
         }
         const Replica* mem = meta.CompleteMemory();
-        auto node = mem ? GetNode(mem->node) : nullptr;
+        auto node = mem ? nodes.Get(mem->node) : nullptr;
         if (!node || !node->has_disk() || mem->pins > 0 || OffloadQueueFull(node->id)) continue;
         QueueOffload(meta, /*evict_after=*/false);
         meta.offload->cleaning = true;

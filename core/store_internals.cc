@@ -74,16 +74,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       sketch(static_cast<uint64_t>(config_.promotion_sketch_width())),
       order(EvictionOrder::Make(ParseEvictionPolicy(config_.eviction_policy()))),
       next_generation((static_cast<uint64_t>(epoch) << 32) | 1),
-      next_reply_seq((static_cast<uint64_t>(epoch) << 32) | 1) {
-    // Node ids, like generations, carry the epoch: a node still holding the id an earlier
-    // master gave it must get UnknownNode from this one, never another node's registration.
-    // 31 bits of it, so an id stays positive on the wire (Thrift i64).
-    // Scoped: the gauges below take callback locks, and the "nodes" callback takes nodes_mu
-    // under them; holding nodes_mu across registration would invert that order.
-    {
-        WriterLock lock(nodes_mu);
-        next_node_id = (static_cast<uint64_t>(epoch & 0x7FFFFFFFu) << 32) | 1;
-    }
+      nodes(epoch) {
     registry.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},
                               [this] { return static_cast<double>(DramCapacity()); });
     registry.AddCallbackGauge("dram_used_bytes", "DRAM allocated in live nodes' segments", {},
@@ -92,10 +83,8 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
                               [this] { return static_cast<double>(live_objects.load()); });
     registry.AddCallbackGauge("memory_objects", "objects with a COMPLETE MEMORY replica", {},
                               [this] { return static_cast<double>(memory_objects.load()); });
-    registry.AddCallbackGauge("nodes", "live nodes", {}, [this] {
-        ReaderLock lock(nodes_mu);
-        return static_cast<double>(nodes.size());
-    });
+    registry.AddCallbackGauge("nodes", "live nodes", {},
+                              [this] { return static_cast<double>(nodes.size()); });
     registry.AddCallbackGauge("promotion_in_flight_bytes", "bytes of promotions in flight", {},
                               [this] {
                                   return static_cast<double>(promotion_in_flight_bytes.load());
@@ -103,13 +92,13 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
     registry.AddCallbackGauge("disk_used_bytes", "LOCAL_DISK bytes held by live nodes", {},
                               [this] {
                                   uint64_t total = 0;
-                                  for (auto& n : AllNodes()) total += n->disk_used.load();
+                                  for (auto& n : nodes.All()) total += n->disk_used.load();
                                   return static_cast<double>(total);
                               });
     registry.AddCallbackGauge("disk_capacity_bytes", "LOCAL_DISK capacity of live nodes", {},
                               [this] {
                                   uint64_t total = 0;
-                                  for (auto& n : AllNodes()) total += n->spec.disk_capacity;
+                                  for (auto& n : nodes.All()) total += n->spec.disk_capacity;
                                   return static_cast<double>(total);
                               });
 }
@@ -122,20 +111,6 @@ Shard& StoreInternals::ShardFor(std::string_view key) { return shards[ShardIndex
 
 // ---------------- nodes ----------------
 
-std::shared_ptr<NodeState> StoreInternals::GetNode(NodeId id) const {
-    ReaderLock lock(nodes_mu);
-    auto it = nodes.find(id);
-    return it == nodes.end() ? nullptr : it->second;
-}
-
-std::vector<std::shared_ptr<NodeState>> StoreInternals::AllNodes() const {
-    ReaderLock lock(nodes_mu);
-    std::vector<std::shared_ptr<NodeState>> out;
-    out.reserve(nodes.size());
-    for (auto& [id, node] : nodes) out.push_back(node);
-    return out;
-}
-
 bool StoreInternals::HoldsReplica(NodeId node, const std::string& key, Generation generation,
                                   Tier tier, uint64_t offset) {
     Shard& shard = ShardFor(key);
@@ -146,27 +121,19 @@ bool StoreInternals::HoldsReplica(NodeId node, const std::string& key, Generatio
 }
 
 void StoreInternals::PushReleased(NodeId id, ReleasedRange range) {
-    if (auto node = GetNode(id)) {
-        MutexLock lock(node->queue_mu);
-        node->pending.released.push_back(std::move(range));
-    }
+    if (auto node = nodes.Get(id)) node->PushReleased(std::move(range));
 }
 
 void StoreInternals::PushDiskDelete(NodeId id, DiskDelete del) {
-    if (auto node = GetNode(id)) {
-        MutexLock lock(node->queue_mu);
-        node->pending.disk_deletes.push_back(std::move(del));
-        node->work_cv.NotifyAll();
-    }
+    if (auto node = nodes.Get(id)) node->PushDiskDelete(std::move(del));
 }
 
 // ---------------- DRAM ----------------
 
 std::optional<StoreInternals::Allocation> StoreInternals::TryAllocate(uint64_t size,
                                                                       NodeId preferred) {
-    auto all = AllNodes();
+    auto all = nodes.All();
     auto try_node = [&](NodeState& node) -> std::optional<Allocation> {
-        MutexLock lock(node.segment_mu);
         if (auto offset = node.segment.Allocate(size)) return Allocation{node.id, *offset};
         return std::nullopt;
     };
@@ -181,7 +148,6 @@ std::optional<StoreInternals::Allocation> StoreInternals::TryAllocate(uint64_t s
     std::vector<std::pair<uint64_t, NodeState*>> by_room;
     for (auto& node : all) {
         if (node->id == preferred) continue;
-        MutexLock lock(node->segment_mu);
         if (node->segment.largest_free_extent() >= SegmentAllocator::RoundUp(size)) {
             by_room.emplace_back(node->segment.free_bytes(), node.get());
         }
@@ -195,10 +161,7 @@ std::optional<StoreInternals::Allocation> StoreInternals::TryAllocate(uint64_t s
 }
 
 void StoreInternals::FreeMemory(NodeId id, uint64_t offset, uint64_t size) {
-    if (auto node = GetNode(id)) {
-        MutexLock lock(node->segment_mu);
-        node->segment.Free(offset, size);
-    }
+    if (auto node = nodes.Get(id)) node->segment.Free(offset, size);
     NotifyRoom();
 }
 
@@ -284,8 +247,7 @@ Result<StoreInternals::Allocation> StoreInternals::AllocateWithEviction(uint64_t
 
 uint64_t StoreInternals::DramCapacity() const {
     uint64_t total = 0;
-    for (auto& node : AllNodes()) {
-        MutexLock lock(node->segment_mu);
+    for (auto& node : nodes.All()) {
         total += node->segment.capacity();
     }
     return total;
@@ -293,8 +255,7 @@ uint64_t StoreInternals::DramCapacity() const {
 
 uint64_t StoreInternals::DramUsed() const {
     uint64_t total = 0;
-    for (auto& node : AllNodes()) {
-        MutexLock lock(node->segment_mu);
+    for (auto& node : nodes.All()) {
         total += node->segment.used();
     }
     return total;
@@ -302,8 +263,7 @@ uint64_t StoreInternals::DramUsed() const {
 
 uint64_t StoreInternals::LargestFreeExtent() const {
     uint64_t best = 0;
-    for (auto& node : AllNodes()) {
-        MutexLock lock(node->segment_mu);
+    for (auto& node : nodes.All()) {
         best = std::max(best, node->segment.largest_free_extent());
     }
     return best;
@@ -345,14 +305,14 @@ void StoreInternals::DropReplica(Shard& shard, ObjectMeta& meta, size_t index) {
 void StoreInternals::PutsInProgress(int delta) { puts_in_progress.fetch_add(delta); }
 
 void StoreInternals::NodeMemoryObjects(NodeId id, int delta) {
-    if (auto node = GetNode(id)) {
+    if (auto node = nodes.Get(id)) {
         node->memory_objects.fetch_add(static_cast<uint64_t>(static_cast<int64_t>(delta)),
                                        std::memory_order_relaxed);
     }
 }
 
 void StoreInternals::NodeDiskObjects(NodeId id, int delta, uint64_t bytes) {
-    if (auto node = GetNode(id)) {
+    if (auto node = nodes.Get(id)) {
         if (delta > 0) {
             node->disk_used.fetch_add(bytes);
             node->disk_objects.fetch_add(1);
@@ -392,7 +352,7 @@ void StoreInternals::EndOffload(ObjectMeta& meta) {
     meta.UnpinSource(Tier::kMemory);
     uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
     if (meta.offload->cleaning) clean_pending_bytes.fetch_sub(bytes);
-    if (auto node = GetNode(meta.offload->node)) node->offload_pending.fetch_sub(1);
+    if (auto node = nodes.Get(meta.offload->node)) node->offload_pending.fetch_sub(1);
     {
         // Under room_mu with a room event (see AllocateWithEviction); callers that free the
         // offload's DRAM (NotifyOffloadSuccess, DestroyObject) drop it before calling this, so
@@ -435,16 +395,14 @@ void StoreInternals::QueueOffload(ObjectMeta& meta, bool evict_after) {
     offload_in_flight.fetch_add(1, std::memory_order_relaxed);
     m.offload_in_flight.Inc();
     m.offload_queued.Inc();
-    if (auto node = GetNode(src->node)) {
+    if (auto node = nodes.Get(src->node)) {
         node->offload_pending.fetch_add(1);
-        MutexLock lock(node->queue_mu);
-        node->offload_queue.push_back({*meta.key, meta.generation});
-        node->work_cv.NotifyAll();
+        node->Push(TaskQueue::kOffload, {*meta.key, meta.generation});
     }
 }
 
 bool StoreInternals::OffloadQueueFull(NodeId id) const {
-    auto node = GetNode(id);
+    auto node = nodes.Get(id);
     return node && node->offload_pending.load() >=
                        static_cast<uint64_t>(config.offload_queue_limit());
 }

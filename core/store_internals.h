@@ -22,6 +22,7 @@
 #include "core/master_store.h"
 #include "core/metrics.h"
 #include "core/mutex.h"
+#include "core/node_table.h"
 #include "core/object.h"
 #include "core/segment_allocator.h"
 #include "core/thread_annotations.h"
@@ -33,42 +34,6 @@ struct Shard {
     std::unordered_map<std::string, ObjectMeta> objects MC_GUARDED_BY(mu);
     // Objects with a COMPLETE MEMORY replica, in the eviction order's lists.
     EvictionLists eviction_lists MC_GUARDED_BY(mu);
-};
-
-struct TaskRef {
-    std::string key;
-    Generation generation;
-};
-
-struct NodeState {
-    NodeId id = kNoNode;
-    NodeSpec spec;
-    std::atomic<int64_t> last_heartbeat_ns{0};
-
-    mutable Mutex segment_mu;
-    SegmentAllocator segment MC_GUARDED_BY(segment_mu);
-
-    // Leaves in the lock order: nothing else is locked while one of these is held.
-    Mutex queue_mu;
-    CondVar work_cv;
-    std::deque<TaskRef> offload_queue MC_GUARDED_BY(queue_mu);
-    std::deque<TaskRef> promotion_queue MC_GUARDED_BY(queue_mu);
-    HeartbeatReply pending MC_GUARDED_BY(queue_mu);  // not sent yet
-    HeartbeatReply unconfirmed MC_GUARDED_BY(queue_mu);  // sent, the node has not confirmed it
-    bool gone MC_GUARDED_BY(queue_mu) = false;  // expired/unregistered: wake long-polls
-
-    std::atomic<uint64_t> disk_used{0};
-    std::atomic<uint64_t> memory_objects{0};
-    std::atomic<uint64_t> disk_objects{0};
-    std::atomic<uint64_t> offload_pending{0};
-    // The first registration of this name in this master's lifetime: the master restarted (or
-    // the node is new), so what the node reports holding is adopted even for unknown keys.
-    // A later registration of the name claims unknown keys only from `departed`.
-    bool first_of_name = false;
-
-    NodeState(NodeId id_, const NodeSpec& spec_)
-        : id(id_), spec(spec_), segment(spec_.segment_capacity) {}
-    bool has_disk() const { return spec.disk_capacity > 0; }
 };
 
 // Metric handles, looked up once.
@@ -139,24 +104,12 @@ public:
     // Generations: epoch << 32 | counter.
     std::atomic<uint64_t> next_generation;
     Generation NewGeneration() { return next_generation.fetch_add(1, std::memory_order_relaxed); }
-    // Heartbeat reply seqs: store-unique (epoch-prefixed, like generations), so a node's
-    // confirmation of an earlier registration's reply never matches a later one's.
-    std::atomic<uint64_t> next_reply_seq;
     std::atomic<uint64_t> recency_clock{1};
     uint64_t NextRecency() { return recency_clock.fetch_add(1, std::memory_order_relaxed); }
 
     // ---- nodes ----
-    mutable SharedMutex nodes_mu;
-    std::map<NodeId, std::shared_ptr<NodeState>> nodes MC_GUARDED_BY(nodes_mu);
-    NodeId next_node_id MC_GUARDED_BY(nodes_mu) = 1;
-    // Names that registered in this master's lifetime (see NodeState::first_of_name).
-    std::unordered_set<std::string> names_seen MC_GUARDED_BY(nodes_mu);
-    // Per name, the latest incarnations a newer process replaced (bounded): they may not
-    // register again (MasterStore::RegisterNode).
-    std::unordered_map<std::string, std::deque<uint64_t>> superseded MC_GUARDED_BY(nodes_mu);
+    NodeTable nodes;
     DepartedObjects departed;  // what left with a node and may come back with it
-    std::shared_ptr<NodeState> GetNode(NodeId id) const;
-    std::vector<std::shared_ptr<NodeState>> AllNodes() const;
     void PushReleased(NodeId node, ReleasedRange range);
     // Whether `node` holds a replica of (key, generation) in `tier` (MEMORY: at `offset`),
     // in any state, including a promotion's staging range. Takes the key's shard lock.
@@ -241,27 +194,15 @@ public:
     // returns the task, or nullopt when the queued entry is stale (removed, new generation,
     // task ended or delivered already); stale entries are dropped.
     template <typename Task, typename Deliver>
-    std::vector<Task> DrainQueue(NodeId node_id, std::deque<TaskRef> NodeState::*queue,
-                                 size_t max, Nanos wait, Deliver deliver) {
+    std::vector<Task> DrainQueue(NodeId node_id, TaskQueue queue, size_t max, Nanos wait,
+                                 Deliver deliver) {
         std::vector<Task> out;
-        auto node = GetNode(node_id);
+        auto node = nodes.Get(node_id);
         if (!node || max == 0) return out;
-        std::deque<TaskRef>& q = (*node).*queue;
         const auto deadline = std::chrono::steady_clock::now() + wait;
         while (out.size() < max) {
-            std::vector<TaskRef> refs;
-            {
-                MutexLock lock(node->queue_mu);
-                if (out.empty() && wait.count() > 0) {
-                    while (q.empty() && !node->gone) {
-                        if (!node->work_cv.WaitUntil(node->queue_mu, deadline)) break;
-                    }
-                }
-                while (!q.empty() && refs.size() < max - out.size()) {
-                    refs.push_back(std::move(q.front()));
-                    q.pop_front();
-                }
-            }
+            std::vector<TaskRef> refs = node->Take(queue, max - out.size(),
+                                                   out.empty() && wait.count() > 0, deadline);
             if (refs.empty()) break;
             for (TaskRef& ref : refs) {
                 Shard& shard = ShardFor(ref.key);

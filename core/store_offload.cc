@@ -7,7 +7,7 @@ namespace mooncake {
 std::vector<OffloadTask> MasterStore::OffloadObjectHeartbeat(NodeId node_id, size_t max,
                                                              Nanos wait) {
     return in_->DrainQueue<OffloadTask>(
-        node_id, &NodeState::offload_queue, max, wait,
+        node_id, TaskQueue::kOffload, max, wait,
         [&](ObjectMeta& meta, const TaskRef& ref) -> std::optional<OffloadTask> {
             const Replica* src = meta.CompleteMemory();
             if (!meta.offload || meta.offload->node != node_id || meta.offload->delivered ||
@@ -109,7 +109,7 @@ Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
     if (mem == nullptr) {
         return Status::NotReady("key " + QuoteKey(key) + " is still being written");
     }
-    auto node = in_->GetNode(mem->node);
+    auto node = in_->nodes.Get(mem->node);
     if (!node || !node->has_disk()) {
         return Status::InvalidArgument("the node holding " + QuoteKey(key) +
                                        " has no LOCAL_DISK tier");
@@ -152,7 +152,7 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         return Status::HasLease("key " + QuoteKey(key) + " is leased by a reader; retry later");
     }
     if (mem->pins > 0) return Status::Busy("key " + QuoteKey(key) + " is pinned by a task");
-    auto node = in_->GetNode(mem->node);
+    auto node = in_->nodes.Get(mem->node);
     if (!meta.HasComplete(Tier::kLocalDisk) && config_.enable_offload() && node &&
         node->has_disk()) {
         if (in_->OffloadQueueFull(node->id)) {

@@ -69,7 +69,7 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
             return GateResult::kQueueFull;
         }
         // Gate 5: admit. The source stays on disk until the task ends.
-        holder = GetNode(source->node);
+        holder = nodes.Get(source->node);
         if (!holder) {
             promotion_in_flight.fetch_sub(1, std::memory_order_relaxed);
             promotion_in_flight_bytes.fetch_sub(size, std::memory_order_relaxed);
@@ -82,9 +82,7 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
             false, std::nullopt};
         m.promotion_queued.Inc();
         m.promotion_in_flight.Inc();
-        MutexLock queue_lock(holder->queue_mu);
-        holder->promotion_queue.push_back({std::string(key), generation});
-        holder->work_cv.NotifyAll();
+        holder->Push(TaskQueue::kPromotion, {std::string(key), generation});
     }
     (void)hash;
     return GateResult::kQueued;
@@ -206,7 +204,7 @@ size_t MasterStore::ProactivePromotionScan() {
 std::vector<PromotionTask> MasterStore::PromotionObjectHeartbeat(NodeId node_id, size_t max,
                                                                  Nanos wait) {
     return in_->DrainQueue<PromotionTask>(
-        node_id, &NodeState::promotion_queue, max, wait,
+        node_id, TaskQueue::kPromotion, max, wait,
         [&](ObjectMeta& meta, const TaskRef& ref) -> std::optional<PromotionTask> {
             if (!meta.promotion || meta.promotion->holder != node_id ||
                 meta.promotion->delivered) {
@@ -249,7 +247,7 @@ Result<ObjectMeta*> FindPromotion(Shard& shard, NodeId node, std::string_view ke
 Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_view key,
                                                      Generation generation, uint64_t size) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    if (!in_->GetNode(node)) return Status::UnknownNode("node " + std::to_string(node));
+    if (!in_->nodes.Get(node)) return Status::UnknownNode("node " + std::to_string(node));
     Shard& shard = in_->ShardFor(key);
     {
         MutexLock lock(shard.mu);

@@ -84,7 +84,7 @@ std::vector<Status> ForEachClaim(StoreInternals& in, const NodeState& node,
 
 Result<std::vector<Status>> MasterStore::RegisterDiskReplicas(
     NodeId node_id, std::span<const DiskReplicaReport> reports) {
-    auto node = in_->GetNode(node_id);
+    auto node = in_->nodes.Get(node_id);
     if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
     if (!node->has_disk()) return Status::InvalidArgument("node has no LOCAL_DISK tier");
     return ForEachClaim(*in_, *node, reports,
@@ -101,7 +101,7 @@ Result<std::vector<Status>> MasterStore::RegisterDiskReplicas(
 
 Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
     NodeId node_id, std::span<const MemoryReplicaReport> reports) {
-    auto node = in_->GetNode(node_id);
+    auto node = in_->nodes.Get(node_id);
     if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
     return ForEachClaim(*in_, *node, reports,
                         // Runs under shard.mu (ForEachClaim); clang-14 cannot tie a lambda's
@@ -116,11 +116,7 @@ Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
         // One MEMORY replica per object: a put or promotion in flight, or a copy elsewhere,
         // already owns the tier.
         if (meta.HasMemoryReplica()) return Status::AlreadyExists(QuoteKey(report.key) + " is already in MEMORY");
-        bool placed;
-        {
-            MutexLock segment_lock(node->segment_mu);
-            placed = node->segment.AllocateAt(report.offset, report.size);
-        }
+        const bool placed = node->segment.AllocateAt(report.offset, report.size);
         if (!placed) {
             return Status::InvalidArgument(
                 "range " + std::to_string(report.offset) + "+" + std::to_string(report.size) +
