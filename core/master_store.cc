@@ -74,7 +74,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         // A new incarnation: an older one that left with a node must not come back.
         in_->departed.Forget(key);
     }
-    Result<StoreInternals::Allocation> alloc = in_->AllocateWithEviction(
+    Result<DramPool::Allocation> alloc = in_->AllocateWithEviction(
         size, preferred, std::chrono::milliseconds(config_.put_wait_for_offload_ms()));
     if (!alloc.ok()) {
         in_->m.put_no_space.Inc();
@@ -83,7 +83,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     MutexLock lock(shard.mu);
     auto [it, inserted] = shard.objects.try_emplace(std::string(key));
     if (!inserted) {  // raced with another Put of the same key
-        in_->FreeMemory(alloc->node, alloc->offset, size);
+        in_->dram.Free(alloc->node, alloc->offset, size);
         return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
     }
     ObjectMeta& meta = it->second;

@@ -38,8 +38,8 @@ InvariantReport MasterStore::Walk(Totals& t) const {
 
     std::map<NodeId, NodeTally> tally;
     uint64_t memory_objects = 0;
-    t.dram_capacity = in_->DramCapacity();
-    t.dram_used = in_->DramUsed();
+    t.dram_capacity = in_->dram.Capacity();
+    t.dram_used = in_->dram.Used();
     for (Shard& shard : in_->shards) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {

@@ -120,16 +120,16 @@ size_t StoreInternals::Clean(uint64_t target) {
 }
 
 size_t MasterStore::RunWatermarkEviction() {
-    uint64_t capacity = in_->DramCapacity();
+    uint64_t capacity = in_->dram.Capacity();
     if (capacity == 0) return 0;
-    uint64_t used = in_->DramUsed();
+    uint64_t used = in_->dram.Used();
     double high = config_.eviction_high_watermark_ratio();
     if (static_cast<double>(used) <= high * static_cast<double>(capacity)) return 0;
     uint64_t target = static_cast<uint64_t>(config_.eviction_ratio() *
                                             static_cast<double>(capacity));
     if (config_.eviction_watermark_drop()) {
         // Free about eviction_ratio of capacity now, counting DRAM already on its way out.
-        uint64_t pending = in_->evict_pending_bytes.load();
+        uint64_t pending = in_->dram.evict_pending_bytes();
         if (target <= pending) return 0;
         return in_->Evict(target - pending).victims;
     }

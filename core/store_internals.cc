@@ -74,11 +74,12 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       sketch(static_cast<uint64_t>(config_.promotion_sketch_width())),
       order(EvictionOrder::Make(ParseEvictionPolicy(config_.eviction_policy()))),
       next_generation((static_cast<uint64_t>(epoch) << 32) | 1),
-      nodes(epoch) {
+      nodes(epoch),
+      dram(nodes, config_) {
     registry.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},
-                              [this] { return static_cast<double>(DramCapacity()); });
+                              [this] { return static_cast<double>(dram.Capacity()); });
     registry.AddCallbackGauge("dram_used_bytes", "DRAM allocated in live nodes' segments", {},
-                              [this] { return static_cast<double>(DramUsed()); });
+                              [this] { return static_cast<double>(dram.Used()); });
     registry.AddCallbackGauge("objects", "objects with at least one replica", {},
                               [this] { return static_cast<double>(live_objects.load()); });
     registry.AddCallbackGauge("memory_objects", "objects with a COMPLETE MEMORY replica", {},
@@ -128,145 +129,10 @@ void StoreInternals::PushDiskDelete(NodeId id, DiskDelete del) {
     if (auto node = nodes.Get(id)) node->PushDiskDelete(std::move(del));
 }
 
-// ---------------- DRAM ----------------
-
-std::optional<StoreInternals::Allocation> StoreInternals::TryAllocate(uint64_t size,
-                                                                      NodeId preferred) {
-    auto all = nodes.All();
-    auto try_node = [&](NodeState& node) -> std::optional<Allocation> {
-        if (auto offset = node.segment.Allocate(size)) return Allocation{node.id, *offset};
-        return std::nullopt;
-    };
-    if (preferred != kNoNode) {
-        for (auto& node : all) {
-            if (node->id == preferred) {
-                if (auto a = try_node(*node)) return a;
-            }
-        }
-    }
-    // Then the node with the most free room, so load spreads over the segments.
-    std::vector<std::pair<uint64_t, NodeState*>> by_room;
-    for (auto& node : all) {
-        if (node->id == preferred) continue;
-        if (node->segment.largest_free_extent() >= SegmentAllocator::RoundUp(size)) {
-            by_room.emplace_back(node->segment.free_bytes(), node.get());
-        }
-    }
-    std::sort(by_room.begin(), by_room.end(),
-              [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (auto& [room, node] : by_room) {
-        if (auto a = try_node(*node)) return a;
-    }
-    return std::nullopt;
-}
-
-void StoreInternals::FreeMemory(NodeId id, uint64_t offset, uint64_t size) {
-    if (auto node = nodes.Get(id)) node->segment.Free(offset, size);
-    NotifyRoom();
-}
-
-void StoreInternals::NotifyRoom() {
-    MutexLock lock(room_mu);
-    ++room_events;
-    room_cv.NotifyAll();
-}
-
-Result<StoreInternals::Allocation> StoreInternals::AllocateWithEviction(uint64_t size,
-                                                                        NodeId preferred,
-                                                                        Nanos wait) {
-    const auto give_up_at = std::chrono::steady_clock::now() + wait;
-    const uint64_t need = SegmentAllocator::RoundUp(size);
-    struct WaitingCount {  // this allocation's share of waiting_bytes while it waits
-        std::atomic<uint64_t>& total;
-        uint64_t bytes = 0;
-        void Add(uint64_t b) {
-            if (bytes == 0) total.fetch_add(bytes = b);
-        }
-        ~WaitingCount() {
-            if (bytes != 0) total.fetch_sub(bytes);
-        }
-    } waiting{waiting_bytes};
-    for (;;) {
-        uint64_t seen_events;
-        {
-            MutexLock lock(room_mu);
-            seen_events = room_events;
-        }
-        if (auto a = TryAllocate(size, preferred)) return *a;
-        // Evict only when the DRAM already on its way out does not cover what the waiting
-        // allocations (this one included) need. (Was: Evict on every wake-up, so a waiter that
-        // lost the freed room to another queued one more victim each time, and racing Puts
-        // drained DRAM far below capacity; ConcurrencyTest.PutsUnderPressureWait...)
-        EvictResult evicted;
-        const uint64_t wanted = waiting_bytes.load() + (waiting.bytes ? 0 : need);
-        const uint64_t coming = evict_pending_bytes.load();
-        if (coming < wanted) evicted = Evict(wanted - coming);
-        if (evicted.freed > 0) continue;
-        // Room is on its way while any offload is in flight: an offload-on-evict drops its
-        // MEMORY copy when done, and any other (at PutEnd, manual, watermark clean) makes its
-        // pinned MEMORY copy droppable. Only with none in flight is waiting pointless.
-        // (Was: evict_pending_bytes only, so with offload at PutEnd a Put into DRAM full of
-        // objects pinned by their disk writes failed at once instead of waiting; see
-        // OffloadTest.PutWaitsForPutEndOffloadsInFlightBeforeGivingUp.)
-        // Checked under room_mu, with the room events: EndOffload ends an offload's accounting
-        // under room_mu with an event, after the DRAM it frees is free. So an offload that
-        // ended after seen_events makes us look again, and one that ended before had freed its
-        // room before TryAllocate looked: DRAM freed by another thread (an offload done, a
-        // Remove) is never missed. (Was: NoSpace with free DRAM under concurrency;
-        // ConcurrencyTest.PutsUnderPressureWaitWhileANodeDrainsOffloads.)
-        bool nothing_coming;
-        {
-            MutexLock lock(room_mu);
-            if (room_events != seen_events) continue;
-            nothing_coming = evict_pending_bytes.load() == 0 && offload_in_flight.load() == 0;
-        }
-        if (nothing_coming) {
-            return Status::NoSpace("DRAM is full and every evictable object is leased or "
-                                   "pinned (" + FormatSize(DramUsed()) + " of " +
-                                   FormatSize(DramCapacity()) + " in use)");
-        }
-        // Offloads in flight will free room: wait for one to finish, within the budget.
-        waiting.Add(need);
-        bool timed_out = false;
-        {
-            MutexLock lock(room_mu);
-            while (room_events == seen_events) {
-                if (!room_cv.WaitUntil(room_mu, give_up_at)) {
-                    timed_out = room_events == seen_events;
-                    break;
-                }
-            }
-        }
-        if (timed_out) {
-            if (auto a = TryAllocate(size, preferred)) return *a;
-            return Status::NoSpace("DRAM is full; offloads in flight did not free room within " +
-                                   std::to_string(config.put_wait_for_offload_ms()) + " ms");
-        }
-    }
-}
-
-uint64_t StoreInternals::DramCapacity() const {
-    uint64_t total = 0;
-    for (auto& node : nodes.All()) {
-        total += node->segment.capacity();
-    }
-    return total;
-}
-
-uint64_t StoreInternals::DramUsed() const {
-    uint64_t total = 0;
-    for (auto& node : nodes.All()) {
-        total += node->segment.used();
-    }
-    return total;
-}
-
-uint64_t StoreInternals::LargestFreeExtent() const {
-    uint64_t best = 0;
-    for (auto& node : nodes.All()) {
-        best = std::max(best, node->segment.largest_free_extent());
-    }
-    return best;
+Result<DramPool::Allocation> StoreInternals::AllocateWithEviction(uint64_t size,
+                                                                  NodeId preferred, Nanos wait) {
+    return dram.Allocate(size, preferred, wait,
+                         [this](uint64_t bytes) { return Evict(bytes).freed; });
 }
 
 // ---------------- object operations ----------------
@@ -296,7 +162,7 @@ void StoreInternals::DropReplica(Shard& shard, ObjectMeta& meta, size_t index) {
             LruUnlink(shard, meta);
         }
         PushReleased(r.node, {*meta.key, meta.generation, r.offset, meta.size});
-        FreeMemory(r.node, r.offset, meta.size);
+        dram.Free(r.node, r.offset, meta.size);
     } else {
         PushDiskDelete(r.node, {*meta.key, meta.generation});
     }
@@ -327,7 +193,7 @@ void StoreInternals::EndPromotion(ObjectMeta& meta) {
     PromotionState& p = *meta.promotion;
     if (p.staging) {
         PushReleased(p.staging->node, {*meta.key, meta.generation, p.staging->offset, meta.size});
-        FreeMemory(p.staging->node, p.staging->offset, meta.size);
+        dram.Free(p.staging->node, p.staging->offset, meta.size);
     }
     meta.UnpinSource(Tier::kLocalDisk);
     meta.promotion.reset();
@@ -344,7 +210,7 @@ void StoreInternals::CancelTasks(ObjectMeta& meta) {
     if (meta.offload) {
         EndOffload(meta);
         m.offload_cancelled.Inc();
-        NotifyRoom();
+        dram.NotifyRoom();
     }
 }
 
@@ -353,16 +219,9 @@ void StoreInternals::EndOffload(ObjectMeta& meta) {
     uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
     if (meta.offload->cleaning) clean_pending_bytes.fetch_sub(bytes);
     if (auto node = nodes.Get(meta.offload->node)) node->offload_pending.fetch_sub(1);
-    {
-        // Under room_mu with a room event (see AllocateWithEviction); callers that free the
-        // offload's DRAM (NotifyOffloadSuccess, DestroyObject) drop it before calling this, so
-        // a waiting allocation never sees "nothing in flight" before it can see the room.
-        MutexLock lock(room_mu);
-        if (meta.offload->evict_after) evict_pending_bytes.fetch_sub(bytes);
-        offload_in_flight.fetch_sub(1, std::memory_order_relaxed);
-        ++room_events;
-        room_cv.NotifyAll();
-    }
+    // Callers that free the offload's DRAM (NotifyOffloadSuccess, DestroyObject) drop it
+    // before calling this (see DramPool::OffloadEnded).
+    dram.OffloadEnded(meta.offload->evict_after ? bytes : 0);
     meta.offload.reset();
     m.offload_in_flight.Dec();
 }
@@ -391,8 +250,7 @@ void StoreInternals::QueueOffload(ObjectMeta& meta, bool evict_after) {
     meta.offload = OffloadState{src->node, now,
                                 now + std::chrono::seconds(config.offload_task_timeout_sec()),
                                 false, evict_after};
-    if (evict_after) evict_pending_bytes.fetch_add(SegmentAllocator::RoundUp(meta.size));
-    offload_in_flight.fetch_add(1, std::memory_order_relaxed);
+    dram.OffloadQueued(evict_after ? SegmentAllocator::RoundUp(meta.size) : 0);
     m.offload_in_flight.Inc();
     m.offload_queued.Inc();
     if (auto node = nodes.Get(src->node)) {
@@ -441,7 +299,7 @@ void StoreInternals::UpdateSketchWindow() {
     // lifetime never reaches the threshold, longer and old popularity outlives its use.
     uint64_t objects = memory_objects.load();
     uint64_t bytes = memory_object_bytes.load();
-    uint64_t capacity = DramCapacity();
+    uint64_t capacity = dram.Capacity();
     uint64_t per_object = objects > 0 ? std::max<uint64_t>(bytes / objects, 1) : 0;
     uint64_t capacity_objects = per_object > 0 ? capacity / per_object : 0;
     sketch.set_window(std::max<uint64_t>(4096, capacity_objects * 8));

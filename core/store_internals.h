@@ -23,6 +23,7 @@
 #include "core/metrics.h"
 #include "core/mutex.h"
 #include "core/node_table.h"
+#include "core/dram_pool.h"
 #include "core/object.h"
 #include "core/segment_allocator.h"
 #include "core/thread_annotations.h"
@@ -118,19 +119,9 @@ public:
     void PushDiskDelete(NodeId node, DiskDelete del);
 
     // ---- DRAM ----
-    struct Allocation {
-        NodeId node;
-        uint64_t offset;
-    };
-    // One attempt, no eviction: `preferred` first, then the node with the most free room.
-    std::optional<Allocation> TryAllocate(uint64_t size, NodeId preferred);
-    void FreeMemory(NodeId node, uint64_t offset, uint64_t size);
-    // Allocates, evicting LRU objects for room; waits up to `wait` (real time) for offloads
-    // in flight. NoSpace when room cannot be had.
-    Result<Allocation> AllocateWithEviction(uint64_t size, NodeId preferred, Nanos wait);
-    uint64_t DramCapacity() const;
-    uint64_t DramUsed() const;
-    uint64_t LargestFreeExtent() const;
+    DramPool dram;
+    // Allocates, evicting for room (Evict); see DramPool::Allocate.
+    Result<DramPool::Allocation> AllocateWithEviction(uint64_t size, NodeId preferred, Nanos wait);
     std::atomic<uint64_t> live_objects{0};
     std::atomic<int64_t> puts_in_progress{0};  // PROCESSING MEMORY replicas of unended Puts
     std::atomic<uint64_t> memory_objects{0};  // objects with a COMPLETE MEMORY replica
@@ -138,13 +129,6 @@ public:
 
     // ---- eviction ----
     Mutex eviction_mu;  // one evictor at a time, so rounds do not over-evict
-    Mutex room_mu;         // with room_cv: Puts waiting for offloads to free DRAM
-    CondVar room_cv;
-    uint64_t room_events MC_GUARDED_BY(room_mu) = 0;  // bumped whenever DRAM may have freed
-    std::atomic<uint64_t> evict_pending_bytes{0};  // MEMORY bytes queued for offload-then-drop
-    // Bytes the allocations waiting in AllocateWithEviction need: eviction queues no more
-    // offload-then-drop bytes than that, so racing waiters do not over-evict.
-    std::atomic<uint64_t> waiting_bytes{0};
     std::atomic<uint64_t> clean_pending_bytes{0};  // MEMORY bytes queued for a disk copy only
     struct EvictResult {
         uint64_t freed = 0;    // DRAM freed now
@@ -163,7 +147,6 @@ public:
     size_t Clean(uint64_t target);
     // Ends an offload task's accounting (pin, pending bytes, gauges); the caller counts it.
     void EndOffload(ObjectMeta& meta);
-    void NotifyRoom();
 
     // ---- shared object operations (callers hold the shard lock) ----
     // A fresh recency, and (with a COMPLETE MEMORY replica) most recent in the eviction order.
@@ -222,7 +205,6 @@ public:
     // ---- promotion ----
     std::atomic<int64_t> promotion_in_flight{0};
     std::atomic<uint64_t> promotion_in_flight_bytes{0};
-    std::atomic<int64_t> offload_in_flight{0};
     enum class Trigger { kHit, kManual, kManualForce, kRetry, kProactive };
     // Gates 2..5 (gate 1 is applied by the caller for hits). Returns the outcome.
     enum class GateResult { kQueued, kAdmissionGated, kWatermarkGated, kDeduplicated, kQueueFull,

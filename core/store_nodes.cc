@@ -25,7 +25,7 @@ Result<NodeId> MasterStore::RegisterNode(const NodeSpec& spec) {
         CleanupNode(*in_, replaced);
         in_->m.nodes_replaced.Inc();
     }
-    in_->NotifyRoom();
+    in_->dram.NotifyRoom();
     return id;
 }
 
@@ -84,7 +84,7 @@ Status RemoveNode(StoreInternals& in, NodeId id) {
     std::shared_ptr<NodeState> node = in.nodes.Remove(id);
     if (!node) return Status::UnknownNode("node " + std::to_string(id));
     CleanupNode(in, node);
-    in.NotifyRoom();
+    in.dram.NotifyRoom();
     return Status::Ok();
 }
 

@@ -71,7 +71,7 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
         }
         in_->EndOffload(meta);
     }
-    in_->NotifyRoom();
+    in_->dram.NotifyRoom();
     return Status::Ok();
 }
 
@@ -90,7 +90,7 @@ Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
         in_->EndOffload(meta);
         in_->m.offload_failed.Inc();
     }
-    in_->NotifyRoom();  // waiting Puts re-evaluate: this DRAM will not free by itself
+    in_->dram.NotifyRoom();  // waiting Puts re-evaluate: this DRAM will not free by itself
     return Status::Ok();
 }
 
@@ -144,7 +144,7 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         // MEMORY never dropped; EvictionTest.ManualEvictDuringAPutEndOffloadDropsMemory...)
         if (!meta.offload->evict_after) {
             meta.offload->evict_after = true;
-            in_->evict_pending_bytes.fetch_add(SegmentAllocator::RoundUp(meta.size));
+            in_->dram.AddEvictPending(SegmentAllocator::RoundUp(meta.size));
         }
         return ManualOutcome::kInFlight;
     }

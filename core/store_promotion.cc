@@ -14,7 +14,7 @@ namespace mooncake {
 
 uint64_t StoreInternals::PromotionBytesLimit() const {
     uint64_t knob = config.promotion_inflight_bytes_limit();
-    return knob > 0 ? knob : std::max<uint64_t>(DramCapacity() / 4, 1);
+    return knob > 0 ? knob : std::max<uint64_t>(dram.Capacity() / 4, 1);
 }
 
 StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
@@ -24,13 +24,13 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
     const bool counted = trigger == Trigger::kHit;
     // Gate 2: DRAM pressure.
     if (trigger != Trigger::kManualForce) {
-        uint64_t capacity = DramCapacity();
-        bool over_high = static_cast<double>(DramUsed()) >=
+        uint64_t capacity = dram.Capacity();
+        bool over_high = static_cast<double>(dram.Used()) >=
                          config.eviction_high_watermark_ratio() * static_cast<double>(capacity);
         bool refused = false;
         if (config.promotion_strict_watermark() && over_high) {
             refused = true;  // the RFC's interlock, for operators who ask for it
-        } else if (LargestFreeExtent() < SegmentAllocator::RoundUp(size)) {
+        } else if (dram.LargestFreeExtent() < SegmentAllocator::RoundUp(size)) {
             // A full cache: promote by displacing colder objects, as a Put would.
             VictimInfo victims = PeekVictims(size);
             bool compare = config.promotion_compare_victims() && trigger != Trigger::kManual;
@@ -264,18 +264,18 @@ Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_vi
         }
     }
     // Allocation may evict, which takes other shards' locks: not under ours.
-    Result<StoreInternals::Allocation> alloc = in_->AllocateWithEviction(size, node, Nanos(0));
+    Result<DramPool::Allocation> alloc = in_->AllocateWithEviction(size, node, Nanos(0));
     MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
     if (!found.ok() || (*found)->promotion->staging) {
         // Cancelled meanwhile (or a racing duplicate call won): give the DRAM back.
-        if (alloc.ok()) in_->FreeMemory(alloc->node, alloc->offset, size);
+        if (alloc.ok()) in_->dram.Free(alloc->node, alloc->offset, size);
         if (!found.ok()) return found.status();
         const Replica& s = *(*found)->promotion->staging;
         return ReplicaDesc{s.tier, s.state, s.node, s.offset, size, 0};
     }
     ObjectMeta& meta = **found;
-    if (!alloc.ok() && in_->evict_pending_bytes.load() > 0) {
+    if (!alloc.ok() && in_->dram.evict_pending_bytes() > 0) {
         // Eviction is offloading colder objects to make room: the task stays; retry shortly.
         return Status::NotReady("DRAM for " + QuoteKey(key) +
                                 " is being freed by offloads in flight; retry");
@@ -338,7 +338,7 @@ Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
 
 size_t MasterStore::ReapPromotionTasks() {
     size_t reaped = 0;
-    if (in_->promotion_in_flight.load() == 0 && in_->offload_in_flight.load() == 0) return 0;
+    if (in_->promotion_in_flight.load() == 0 && in_->dram.offloads_in_flight() == 0) return 0;
     Nanos now = clock_.Now();
     for (Shard& shard : in_->shards) {
         MutexLock lock(shard.mu);
