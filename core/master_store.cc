@@ -65,7 +65,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
                                        " is larger than any DRAM segment (largest " +
                                        FormatSize(largest_segment) + ")");
     }
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     {
         MutexLock lock(shard.mu);
         if (shard.objects.count(std::string(key))) {
@@ -81,21 +81,19 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         return alloc.status();
     }
     MutexLock lock(shard.mu);
-    auto [it, inserted] = shard.objects.try_emplace(std::string(key));
+    auto [created, inserted] = in_->table.Insert(shard, std::string(key));
     if (!inserted) {  // raced with another Put of the same key
         in_->dram.Free(alloc->node, alloc->offset, size);
         return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
     }
-    ObjectMeta& meta = it->second;
-    meta.key = &it->first;
-    meta.generation = in_->NewGeneration();
+    ObjectMeta& meta = *created;
+    meta.generation = in_->table.NewGeneration();
     meta.size = size;
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     meta.hash = AdmissionSketch::Hash(key);
     in_->order->OnPut(meta, hint, clock_.Now(), in_->memory_objects.load());
     meta.StartPut(*in_, alloc->node, alloc->offset);
-    in_->live_objects.fetch_add(1, std::memory_order_relaxed);
     PutStartReply reply;
     reply.generation = meta.generation;
     reply.replica = {Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, size, 0};
@@ -128,7 +126,7 @@ Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
 
 Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
     if (!found.ok()) return found.status();
@@ -149,7 +147,7 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
 
 Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
     if (!found.ok()) return found.status();
@@ -165,7 +163,7 @@ Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation 
 Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     const bool promote_on_hit = config_.promotion_on_hit();
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     ObjectView view;
     bool trigger = false;
     uint64_t hash = 0;  // AdmissionSketch::Hash(key), kept in the object's metadata
@@ -227,7 +225,7 @@ std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
 
 Status MasterStore::Remove(std::string_view key, bool force) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
@@ -256,7 +254,7 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
     size_t removed = 0;
     size_t leased = 0;
     Nanos now = clock_.Now();
-    for (Shard& shard : in_->shards) {
+    for (Shard& shard : in_->table.shards()) {
         MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> victims;
         for (auto& [key, meta] : shard.objects) {
@@ -280,7 +278,7 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
 
 Result<bool> MasterStore::Exists(std::string_view key) const {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) return false;
@@ -298,7 +296,7 @@ size_t ReapStalePuts(StoreInternals& in) {
     size_t reaped = 0;
     if (in.puts_in_progress.load() == 0) return 0;
     Nanos now = in.clock.Now();
-    for (Shard& shard : in.shards) {
+    for (Shard& shard : in.table.shards()) {
         MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> stale;
         for (auto& [key, meta] : shard.objects) {

@@ -8,7 +8,7 @@ namespace mooncake {
 
 Result<ObjectView> MasterStore::Stat(std::string_view key) const {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
@@ -25,7 +25,7 @@ std::vector<ObjectView> MasterStore::List(const ListOptions& options) const {
     auto cmp = [](const ObjectView& a, const ObjectView& b) { return a.key < b.key; };
     std::priority_queue<ObjectView, std::vector<ObjectView>, decltype(cmp)> heap(cmp);
     if (options.limit == 0) return {};
-    for (Shard& shard : in_->shards) {
+    for (Shard& shard : in_->table.shards()) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (key.compare(0, options.prefix.size(), options.prefix) != 0) continue;
@@ -65,7 +65,7 @@ std::vector<NodeInfo> MasterStore::Nodes() const {
 std::vector<TaskView> MasterStore::Tasks() const {
     std::vector<TaskView> out;
     Nanos now = clock_.Now();
-    for (Shard& shard : in_->shards) {
+    for (Shard& shard : in_->table.shards()) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (meta.promotion) {
@@ -91,7 +91,7 @@ std::vector<HotKey> MasterStore::Hot(size_t limit) const {
     };
     std::priority_queue<HotKey, std::vector<HotKey>, decltype(colder)> heap(colder);
     if (limit == 0) return {};
-    for (Shard& shard : in_->shards) {
+    for (Shard& shard : in_->table.shards()) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (!meta.DiskOnly()) continue;

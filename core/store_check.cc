@@ -40,7 +40,7 @@ InvariantReport MasterStore::Walk(Totals& t) const {
     uint64_t memory_objects = 0;
     t.dram_capacity = in_->dram.Capacity();
     t.dram_used = in_->dram.Used();
-    for (Shard& shard : in_->shards) {
+    for (Shard& shard : in_->table.shards()) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             ++t.objects;
@@ -146,8 +146,8 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         fail("promotion bytes in flight " + std::to_string(in_->promotion_in_flight_bytes.load()) +
              " != walk " + std::to_string(t.promotion_in_flight_bytes));
     }
-    if (in_->live_objects.load() != t.objects) {
-        fail("objects gauge " + std::to_string(in_->live_objects.load()) + " != walk " +
+    if (in_->table.live() != t.objects) {
+        fail("objects gauge " + std::to_string(in_->table.live()) + " != walk " +
              std::to_string(t.objects));
     }
     if (in_->memory_objects.load() != memory_objects) {

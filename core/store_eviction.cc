@@ -20,8 +20,8 @@ using Candidate = EvictionCandidate;
 std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
     std::vector<Candidate> out;
     std::unique_ptr<EvictionOrder::Round> round = in.order->StartRound(in.clock.Now());
-    for (size_t s = 0; s < StoreInternals::kShardCount; ++s) {
-        Shard& shard = in.shards[s];
+    for (size_t s = 0; s < ObjectTable::kShardCount; ++s) {
+        Shard& shard = in.table.shard(s);
         MutexLock lock(shard.mu);
         round->Collect(shard.eviction_lists, s, per_shard, out);
     }
@@ -37,7 +37,7 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
     const bool offload = config.enable_offload();
     for (const Candidate& c : CollectCandidates(*this, target)) {
         if (result.freed + result.pending >= target) break;
-        Shard& shard = shards[c.shard];
+        Shard& shard = table.shard(c.shard);
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(c.key);
         if (it == shard.objects.end()) continue;
@@ -92,14 +92,14 @@ size_t StoreInternals::Clean(uint64_t target) {
     // Keys spread evenly over shards, so twice each shard's fair share of the cold end covers
     // the global cold end closely enough — cleaning need not be exact, and this keeps a round
     // cheap however large the cache is.
-    uint64_t per_shard = 2 * target / kShardCount + SegmentAllocator::RoundUp(1);
+    uint64_t per_shard = 2 * target / ObjectTable::kShardCount + SegmentAllocator::RoundUp(1);
     uint64_t covered = clean_pending_bytes.load();
     size_t queued = 0;
     for (const Candidate& c : CollectCandidates(*this, per_shard)) {
         if (covered >= target) break;
         covered += c.bytes;
         if (c.clean) continue;
-        Shard& shard = shards[c.shard];
+        Shard& shard = table.shard(c.shard);
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(c.key);
         if (it == shard.objects.end()) continue;

@@ -73,7 +73,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       m(registry),
       sketch(static_cast<uint64_t>(config_.promotion_sketch_width())),
       order(EvictionOrder::Make(ParseEvictionPolicy(config_.eviction_policy()))),
-      next_generation((static_cast<uint64_t>(epoch) << 32) | 1),
+      table(epoch),
       nodes(epoch),
       dram(nodes, config_) {
     registry.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},
@@ -81,7 +81,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
     registry.AddCallbackGauge("dram_used_bytes", "DRAM allocated in live nodes' segments", {},
                               [this] { return static_cast<double>(dram.Used()); });
     registry.AddCallbackGauge("objects", "objects with at least one replica", {},
-                              [this] { return static_cast<double>(live_objects.load()); });
+                              [this] { return static_cast<double>(table.live()); });
     registry.AddCallbackGauge("memory_objects", "objects with a COMPLETE MEMORY replica", {},
                               [this] { return static_cast<double>(memory_objects.load()); });
     registry.AddCallbackGauge("nodes", "live nodes", {},
@@ -104,17 +104,9 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
                               });
 }
 
-size_t StoreInternals::ShardIndex(std::string_view key) const {
-    return std::hash<std::string_view>{}(key) % kShardCount;
-}
-
-Shard& StoreInternals::ShardFor(std::string_view key) { return shards[ShardIndex(key)]; }
-
-// ---------------- nodes ----------------
-
 bool StoreInternals::HoldsReplica(NodeId node, const std::string& key, Generation generation,
                                   Tier tier, uint64_t offset) {
-    Shard& shard = ShardFor(key);
+    Shard& shard = table.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(key);
     if (it == shard.objects.end() || it->second.generation != generation) return false;
@@ -138,7 +130,7 @@ Result<DramPool::Allocation> StoreInternals::AllocateWithEviction(uint64_t size,
 // ---------------- object operations ----------------
 
 void StoreInternals::LruTouch(Shard& shard, ObjectMeta& meta) {
-    meta.recency = NextRecency();
+    meta.recency = table.NextRecency();
     if (meta.eviction.listed) {
         order->Touch(shard.eviction_lists, meta);
     } else if (meta.HasComplete(Tier::kMemory)) {
@@ -228,9 +220,7 @@ void StoreInternals::EndOffload(ObjectMeta& meta) {
 
 void StoreInternals::EraseObject(Shard& shard, ObjectMeta& meta) {
     LruUnlink(shard, meta);
-    std::string key = *meta.key;
-    shard.objects.erase(key);
-    live_objects.fetch_sub(1, std::memory_order_relaxed);
+    table.Erase(shard, meta);
 }
 
 void StoreInternals::DestroyObject(Shard& shard, ObjectMeta& meta) {

@@ -23,19 +23,13 @@
 #include "core/metrics.h"
 #include "core/mutex.h"
 #include "core/node_table.h"
+#include "core/object_table.h"
 #include "core/dram_pool.h"
 #include "core/object.h"
 #include "core/segment_allocator.h"
 #include "core/thread_annotations.h"
 
 namespace mooncake {
-
-struct Shard {
-    mutable Mutex mu;
-    std::unordered_map<std::string, ObjectMeta> objects MC_GUARDED_BY(mu);
-    // Objects with a COMPLETE MEMORY replica, in the eviction order's lists.
-    EvictionLists eviction_lists MC_GUARDED_BY(mu);
-};
 
 // Metric handles, looked up once.
 struct StoreMetrics {
@@ -86,8 +80,6 @@ struct RetryCandidate {
 
 class StoreInternals : public ObjectTallies {
 public:
-    static constexpr size_t kShardCount = 64;
-
     StoreInternals(MasterStore& store, Config& config, const Clock& clock,
                    MetricsRegistry& registry, uint32_t epoch);
 
@@ -98,15 +90,7 @@ public:
     AdmissionSketch sketch;
     std::unique_ptr<EvictionOrder> order;  // the eviction_policy knob, read once at start
 
-    std::array<Shard, kShardCount> shards;
-    Shard& ShardFor(std::string_view key);
-    size_t ShardIndex(std::string_view key) const;
-
-    // Generations: epoch << 32 | counter.
-    std::atomic<uint64_t> next_generation;
-    Generation NewGeneration() { return next_generation.fetch_add(1, std::memory_order_relaxed); }
-    std::atomic<uint64_t> recency_clock{1};
-    uint64_t NextRecency() { return recency_clock.fetch_add(1, std::memory_order_relaxed); }
+    ObjectTable table;
 
     // ---- nodes ----
     NodeTable nodes;
@@ -122,7 +106,6 @@ public:
     DramPool dram;
     // Allocates, evicting for room (Evict); see DramPool::Allocate.
     Result<DramPool::Allocation> AllocateWithEviction(uint64_t size, NodeId preferred, Nanos wait);
-    std::atomic<uint64_t> live_objects{0};
     std::atomic<int64_t> puts_in_progress{0};  // PROCESSING MEMORY replicas of unended Puts
     std::atomic<uint64_t> memory_objects{0};  // objects with a COMPLETE MEMORY replica
     std::atomic<uint64_t> memory_object_bytes{0};
@@ -188,7 +171,7 @@ public:
                                                    out.empty() && wait.count() > 0, deadline);
             if (refs.empty()) break;
             for (TaskRef& ref : refs) {
-                Shard& shard = ShardFor(ref.key);
+                Shard& shard = table.ShardFor(ref.key);
                 MutexLock lock(shard.mu);
                 auto it = shard.objects.find(ref.key);
                 if (it == shard.objects.end() || it->second.generation != ref.generation) {

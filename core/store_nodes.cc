@@ -57,7 +57,7 @@ namespace {
 void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node) {
     const NodeId id = node->id;
     node->MarkGone();
-    for (Shard& shard : in.shards) {
+    for (Shard& shard : in.table.shards()) {
         MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> emptied;
         for (auto& [key, meta] : shard.objects) {
@@ -108,7 +108,7 @@ Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view ke
                                              Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     if (!in_->nodes.Get(node_id)) return Status::UnknownNode("node " + std::to_string(node_id));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end() || it->second.generation != generation) {

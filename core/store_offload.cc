@@ -48,7 +48,7 @@ Result<ObjectMeta*> FindOffload(Shard& shard, NodeId node, std::string_view key,
 Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
                                          Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     {
         MutexLock lock(shard.mu);
         Result<ObjectMeta*> found = FindOffload(shard, node_id, key, generation);
@@ -78,7 +78,7 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
 Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
                                          Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     {
         MutexLock lock(shard.mu);
         Result<ObjectMeta*> found = FindOffload(shard, node_id, key, generation);
@@ -96,7 +96,7 @@ Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
 
 Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
@@ -124,7 +124,7 @@ Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
 
 Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {

@@ -42,7 +42,7 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
             return GateResult::kWatermarkGated;
         }
     }
-    Shard& shard = ShardFor(key);
+    Shard& shard = table.ShardFor(key);
     std::shared_ptr<NodeState> holder;
     {
         MutexLock lock(shard.mu);
@@ -129,7 +129,7 @@ size_t MasterStore::RetryRefusedCandidates() {
         uint64_t hash = 0;
         bool eligible = false;
         {
-            Shard& shard = in_->ShardFor(key);
+            Shard& shard = in_->table.ShardFor(key);
             MutexLock lock(shard.mu);
             auto it = shard.objects.find(key);
             if (it != shard.objects.end() && it->second.generation == generation &&
@@ -173,9 +173,9 @@ size_t MasterStore::ProactivePromotionScan() {
     const size_t budget = static_cast<size_t>(config_.proactive_promotion_budget());
     const uint32_t threshold = static_cast<uint32_t>(config_.proactive_promotion_threshold());
     std::vector<Pick> picks;
-    for (size_t i = 0; i < StoreInternals::kShardCount && picks.size() < budget; ++i) {
-        size_t s = in_->proactive_cursor.fetch_add(1) % StoreInternals::kShardCount;
-        Shard& shard = in_->shards[s];
+    for (size_t i = 0; i < ObjectTable::kShardCount && picks.size() < budget; ++i) {
+        size_t s = in_->proactive_cursor.fetch_add(1) % ObjectTable::kShardCount;
+        Shard& shard = in_->table.shard(s);
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (picks.size() >= budget) break;
@@ -248,7 +248,7 @@ Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_vi
                                                      Generation generation, uint64_t size) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     if (!in_->nodes.Get(node)) return Status::UnknownNode("node " + std::to_string(node));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     {
         MutexLock lock(shard.mu);
         Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
@@ -296,7 +296,7 @@ Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_vi
 Status MasterStore::NotifyPromotionSuccess(NodeId node, std::string_view key,
                                            Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
     if (!found.ok()) return found.status();
@@ -323,7 +323,7 @@ Status MasterStore::NotifyPromotionSuccess(NodeId node, std::string_view key,
 Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
                                            Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
     if (!found.ok()) {
@@ -340,7 +340,7 @@ size_t MasterStore::ReapPromotionTasks() {
     size_t reaped = 0;
     if (in_->promotion_in_flight.load() == 0 && in_->dram.offloads_in_flight() == 0) return 0;
     Nanos now = clock_.Now();
-    for (Shard& shard : in_->shards) {
+    for (Shard& shard : in_->table.shards()) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (meta.promotion && meta.promotion->deadline < now) {
@@ -363,7 +363,7 @@ Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
     uint64_t size;
     uint64_t hash;
     {
-        Shard& shard = in_->ShardFor(key);
+        Shard& shard = in_->table.ShardFor(key);
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) {

@@ -41,13 +41,10 @@ Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& nod
         return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
                                 "' was away; delete this copy");
     }
-    auto [created, inserted] = shard.objects.try_emplace(key);
-    ObjectMeta& meta = created->second;
-    meta.key = &created->first;
+    ObjectMeta& meta = *in.table.Insert(shard, key).first;
     meta.generation = generation;
     meta.size = size;
     meta.hash = AdmissionSketch::Hash(key);
-    in.live_objects.fetch_add(1, std::memory_order_relaxed);
     return &meta;
 }
 
@@ -68,7 +65,7 @@ std::vector<Status> ForEachClaim(StoreInternals& in, const NodeState& node,
     for (const Report& report : reports) {
         Status st = ValidateReport(report.key, report.generation, report.size);
         if (st.ok()) {
-            Shard& shard = in.ShardFor(report.key);
+            Shard& shard = in.table.ShardFor(report.key);
             MutexLock lock(shard.mu);
             Result<ObjectMeta*> claimed =
                 Claim(in, shard, node, report.key, report.generation, report.size);
