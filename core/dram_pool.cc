@@ -82,7 +82,7 @@ Result<DramPool::Allocation> DramPool::Allocate(uint64_t size, NodeId preferred,
         // (Was: evict_pending_bytes_ only, so with offload at PutEnd a Put into DRAM full of
         // objects pinned by their disk writes failed at once instead of waiting; see
         // OffloadTest.PutWaitsForPutEndOffloadsInFlightBeforeGivingUp.)
-        // Checked under room_mu_, with the room events: EndOffload ends an offload's accounting
+        // Checked under room_mu_, with the room events: OffloadPipeline::End ends an offload's accounting
         // under room_mu_ with an event, after the DRAM it frees is free. So an offload that
         // ended after seen_events makes us look again, and one that ended before had freed its
         // room before TryAllocate looked: DRAM freed by another thread (an offload done, a

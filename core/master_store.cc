@@ -138,8 +138,8 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
     if (config_.enable_offload() && !config_.offload_on_evict()) {
         auto node = in_->nodes.Get(mem->node);
         // Beyond the node's queue bound the copy is made later, when the object is evicted.
-        if (node && node->has_disk() && !in_->OffloadQueueFull(node->id)) {
-            in_->QueueOffload(meta, /*evict_after=*/false);
+        if (node && node->has_disk() && !in_->offload.QueueFull(node->id)) {
+            in_->offload.Queue(meta, /*evict_after=*/false);
         }
     }
     return Status::Ok();

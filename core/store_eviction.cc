@@ -34,7 +34,7 @@ std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard)
 StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
     MutexLock evict_lock(eviction_mu);
     EvictResult result;
-    const bool offload = config.enable_offload();
+    const bool offload_enabled = config.enable_offload();
     for (const Candidate& c : CollectCandidates(*this, target)) {
         if (result.freed + result.pending >= target) break;
         Shard& shard = table.shard(c.shard);
@@ -47,17 +47,17 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
         if (!meta.Evictable(clock.Now())) continue;
         const Replica* mem = meta.CompleteMemory();
         auto node = nodes.Get(mem->node);
-        bool keep_on_disk = offload && node && node->has_disk() &&
+        bool keep_on_disk = offload_enabled && node && node->has_disk() &&
                             !meta.HasComplete(Tier::kLocalDisk);
         // The node's offload queue is at offload_queue_limit: this one cannot go yet.
-        if (keep_on_disk && OffloadQueueFull(mem->node)) continue;
+        if (keep_on_disk && offload.QueueFull(mem->node)) continue;
         m.evictions.Inc();
         m.evicted_bytes.Inc(static_cast<double>(c.bytes));
         order->OnEvict(meta, clock.Now());
         ++result.victims;
         if (keep_on_disk) {
             // Offload first; the MEMORY copy stays readable until the disk copy exists.
-            QueueOffload(meta, /*evict_after=*/true);
+            offload.Queue(meta, /*evict_after=*/true);
             result.pending += c.bytes;
             continue;
         }
@@ -93,7 +93,7 @@ size_t StoreInternals::Clean(uint64_t target) {
     // the global cold end closely enough — cleaning need not be exact, and this keeps a round
     // cheap however large the cache is.
     uint64_t per_shard = 2 * target / ObjectTable::kShardCount + SegmentAllocator::RoundUp(1);
-    uint64_t covered = clean_pending_bytes.load();
+    uint64_t covered = offload.clean_pending_bytes();
     size_t queued = 0;
     for (const Candidate& c : CollectCandidates(*this, per_shard)) {
         if (covered >= target) break;
@@ -110,10 +110,9 @@ size_t StoreInternals::Clean(uint64_t target) {
         }
         const Replica* mem = meta.CompleteMemory();
         auto node = mem ? nodes.Get(mem->node) : nullptr;
-        if (!node || !node->has_disk() || mem->pins > 0 || OffloadQueueFull(node->id)) continue;
-        QueueOffload(meta, /*evict_after=*/false);
-        meta.offload->cleaning = true;
-        clean_pending_bytes.fetch_add(c.bytes);
+        if (!node || !node->has_disk() || mem->pins > 0 || offload.QueueFull(node->id)) continue;
+        offload.Queue(meta, /*evict_after=*/false);
+        offload.MarkCleaning(meta, c.bytes);
         ++queued;
     }
     return queued;

@@ -7,64 +7,6 @@
 
 namespace mooncake {
 
-namespace {
-
-Counter& Failed(MetricsRegistry& r, const char* reason) {
-    return r.GetCounter("promotion_failed_total",
-                        "promotions refused or failed, by reason (the RFC's names)",
-                        {{"reason", reason}});
-}
-
-}  // namespace
-
-StoreMetrics::StoreMetrics(MetricsRegistry& r)
-    : promotion_attempts(r.GetCounter(
-          "promotion_attempts_total",
-          "Gets of LOCAL_DISK-only objects that ran the promotion gates")),
-      promotion_queued(r.GetCounter("promotion_queued_total", "promotion tasks admitted")),
-      promotion_completed(r.GetCounter("promotion_completed_total",
-                                       "promotions committed to MEMORY")),
-      promotion_failed_admission(Failed(r, "admission_gated")),
-      promotion_failed_watermark(Failed(r, "watermark_gated")),
-      promotion_failed_queue_full(Failed(r, "queue_full")),
-      promotion_failed_alloc(Failed(r, "alloc_failed")),
-      promotion_failed_io(Failed(r, "io_failed")),
-      promotion_deduplicated(r.GetCounter("promotion_deduplicated_total",
-                                          "promotion triggers for a key that had a task")),
-      promotion_cancelled(r.GetCounter(
-          "promotion_cancelled_total",
-          "promotion tasks ended by Remove, node expiry, eviction or a new generation")),
-      promotion_expired(r.GetCounter("promotion_expired_total",
-                                     "promotion tasks expired by the reaper")),
-      promotion_retried(r.GetCounter("promotion_retried_total",
-                                     "refused candidates queued on retry")),
-      promotion_proactive(r.GetCounter("promotion_proactive_total",
-                                       "promotions queued by the proactive scan")),
-      promotion_in_flight(r.GetGauge("promotion_in_flight", "promotion tasks in flight")),
-      promotion_latency(r.GetHistogram("promotion_latency_seconds",
-                                       "promotion trigger to COMPLETE", LatencyBucketsSeconds())),
-      offload_queued(r.GetCounter("offload_queued_total", "offload tasks queued")),
-      offload_completed(r.GetCounter("offload_completed_total",
-                                     "offloads whose LOCAL_DISK copy was committed")),
-      offload_failed(r.GetCounter("offload_failed_total", "offloads the node reported failed")),
-      offload_cancelled(r.GetCounter("offload_cancelled_total",
-                                     "offload tasks ended by Remove, expiry or timeout")),
-      offload_bytes(r.GetCounter("offload_bytes_total", "bytes committed to LOCAL_DISK")),
-      offload_in_flight(r.GetGauge("offload_in_flight", "offload tasks in flight")),
-      evictions(r.GetCounter("evictions_total", "MEMORY replicas evicted (dropped or offloaded)")),
-      evicted_bytes(r.GetCounter("evicted_bytes_total", "DRAM bytes evicted")),
-      gets_memory(r.GetCounter("gets_total", "GetReplicaList answers by best tier served",
-                               {{"tier", "MEMORY"}})),
-      gets_disk(r.GetCounter("gets_total", "GetReplicaList answers by best tier served",
-                             {{"tier", "LOCAL_DISK"}})),
-      get_misses(r.GetCounter("get_misses_total", "GetReplicaList of a missing key")),
-      puts(r.GetCounter("puts_total", "Puts completed")),
-      put_no_space(r.GetCounter("put_no_space_total", "PutStarts refused for lack of DRAM")),
-      removes(r.GetCounter("removes_total", "objects removed")),
-      nodes_expired(r.GetCounter("nodes_expired_total", "nodes expired by missed heartbeats")),
-      nodes_replaced(r.GetCounter("nodes_replaced_total",
-                                  "registrations replaced by a restarted node of the same name")) {}
-
 StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock& clock_,
                                MetricsRegistry& registry, uint32_t epoch)
     : store(store_),
@@ -75,7 +17,8 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       order(EvictionOrder::Make(ParseEvictionPolicy(config_.eviction_policy()))),
       table(epoch),
       nodes(epoch),
-      dram(nodes, config_) {
+      dram(nodes, config_),
+      offload(config_, clock_, nodes, dram, m) {
     registry.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},
                               [this] { return static_cast<double>(dram.Capacity()); });
     registry.AddCallbackGauge("dram_used_bytes", "DRAM allocated in live nodes' segments", {},
@@ -200,22 +143,10 @@ void StoreInternals::CancelTasks(ObjectMeta& meta) {
         m.promotion_cancelled.Inc();
     }
     if (meta.offload) {
-        EndOffload(meta);
+        offload.End(meta);
         m.offload_cancelled.Inc();
         dram.NotifyRoom();
     }
-}
-
-void StoreInternals::EndOffload(ObjectMeta& meta) {
-    meta.UnpinSource(Tier::kMemory);
-    uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
-    if (meta.offload->cleaning) clean_pending_bytes.fetch_sub(bytes);
-    if (auto node = nodes.Get(meta.offload->node)) node->offload_pending.fetch_sub(1);
-    // Callers that free the offload's DRAM (NotifyOffloadSuccess, DestroyObject) drop it
-    // before calling this (see DramPool::OffloadEnded).
-    dram.OffloadEnded(meta.offload->evict_after ? bytes : 0);
-    meta.offload.reset();
-    m.offload_in_flight.Dec();
 }
 
 void StoreInternals::EraseObject(Shard& shard, ObjectMeta& meta) {
@@ -224,35 +155,12 @@ void StoreInternals::EraseObject(Shard& shard, ObjectMeta& meta) {
 }
 
 void StoreInternals::DestroyObject(Shard& shard, ObjectMeta& meta) {
-    // Replicas first, tasks second: an offload's accounting ends (EndOffload) only once the
+    // Replicas first, tasks second: an offload's accounting ends (OffloadPipeline::End) only once the
     // DRAM it was to free is free, so a waiting Put never sees "nothing in flight" before
     // it sees the room (see AllocateWithEviction). Unpinning a dropped source is a no-op.
     while (!meta.NoReplicas()) DropReplica(shard, meta, meta.replicas().size() - 1);
     CancelTasks(meta);
     EraseObject(shard, meta);
-}
-
-void StoreInternals::QueueOffload(ObjectMeta& meta, bool evict_after) {
-    const Replica* src = meta.CompleteMemory();
-    assert(src != nullptr && !meta.offload);
-    Nanos now = clock.Now();
-    meta.PinSource(Tier::kMemory);
-    meta.offload = OffloadState{src->node, now,
-                                now + std::chrono::seconds(config.offload_task_timeout_sec()),
-                                false, evict_after};
-    dram.OffloadQueued(evict_after ? SegmentAllocator::RoundUp(meta.size) : 0);
-    m.offload_in_flight.Inc();
-    m.offload_queued.Inc();
-    if (auto node = nodes.Get(src->node)) {
-        node->offload_pending.fetch_add(1);
-        node->Push(TaskQueue::kOffload, {*meta.key, meta.generation});
-    }
-}
-
-bool StoreInternals::OffloadQueueFull(NodeId id) const {
-    auto node = nodes.Get(id);
-    return node && node->offload_pending.load() >=
-                       static_cast<uint64_t>(config.offload_queue_limit());
 }
 
 ObjectView StoreInternals::MakeView(const ObjectMeta& meta, bool complete_only) const {

@@ -1,19 +1,15 @@
-// The inside of MasterStore: object metadata shards, the node table, task queues, metric
-// handles. Only core/store_*.cc include this.
+// The inside of MasterStore: the parts that own their state and lock — ObjectTable (shards),
+// NodeTable (nodes, their queues and segments), DramPool, EvictionOrder — wired together,
+// plus what is still shared between the store_*.cc operations: the eviction engine, the
+// offload and promotion task bookkeeping, object teardown and the metric handles.
+// Only core/store_*.cc and core/master_store.cc include this.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <list>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/admission_sketch.h"
@@ -21,6 +17,8 @@
 #include "core/departed_objects.h"
 #include "core/master_store.h"
 #include "core/metrics.h"
+#include "core/offload_pipeline.h"
+#include "core/store_metrics.h"
 #include "core/mutex.h"
 #include "core/node_table.h"
 #include "core/object_table.h"
@@ -30,45 +28,6 @@
 #include "core/thread_annotations.h"
 
 namespace mooncake {
-
-// Metric handles, looked up once.
-struct StoreMetrics {
-    explicit StoreMetrics(MetricsRegistry& registry);
-
-    Counter& promotion_attempts;
-    Counter& promotion_queued;
-    Counter& promotion_completed;
-    Counter& promotion_failed_admission;
-    Counter& promotion_failed_watermark;
-    Counter& promotion_failed_queue_full;
-    Counter& promotion_failed_alloc;
-    Counter& promotion_failed_io;
-    Counter& promotion_deduplicated;
-    Counter& promotion_cancelled;
-    Counter& promotion_expired;
-    Counter& promotion_retried;
-    Counter& promotion_proactive;
-    Gauge& promotion_in_flight;
-    Histogram& promotion_latency;
-
-    Counter& offload_queued;
-    Counter& offload_completed;
-    Counter& offload_failed;
-    Counter& offload_cancelled;
-    Counter& offload_bytes;
-    Gauge& offload_in_flight;
-
-    Counter& evictions;
-    Counter& evicted_bytes;
-    Counter& gets_memory;
-    Counter& gets_disk;
-    Counter& get_misses;
-    Counter& puts;
-    Counter& put_no_space;
-    Counter& removes;
-    Counter& nodes_expired;
-    Counter& nodes_replaced;
-};
 
 // A refused promotion candidate, remembered for retry when room appears.
 struct RetryCandidate {
@@ -104,6 +63,7 @@ public:
 
     // ---- DRAM ----
     DramPool dram;
+    OffloadPipeline offload;
     // Allocates, evicting for room (Evict); see DramPool::Allocate.
     Result<DramPool::Allocation> AllocateWithEviction(uint64_t size, NodeId preferred, Nanos wait);
     std::atomic<int64_t> puts_in_progress{0};  // PROCESSING MEMORY replicas of unended Puts
@@ -112,7 +72,6 @@ public:
 
     // ---- eviction ----
     Mutex eviction_mu;  // one evictor at a time, so rounds do not over-evict
-    std::atomic<uint64_t> clean_pending_bytes{0};  // MEMORY bytes queued for a disk copy only
     struct EvictResult {
         uint64_t freed = 0;    // DRAM freed now
         uint64_t pending = 0;  // DRAM that frees when queued offloads finish
@@ -128,8 +87,6 @@ public:
     VictimInfo PeekVictims(uint64_t size);
     // Queues LOCAL_DISK copies (MEMORY kept) for the coldest `target` bytes lacking one.
     size_t Clean(uint64_t target);
-    // Ends an offload task's accounting (pin, pending bytes, gauges); the caller counts it.
-    void EndOffload(ObjectMeta& meta);
 
     // ---- shared object operations (callers hold the shard lock) ----
     // A fresh recency, and (with a COMPLETE MEMORY replica) most recent in the eviction order.
@@ -144,14 +101,10 @@ public:
     void EraseObject(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
     // Drops everything the object holds and erases it.
     void DestroyObject(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
-    void QueueOffload(ObjectMeta& meta, bool evict_after);
     // ObjectTallies: what ObjectMeta's transitions count.
     void PutsInProgress(int delta) override;
     void NodeMemoryObjects(NodeId node, int delta) override;
     void NodeDiskObjects(NodeId node, int delta, uint64_t bytes) override;
-    // The node has offload_queue_limit offload tasks in flight already: queue no more for it
-    // (issue 3: per-node queues are bounded). Callers skip, defer or answer Busy.
-    bool OffloadQueueFull(NodeId node) const;
     ObjectView MakeView(const ObjectMeta& meta, bool complete_only) const;
 
     // ---- task delivery ----

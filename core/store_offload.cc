@@ -60,7 +60,7 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
         in_->m.offload_bytes.Inc(static_cast<double>(meta.size));
         // Evicted while being written: drop MEMORY now — unless a reader leased it since
         // (it may be reading that copy); the next eviction round drops it at no cost.
-        // The drop comes before EndOffload (the source's one pin is this task's), so the
+        // The drop comes before OffloadPipeline::End (the source's one pin is this task's), so the
         // task's accounting ends only once its room is free: a waiting Put that sees no
         // offload in flight also sees the room (see AllocateWithEviction).
         if (evict_after && !meta.Leased(clock_.Now())) {
@@ -69,7 +69,7 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
             });
             if (i >= 0) in_->DropReplica(shard, meta, static_cast<size_t>(i));
         }
-        in_->EndOffload(meta);
+        in_->offload.End(meta);
     }
     in_->dram.NotifyRoom();
     return Status::Ok();
@@ -87,7 +87,7 @@ Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
             return found.status();
         }
         ObjectMeta& meta = **found;
-        in_->EndOffload(meta);
+        in_->offload.End(meta);
         in_->m.offload_failed.Inc();
     }
     in_->dram.NotifyRoom();  // waiting Puts re-evaluate: this DRAM will not free by itself
@@ -114,11 +114,11 @@ Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
         return Status::InvalidArgument("the node holding " + QuoteKey(key) +
                                        " has no LOCAL_DISK tier");
     }
-    if (in_->OffloadQueueFull(node->id)) {
+    if (in_->offload.QueueFull(node->id)) {
         return Status::Busy("node " + std::to_string(node->id) +
                             " has offload_queue_limit offloads pending; retry later");
     }
-    in_->QueueOffload(meta, /*evict_after=*/false);
+    in_->offload.Queue(meta, /*evict_after=*/false);
     return ManualOutcome::kQueued;
 }
 
@@ -155,11 +155,11 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
     auto node = in_->nodes.Get(mem->node);
     if (!meta.HasComplete(Tier::kLocalDisk) && config_.enable_offload() && node &&
         node->has_disk()) {
-        if (in_->OffloadQueueFull(node->id)) {
+        if (in_->offload.QueueFull(node->id)) {
             return Status::Busy("node " + std::to_string(node->id) +
                                 " has offload_queue_limit offloads pending; retry later");
         }
-        in_->QueueOffload(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
+        in_->offload.Queue(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
         return ManualOutcome::kQueued;
     }
     const int i = meta.IndexOf([](const Replica& r) { return r.tier == Tier::kMemory; });
