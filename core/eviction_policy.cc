@@ -150,47 +150,4 @@ double HitDensityEstimator::Score(const Table& table, int cls, Nanos age) {
     return table.score[static_cast<size_t>(cls)][static_cast<size_t>(AgeBucket(age))];
 }
 
-void EvictionPolicy::OnPut(PolicyMeta& meta, const PutHint* hint, Nanos now,
-                           uint64_t objects_in_memory) {
-    if (!enabled()) return;
-    meta.accesses = 1;
-    meta.cls = static_cast<uint8_t>(HitDensityEstimator::ClassOf(0, hint));
-    meta.last_access = now;
-    estimator_.RecordAccess(meta.cls, objects_in_memory);
-}
-
-void EvictionPolicy::OnGet(PolicyMeta& meta, Nanos now, uint64_t objects_in_memory) {
-    if (!enabled()) return;
-    if (meta.accesses > 0) estimator_.RecordReuse(meta.cls, now - meta.last_access);
-    meta.cls = static_cast<uint8_t>(HitDensityEstimator::ClassOf(meta.accesses, nullptr));
-    meta.accesses = meta.accesses == std::numeric_limits<uint32_t>::max() ? meta.accesses
-                                                                          : meta.accesses + 1;
-    meta.last_access = now;
-    estimator_.RecordAccess(meta.cls, objects_in_memory);
-}
-
-void EvictionPolicy::Link(PolicyLists& lists, ObjectMeta* object, PolicyMeta& meta) {
-    if (!enabled()) return;
-    auto& to = lists.lists[meta.cls];
-    if (meta.listed) {
-        to.splice(to.begin(), lists.lists[meta.list_cls], meta.it);
-    } else {
-        to.push_front(object);
-        meta.it = to.begin();
-        meta.listed = true;
-    }
-    meta.list_cls = meta.cls;
-}
-
-void EvictionPolicy::Unlink(PolicyLists& lists, PolicyMeta& meta) {
-    if (!meta.listed) return;
-    lists.lists[meta.list_cls].erase(meta.it);
-    meta.listed = false;
-}
-
-void EvictionPolicy::OnEvict(const PolicyMeta& meta, Nanos now) {
-    if (!enabled()) return;
-    estimator_.RecordEviction(now - meta.last_access);
-}
-
 }  // namespace mooncake

@@ -1,4 +1,5 @@
-// Eviction policies beyond LRU. Knob `eviction_policy`:
+// The hit-density estimator behind eviction_policy=hit_density (HitDensityOrder in
+// core/eviction_order.h). Knob `eviction_policy`:
 //   lru          — least recently used first (the default).
 //   hit_density  — evict the object with the fewest expected hits per unit of DRAM time.
 //
@@ -19,8 +20,7 @@
 //
 // Thread-safety: counters are relaxed atomics (a racing decay may lose an increment, which
 // only perturbs an estimate); the score table is rebuilt every few thousand accesses under
-// a mutex and read through Snapshot(). Per-object state (PolicyMeta) and the per-shard lists
-// are guarded by the shard's mutex, like the shard's LRU.
+// a mutex and read through Snapshot().
 #pragma once
 
 #include <array>
@@ -35,21 +35,9 @@
 
 namespace mooncake {
 
-struct ObjectMeta;
-
 enum class EvictionPolicyKind { kLru, kHitDensity };
 // "lru" | "hit_density"; anything else is LRU (the knob table rejects other values).
 EvictionPolicyKind ParseEvictionPolicy(std::string_view name);
-
-// Per object (in ObjectMeta), guarded by its shard's mutex.
-struct PolicyMeta {
-    uint32_t accesses = 0;  // the Put and every Get since
-    uint8_t cls = 0;        // class of the last access
-    Nanos last_access{0};
-    bool listed = false;
-    uint8_t list_cls = 0;  // the list it sits in, while listed
-    std::list<ObjectMeta*>::iterator it;
-};
 
 class HitDensityEstimator {
 public:
@@ -98,32 +86,6 @@ private:
     mutable std::mutex table_mu_;
     Table table_;  // guarded by table_mu_
     std::mutex rebuild_mu_;
-};
-
-// Per shard: the MEMORY objects, one LRU list per class (most recent first).
-struct PolicyLists {
-    std::array<std::list<ObjectMeta*>, HitDensityEstimator::kClasses> lists;
-};
-
-// The store's policy object: the estimator plus the hooks the store calls.
-class EvictionPolicy {
-public:
-    explicit EvictionPolicy(EvictionPolicyKind kind) : kind_(kind) {}
-    bool enabled() const { return kind_ == EvictionPolicyKind::kHitDensity; }
-
-    // Access hooks (shard lock held). A Put is the object's first access.
-    void OnPut(PolicyMeta& meta, const PutHint* hint, Nanos now, uint64_t objects_in_memory);
-    void OnGet(PolicyMeta& meta, Nanos now, uint64_t objects_in_memory);
-    // MEMORY membership, mirroring the shard LRU (shard lock held).
-    void Link(PolicyLists& lists, ObjectMeta* object, PolicyMeta& meta);
-    void Unlink(PolicyLists& lists, PolicyMeta& meta);
-    void OnEvict(const PolicyMeta& meta, Nanos now);
-
-    HitDensityEstimator& estimator() { return estimator_; }
-
-private:
-    EvictionPolicyKind kind_;
-    HitDensityEstimator estimator_;
 };
 
 }  // namespace mooncake

@@ -52,12 +52,12 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     }
     // A preferred node must be a live one: an unknown (or expired) id is the caller's error,
     // reported as such rather than silently ignored (issue 2, "Bad input: unknown node id").
-    if (preferred != kNoNode && !in_->GetNode(preferred)) {
+    if (preferred != kNoNode && !in_->nodes.Get(preferred)) {
         return Status::UnknownNode("preferred node " + std::to_string(preferred) +
                                    " is not registered (expired?)");
     }
     uint64_t largest_segment = 0;
-    for (auto& node : in_->AllNodes()) {
+    for (auto& node : in_->nodes.All()) {
         largest_segment = std::max(largest_segment, node->spec.segment_capacity);
     }
     if (SegmentAllocator::RoundUp(size) > largest_segment) {
@@ -65,38 +65,35 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
                                        " is larger than any DRAM segment (largest " +
                                        FormatSize(largest_segment) + ")");
     }
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         if (shard.objects.count(std::string(key))) {
             return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
         }
         // A new incarnation: an older one that left with a node must not come back.
         in_->departed.Forget(key);
     }
-    Result<StoreInternals::Allocation> alloc = in_->AllocateWithEviction(
+    Result<DramPool::Allocation> alloc = in_->AllocateWithEviction(
         size, preferred, std::chrono::milliseconds(config_.put_wait_for_offload_ms()));
     if (!alloc.ok()) {
         in_->m.put_no_space.Inc();
         return alloc.status();
     }
-    std::lock_guard lock(shard.mu);
-    auto [it, inserted] = shard.objects.try_emplace(std::string(key));
+    MutexLock lock(shard.mu);
+    auto [created, inserted] = in_->table.Insert(shard, std::string(key));
     if (!inserted) {  // raced with another Put of the same key
-        in_->FreeMemory(alloc->node, alloc->offset, size);
+        in_->dram.Free(alloc->node, alloc->offset, size);
         return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
     }
-    ObjectMeta& meta = it->second;
-    meta.key = &it->first;
-    meta.generation = in_->NewGeneration();
+    ObjectMeta& meta = *created;
+    meta.generation = in_->table.NewGeneration();
     meta.size = size;
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     meta.hash = AdmissionSketch::Hash(key);
-    in_->policy.OnPut(meta.policy, hint, clock_.Now(), in_->memory_objects.load());  // eviction_policy hook
-    meta.replicas.push_back({Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, 0});
-    in_->live_objects.fetch_add(1, std::memory_order_relaxed);
-    in_->puts_in_progress.fetch_add(1);
+    in_->order->OnPut(meta, hint, clock_.Now(), in_->memory_objects.load());
+    meta.StartPut(*in_, alloc->node, alloc->offset);
     PutStartReply reply;
     reply.generation = meta.generation;
     reply.replica = {Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, size, 0};
@@ -108,7 +105,8 @@ namespace {
 // The object a client's PutEnd/PutRevoke names, checked: same generation, same client,
 // still PROCESSING.
 Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
-                            Generation generation) {
+                            Generation generation)
+    MC_REQUIRES(shard.mu) {
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) return Status::NotFound("no put of " + QuoteKey(key));
     ObjectMeta& meta = it->second;
@@ -128,23 +126,20 @@ Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
 
 Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
     if (!found.ok()) return found.status();
     ObjectMeta& meta = **found;
-    Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kProcessing);
+    const Replica* mem = meta.EndPut(*in_);
     if (mem == nullptr) return Status::Ok();  // already ended: idempotent
-    mem->state = ReplicaState::kComplete;
-    in_->puts_in_progress.fetch_sub(1);
-    if (auto node = in_->GetNode(mem->node)) node->memory_objects.fetch_add(1);
     in_->LruTouch(shard, meta);
     in_->m.puts.Inc();
     if (config_.enable_offload() && !config_.offload_on_evict()) {
-        auto node = in_->GetNode(mem->node);
+        auto node = in_->nodes.Get(mem->node);
         // Beyond the node's queue bound the copy is made later, when the object is evicted.
-        if (node && node->has_disk() && !in_->OffloadQueueFull(node->id)) {
-            in_->QueueOffload(meta, /*evict_after=*/false);
+        if (node && node->has_disk() && !in_->offload.QueueFull(node->id)) {
+            in_->offload.Queue(meta, /*evict_after=*/false);
         }
     }
     return Status::Ok();
@@ -152,8 +147,8 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
 
 Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
     if (!found.ok()) return found.status();
     ObjectMeta& meta = **found;
@@ -168,12 +163,12 @@ Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation 
 Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     const bool promote_on_hit = config_.promotion_on_hit();
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     ObjectView view;
     bool trigger = false;
     uint64_t hash = 0;  // AdmissionSketch::Hash(key), kept in the object's metadata
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) {
             in_->m.get_misses.Inc();
@@ -183,9 +178,7 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");
         }
         ObjectMeta& meta = it->second;
-        bool in_memory = meta.HasComplete(Tier::kMemory);
-        bool on_disk = meta.HasComplete(Tier::kLocalDisk);
-        if (!in_memory && !on_disk) {
+        if (!meta.Readable()) {
             return Status::NotReady("key " + QuoteKey(key) + " is still being written");
         }
         hash = meta.hash;
@@ -193,12 +186,13 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
         // promotion_on_hit on the Get path is mostly that one cache miss).
         if (promote_on_hit) in_->sketch.Prefetch(hash);
         meta.lease_expiry = clock_.Now() + std::chrono::milliseconds(config_.default_kv_lease_ttl());
-        in_->policy.OnGet(meta.policy, clock_.Now(), in_->memory_objects.load());  // eviction_policy hook
+        in_->order->OnGet(meta, clock_.Now(), in_->memory_objects.load());
         in_->LruTouch(shard, meta);
         view = in_->MakeView(meta, /*complete_only=*/true);
+        const bool in_memory = meta.HasComplete(Tier::kMemory);
         (in_memory ? in_->m.gets_memory : in_->m.gets_disk).Inc();
-        trigger = promote_on_hit && !in_memory && !meta.promotion;
-        if (promote_on_hit && !in_memory && meta.promotion) {
+        trigger = promote_on_hit && meta.Promotable();
+        if (promote_on_hit && meta.DiskOnly() && meta.promotion) {
             in_->m.promotion_attempts.Inc();
             in_->m.promotion_deduplicated.Inc();
         }
@@ -231,8 +225,8 @@ std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
 
 Status MasterStore::Remove(std::string_view key, bool force) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         // Also when its node is away with it: removed means it must not come back.
@@ -260,8 +254,8 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
     size_t removed = 0;
     size_t leased = 0;
     Nanos now = clock_.Now();
-    for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+    for (Shard& shard : in_->table.shards()) {
+        MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> victims;
         for (auto& [key, meta] : shard.objects) {
             if (key.compare(0, prefix.size(), prefix) != 0) continue;
@@ -286,21 +280,16 @@ Result<bool> MasterStore::Exists(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     bool disk_only = false;
     {
-        Shard& shard = in_->ShardFor(key);
-        std::lock_guard lock(shard.mu);
+        Shard& shard = in_->table.ShardFor(key);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
-        if (it == shard.objects.end()) return false;
-        bool in_memory = it->second.HasComplete(Tier::kMemory);
-        bool on_disk = it->second.HasComplete(Tier::kLocalDisk);
-        if (!in_memory && !on_disk) return false;
-        disk_only = !in_memory;
+        if (it == shard.objects.end() || !it->second.Readable()) return false;
+        disk_only = it->second.DiskOnly();
     }
     if (disk_only && config_.prefetch_on_exist()) {
         // The engine reads right after it checks: start the read's promotion now, through the
         // Get path's own trigger (same gates, same counters).
-        metrics_.GetCounter("prefetch_on_exist_total",
-                            "Exists of a LOCAL_DISK-only key that ran the read's promotion trigger")
-            .Inc();
+        in_->m.prefetch_on_exist.Inc();
         (void)GetReplicaList(key);
     }
     return true;
@@ -317,12 +306,11 @@ size_t ReapStalePuts(StoreInternals& in) {
     size_t reaped = 0;
     if (in.puts_in_progress.load() == 0) return 0;
     Nanos now = in.clock.Now();
-    for (Shard& shard : in.shards) {
-        std::lock_guard lock(shard.mu);
+    for (Shard& shard : in.table.shards()) {
+        MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> stale;
         for (auto& [key, meta] : shard.objects) {
-            if (meta.put_deadline < now && meta.Find(Tier::kMemory, ReplicaState::kProcessing) &&
-                !meta.HasComplete(Tier::kMemory) && !meta.HasComplete(Tier::kLocalDisk)) {
+            if (meta.PutExpired(now)) {
                 stale.push_back(&meta);
             }
         }

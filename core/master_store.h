@@ -6,9 +6,13 @@
 // replay drives it directly with a ManualClock.
 //
 // Thread-safety: every public method may be called from any thread. Object metadata lives in
-// kShardCount shards, one mutex each; the Get path takes only its key's shard lock (plus
-// lock-free sketch and counter updates). Lock order, outermost first:
-//   eviction_mu_ -> Shard::mu -> NodeTable::mu -> Segment/queue mutexes (leaves).
+// ObjectTable::kShardCount shards, one mutex each; the Get path takes only its key's shard
+// lock (plus lock-free sketch and counter updates). Lock order, outermost first:
+//   StoreInternals::eviction_mu -> Shard::mu (one at a time) -> NodeTable::mu_ ->
+//   leaves: Segment::mu_, NodeState::queue_mu_, DramPool::room_mu_,
+//           StoreInternals::retry_mu, DepartedObjects::mu_, HitDensityEstimator's mutexes.
+// (MetricsRegistry's callback mutex is held while a gauge callback takes NodeTable::mu_.)
+// The annotated ones are checked by scripts/thread-safety.sh (clang -Wthread-safety).
 // No method calls back into the caller while holding a lock.
 #pragma once
 

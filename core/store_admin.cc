@@ -8,8 +8,8 @@ namespace mooncake {
 
 Result<ObjectView> MasterStore::Stat(std::string_view key) const {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
@@ -25,16 +25,12 @@ std::vector<ObjectView> MasterStore::List(const ListOptions& options) const {
     auto cmp = [](const ObjectView& a, const ObjectView& b) { return a.key < b.key; };
     std::priority_queue<ObjectView, std::vector<ObjectView>, decltype(cmp)> heap(cmp);
     if (options.limit == 0) return {};
-    for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+    for (Shard& shard : in_->table.shards()) {
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (key.compare(0, options.prefix.size(), options.prefix) != 0) continue;
             if (!options.start_after.empty() && key <= options.start_after) continue;
-            if (options.tier ? !meta.HasComplete(*options.tier)
-                             : !(meta.HasComplete(Tier::kMemory) ||
-                                 meta.HasComplete(Tier::kLocalDisk))) {
-                continue;
-            }
+            if (options.tier ? !meta.HasComplete(*options.tier) : !meta.Readable()) continue;
             if (heap.size() == options.limit && !(key < heap.top().key)) continue;
             heap.push(in_->MakeView(meta, /*complete_only=*/true));
             if (heap.size() > options.limit) heap.pop();
@@ -52,14 +48,11 @@ std::vector<ObjectView> MasterStore::List(const ListOptions& options) const {
 
 std::vector<NodeInfo> MasterStore::Nodes() const {
     std::vector<NodeInfo> out;
-    for (auto& node : in_->AllNodes()) {
+    for (auto& node : in_->nodes.All()) {
         NodeInfo info;
         info.id = node->id;
         info.spec = node->spec;
-        {
-            std::lock_guard lock(node->segment_mu);
-            info.segment_used = node->segment.used();
-        }
+        info.segment_used = node->segment.used();
         info.disk_used = node->disk_used.load();
         info.memory_objects = node->memory_objects.load();
         info.disk_objects = node->disk_objects.load();
@@ -76,8 +69,8 @@ std::vector<NodeInfo> MasterStore::Nodes() const {
 std::vector<TaskView> MasterStore::Tasks() const {
     std::vector<TaskView> out;
     Nanos now = clock_.Now();
-    for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+    for (Shard& shard : in_->table.shards()) {
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (meta.promotion) {
                 const PromotionState& p = *meta.promotion;
@@ -102,10 +95,10 @@ std::vector<HotKey> MasterStore::Hot(size_t limit) const {
     };
     std::priority_queue<HotKey, std::vector<HotKey>, decltype(colder)> heap(colder);
     if (limit == 0) return {};
-    for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+    for (Shard& shard : in_->table.shards()) {
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
-            if (meta.HasComplete(Tier::kMemory) || !meta.HasComplete(Tier::kLocalDisk)) continue;
+            if (!meta.DiskOnly()) continue;
             heap.push({key, meta.size, in_->sketch.Estimate(meta.hash)});
             if (heap.size() > limit) heap.pop();
         }

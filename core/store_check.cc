@@ -38,15 +38,15 @@ InvariantReport MasterStore::Walk(Totals& t) const {
 
     std::map<NodeId, NodeTally> tally;
     uint64_t memory_objects = 0;
-    t.dram_capacity = in_->DramCapacity();
-    t.dram_used = in_->DramUsed();
-    for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+    t.dram_capacity = in_->dram.Capacity();
+    t.dram_used = in_->dram.Used();
+    for (Shard& shard : in_->table.shards()) {
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             ++t.objects;
             const uint64_t rounded = SegmentAllocator::RoundUp(meta.size);
             uint64_t pins = 0;
-            for (const Replica& r : meta.replicas) {
+            for (const Replica& r : meta.replicas()) {
                 pins += r.pins;
                 NodeTally& n = tally[r.node];
                 if (r.tier == Tier::kMemory) {
@@ -95,13 +95,9 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         fail("DRAM used " + std::to_string(t.dram_used) + " != sum of live allocations " +
              std::to_string(t.dram_allocated));
     }
-    for (const auto& node : in_->AllNodes()) {
+    for (const auto& node : in_->nodes.All()) {
         NodeTally n = tally[node->id];
-        uint64_t used;
-        {
-            std::lock_guard lock(node->segment_mu);
-            used = node->segment.used();
-        }
+        const uint64_t used = node->segment.used();
         const std::string who = "node " + std::to_string(node->id) + " ('" + node->spec.name + "')";
         if (used != n.segment_bytes) {
             fail(who + " segment used " + std::to_string(used) + " != its allocations " +
@@ -122,12 +118,7 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         if (node->health_reported.load()) {
             const uint64_t own_used = node->reported_disk_used.load();
             const uint64_t own_objects = node->reported_disk_objects.load();
-            bool deletes_in_flight;
-            {
-                std::lock_guard lock(node->queue_mu);
-                deletes_in_flight = !node->pending.disk_deletes.empty() ||
-                                    !node->unconfirmed.disk_deletes.empty();
-            }
+            const bool deletes_in_flight = node->DiskDeletesInFlight();
             const bool current = node->disk_used_at_report.load() == node->disk_used.load() &&
                                  node->disk_objects_at_report.load() == node->disk_objects.load();
             if (!deletes_in_flight && current &&
@@ -177,8 +168,8 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         fail("promotion bytes in flight " + std::to_string(in_->promotion_in_flight_bytes.load()) +
              " != walk " + std::to_string(t.promotion_in_flight_bytes));
     }
-    if (in_->live_objects.load() != t.objects) {
-        fail("objects gauge " + std::to_string(in_->live_objects.load()) + " != walk " +
+    if (in_->table.live() != t.objects) {
+        fail("objects gauge " + std::to_string(in_->table.live()) + " != walk " +
              std::to_string(t.objects));
     }
     if (in_->memory_objects.load() != memory_objects) {

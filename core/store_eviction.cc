@@ -1,10 +1,11 @@
-// Eviction: least recently used first, never a leased or pinned object.
+// Eviction: coldest first in the eviction order (core/eviction_order.h: LRU or hit density),
+// never a leased or pinned object.
 //
-// Each shard keeps its own LRU list; a global recency counter orders them against each other.
+// Each shard keeps its own lists; a global recency counter orders them against each other.
 // An eviction round collects, from each shard's cold end, candidates worth `target` bytes —
-// the globally oldest `target` bytes are always among them — then evicts in global order,
-// re-checking each under its shard lock. So eviction is exact LRU without a global lock on
-// the Get path.
+// the globally coldest `target` bytes are always among them — then evicts in global order,
+// re-checking each under its shard lock. So eviction is exact without a global lock on the
+// Get path.
 #include <algorithm>
 
 #include "core/store_internals.h"
@@ -12,115 +13,59 @@
 namespace mooncake {
 namespace {
 
-struct Candidate {
-    uint64_t recency;
-    size_t shard;
-    std::string key;
-    Generation generation;
-    uint64_t bytes;
-    uint64_t hash;
-    bool clean;  // has a LOCAL_DISK copy: dropping it loses nothing
-    double score = 0;  // eviction_policy=hit_density: expected re-reads per DRAM second
-};
+using Candidate = EvictionCandidate;
 
-bool Evictable(const ObjectMeta& meta, Nanos now) {
-    const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
-    return mem != nullptr && mem->pins == 0 && !meta.offload && !meta.Leased(now);
-}
-
-// Up to `per_shard` bytes of the coldest evictable objects of every shard, coldest first.
-// With per_shard = target the globally coldest `target` bytes are surely among them.
+// Up to `per_shard` bytes of the coldest evictable objects of every shard (per eviction list),
+// coldest first, in the eviction order's ranking.
 std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
     std::vector<Candidate> out;
-    Nanos now = in.clock.Now();
-    // ---- eviction_policy=hit_density (core/eviction_policy.h): the cold end of every class
-    // list, lowest expected hit density first. Within a class the score falls with age, so the
-    // lowest `per_shard` bytes of each shard are among these.
-    if (in.policy.enabled()) {
-        HitDensityEstimator::Table table = in.policy.estimator().Snapshot();
-        for (size_t s = 0; s < StoreInternals::kShardCount; ++s) {
-            Shard& shard = in.shards[s];
-            std::lock_guard lock(shard.mu);
-            for (const std::list<ObjectMeta*>& list : shard.policy_lists.lists) {
-                uint64_t collected = 0;
-                for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
-                    const ObjectMeta& meta = **it;
-                    if (!Evictable(meta, now)) continue;
-                    uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
-                    out.push_back({meta.recency, s, *meta.key, meta.generation, bytes, meta.hash,
-                                   meta.HasComplete(Tier::kLocalDisk),
-                                   HitDensityEstimator::Score(table, meta.policy.cls,
-                                                              now - meta.policy.last_access)});
-                    collected += bytes;
-                }
-            }
-        }
-        std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
-            return a.score != b.score ? a.score < b.score : a.recency < b.recency;
-        });
-        return out;
+    std::unique_ptr<EvictionOrder::Round> round = in.order->StartRound(in.clock.Now());
+    for (size_t s = 0; s < ObjectTable::kShardCount; ++s) {
+        Shard& shard = in.table.shard(s);
+        MutexLock lock(shard.mu);
+        round->Collect(shard.eviction_lists, s, per_shard, out);
     }
-    // ---- end eviction_policy
-    for (size_t s = 0; s < StoreInternals::kShardCount; ++s) {
-        Shard& shard = in.shards[s];
-        std::lock_guard lock(shard.mu);
-        uint64_t collected = 0;
-        for (auto it = shard.lru.rbegin(); it != shard.lru.rend() && collected < per_shard;
-             ++it) {
-            const ObjectMeta& meta = **it;
-            if (!Evictable(meta, now)) continue;
-            uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
-            out.push_back({meta.recency, s, *meta.key, meta.generation, bytes, meta.hash,
-                           meta.HasComplete(Tier::kLocalDisk)});
-            collected += bytes;
-        }
-    }
-    std::sort(out.begin(), out.end(),
-              [](const Candidate& a, const Candidate& b) { return a.recency < b.recency; });
+    round->Rank(out);
     return out;
 }
 
 }  // namespace
 
 StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
-    std::lock_guard evict_lock(eviction_mu);
+    MutexLock evict_lock(eviction_mu);
     EvictResult result;
-    const bool offload = config.enable_offload();
+    const bool offload_enabled = config.enable_offload();
     for (const Candidate& c : CollectCandidates(*this, target)) {
         if (result.freed + result.pending >= target) break;
-        Shard& shard = shards[c.shard];
-        std::lock_guard lock(shard.mu);
+        Shard& shard = table.shard(c.shard);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(c.key);
         if (it == shard.objects.end()) continue;
         ObjectMeta& meta = it->second;
         // Read since collected, or a new incarnation: not the victim we chose.
         if (meta.generation != c.generation || meta.recency != c.recency) continue;
-        if (!Evictable(meta, clock.Now())) continue;
-        const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
-        auto node = GetNode(mem->node);
-        bool keep_on_disk = offload && node && node->has_disk() &&
+        if (!meta.Evictable(clock.Now())) continue;
+        const Replica* mem = meta.CompleteMemory();
+        auto node = nodes.Get(mem->node);
+        bool keep_on_disk = offload_enabled && node && node->has_disk() &&
                             !meta.HasComplete(Tier::kLocalDisk);
         // The node's offload queue is at offload_queue_limit: this one cannot go yet.
-        if (keep_on_disk && OffloadQueueFull(mem->node)) continue;
+        if (keep_on_disk && offload.QueueFull(mem->node)) continue;
         m.evictions.Inc();
         m.evicted_bytes.Inc(static_cast<double>(c.bytes));
-        policy.OnEvict(meta.policy, clock.Now());  // eviction_policy hook
+        order->OnEvict(meta, clock.Now());
         ++result.victims;
         if (keep_on_disk) {
             // Offload first; the MEMORY copy stays readable until the disk copy exists.
-            QueueOffload(meta, /*evict_after=*/true);
+            offload.Queue(meta, /*evict_after=*/true);
             result.pending += c.bytes;
             continue;
         }
-        for (size_t i = 0; i < meta.replicas.size(); ++i) {
-            if (meta.replicas[i].tier == Tier::kMemory &&
-                meta.replicas[i].state == ReplicaState::kComplete) {
-                DropReplica(shard, meta, i);
-                break;
-            }
-        }
+        DropReplica(shard, meta, static_cast<size_t>(meta.IndexOf([](const Replica& r) {
+            return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
+        })));
         result.freed += c.bytes;
-        if (meta.replicas.empty()) {
+        if (meta.NoReplicas()) {
             // Its last copy: the object goes, so a later Put of the key succeeds.
             DestroyObject(shard, meta);
         }
@@ -143,19 +88,19 @@ StoreInternals::VictimInfo StoreInternals::PeekVictims(uint64_t size) {
 }
 
 size_t StoreInternals::Clean(uint64_t target) {
-    std::lock_guard evict_lock(eviction_mu);
+    MutexLock evict_lock(eviction_mu);
     // Keys spread evenly over shards, so twice each shard's fair share of the cold end covers
     // the global cold end closely enough — cleaning need not be exact, and this keeps a round
     // cheap however large the cache is.
-    uint64_t per_shard = 2 * target / kShardCount + SegmentAllocator::RoundUp(1);
-    uint64_t covered = clean_pending_bytes.load();
+    uint64_t per_shard = 2 * target / ObjectTable::kShardCount + SegmentAllocator::RoundUp(1);
+    uint64_t covered = offload.clean_pending_bytes();
     size_t queued = 0;
     for (const Candidate& c : CollectCandidates(*this, per_shard)) {
         if (covered >= target) break;
         covered += c.bytes;
         if (c.clean) continue;
-        Shard& shard = shards[c.shard];
-        std::lock_guard lock(shard.mu);
+        Shard& shard = table.shard(c.shard);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(c.key);
         if (it == shard.objects.end()) continue;
         ObjectMeta& meta = it->second;
@@ -163,28 +108,27 @@ size_t StoreInternals::Clean(uint64_t target) {
             meta.HasComplete(Tier::kLocalDisk)) {
             continue;
         }
-        const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
-        auto node = mem ? GetNode(mem->node) : nullptr;
-        if (!node || !node->has_disk() || mem->pins > 0 || OffloadQueueFull(node->id)) continue;
-        QueueOffload(meta, /*evict_after=*/false);
-        meta.offload->cleaning = true;
-        clean_pending_bytes.fetch_add(c.bytes);
+        const Replica* mem = meta.CompleteMemory();
+        auto node = mem ? nodes.Get(mem->node) : nullptr;
+        if (!node || !node->has_disk() || mem->pins > 0 || offload.QueueFull(node->id)) continue;
+        offload.Queue(meta, /*evict_after=*/false);
+        offload.MarkCleaning(meta, c.bytes);
         ++queued;
     }
     return queued;
 }
 
 size_t MasterStore::RunWatermarkEviction() {
-    uint64_t capacity = in_->DramCapacity();
+    uint64_t capacity = in_->dram.Capacity();
     if (capacity == 0) return 0;
-    uint64_t used = in_->DramUsed();
+    uint64_t used = in_->dram.Used();
     double high = config_.eviction_high_watermark_ratio();
     if (static_cast<double>(used) <= high * static_cast<double>(capacity)) return 0;
     uint64_t target = static_cast<uint64_t>(config_.eviction_ratio() *
                                             static_cast<double>(capacity));
     if (config_.eviction_watermark_drop()) {
         // Free about eviction_ratio of capacity now, counting DRAM already on its way out.
-        uint64_t pending = in_->evict_pending_bytes.load();
+        uint64_t pending = in_->dram.evict_pending_bytes();
         if (target <= pending) return 0;
         return in_->Evict(target - pending).victims;
     }

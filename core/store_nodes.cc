@@ -6,98 +6,38 @@ namespace mooncake {
 
 namespace {
 void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node);
-constexpr size_t kSupersededPerName = 8;
 }  // namespace
 
-// A name is held by one live registration. Under a live name:
-//   - the same non-zero incarnation (the node retries after a lost reply) gets that
-//     registration back, id unchanged;
-//   - a different non-zero incarnation is a restarted (or a second) process: it replaces the
-//     old registration at once, which is cleaned up exactly as expiry does (its replicas
-//     dropped, tasks cancelled, what left with it remembered in `departed`); the old
-//     incarnation is refused from then on (StaleGeneration) and gets UnknownNode at its next
-//     heartbeat, so the newest process wins and the two never take turns;
-//   - incarnation 0 on either side (an older node): refused until the old one expires.
+// The name rules are NodeTable::Register's (core/node_table.cc). A registration it replaces is
+// cleaned up exactly as expiry does (its replicas dropped, tasks cancelled, what left with it
+// remembered in `departed`).
 Result<NodeId> MasterStore::RegisterNode(const NodeSpec& spec) {
     if (spec.name.empty()) return Status::InvalidArgument("node name is empty");
     if (spec.segment_capacity % kSegmentAlignment != 0) {
         return Status::InvalidArgument("segment capacity must be a multiple of 4 KiB");
     }
-    NodeId id;
     std::shared_ptr<NodeState> replaced;
-    {
-        std::unique_lock lock(in_->nodes_mu);
-        if (spec.incarnation != 0) {
-            auto sup = in_->superseded.find(spec.name);
-            if (sup != in_->superseded.end()) {
-                for (uint64_t inc : sup->second) {
-                    if (inc == spec.incarnation) {
-                        return Status::StaleGeneration(
-                            "node '" + spec.name +
-                            "': this process was replaced by a newer one of the same name");
-                    }
-                }
-            }
-        }
-        for (auto& [other_id, node] : in_->nodes) {
-            if (node->spec.name != spec.name) continue;
-            if (spec.incarnation != 0 && node->spec.incarnation == spec.incarnation) {
-                node->last_heartbeat_ns.store(clock_.Now().count());
-                return other_id;  // our earlier reply was lost
-            }
-            if (spec.incarnation == 0 || node->spec.incarnation == 0) {
-                return Status::InvalidArgument("a live node is already named '" + spec.name +
-                                               "' (id " + std::to_string(other_id) + ")");
-            }
-            replaced = node;
-            break;
-        }
-        if (replaced) {
-            in_->nodes.erase(replaced->id);
-            auto& list = in_->superseded[spec.name];
-            list.push_back(replaced->spec.incarnation);
-            if (list.size() > kSupersededPerName) list.pop_front();
-        }
-        id = in_->next_node_id++;
-        auto node = std::make_shared<NodeState>(id, spec);
-        node->first_of_name = in_->names_seen.insert(spec.name).second;
-        node->last_heartbeat_ns.store(clock_.Now().count());
-        in_->nodes.emplace(id, std::move(node));
-    }
+    Result<NodeId> id = in_->nodes.Register(spec, clock_.Now(), &replaced);
+    if (!id.ok()) return id;
     if (replaced) {
         // Done before this call returns, so the new process's reports (which need its id)
         // find what the old one held already let go.
         CleanupNode(*in_, replaced);
         in_->m.nodes_replaced.Inc();
     }
-    in_->NotifyRoom();
+    in_->dram.NotifyRoom();
     return id;
 }
 
 Result<HeartbeatReply> MasterStore::Heartbeat(NodeId node_id, uint64_t applied) {
-    auto node = in_->GetNode(node_id);
+    auto node = in_->nodes.Get(node_id);
     if (!node) {
         return Status::UnknownNode("node " + std::to_string(node_id) +
                                    " is not registered (expired?); register again");
     }
     node->last_heartbeat_ns.store(clock_.Now().count());
-    HeartbeatReply reply;
-    {
-        std::lock_guard lock(node->queue_mu);
-        HeartbeatReply& sent = node->unconfirmed;
-        if (applied == kAppliedAll || applied == sent.seq) sent = HeartbeatReply{};
-        // Anything else means the node never got (or never acted on) the last reply: what
-        // it held goes again, with whatever is new.
-        auto& fresh = node->pending;
-        sent.released.insert(sent.released.end(), std::make_move_iterator(fresh.released.begin()),
-                             std::make_move_iterator(fresh.released.end()));
-        sent.disk_deletes.insert(sent.disk_deletes.end(),
-                                 std::make_move_iterator(fresh.disk_deletes.begin()),
-                                 std::make_move_iterator(fresh.disk_deletes.end()));
-        fresh = HeartbeatReply{};
-        sent.seq = sent.empty() ? 0 : in_->next_reply_seq.fetch_add(1, std::memory_order_relaxed);
-        reply = sent;
-    }
+    HeartbeatReply reply =
+        node->TakeReply(applied, kAppliedAll, [this] { return in_->nodes.NextReplySeq(); });
     // The same object (key and generation) may be back where it was let go of since: a
     // promotion into the very range released, an offload rewriting the record deleted. The
     // node's record is the new replica then, and acting on the old request would destroy it.
@@ -116,34 +56,21 @@ namespace {
 // was doing or staging into cancelled, its queues emptied.
 void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node) {
     const NodeId id = node->id;
-    {
-        std::lock_guard lock(node->queue_mu);
-        node->gone = true;
-        node->offload_queue.clear();
-        node->promotion_queue.clear();
-        node->work_cv.notify_all();
-    }
-    for (Shard& shard : in.shards) {
-        std::lock_guard lock(shard.mu);
+    node->MarkGone();
+    for (Shard& shard : in.table.shards()) {
+        MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> emptied;
         for (auto& [key, meta] : shard.objects) {
-            bool touches = meta.offload && meta.offload->node == id;
-            if (meta.promotion && (meta.promotion->holder == id ||
-                                   (meta.promotion->staging &&
-                                    meta.promotion->staging->node == id))) {
-                touches = true;
-            }
-            for (const Replica& r : meta.replicas) touches = touches || r.node == id;
-            if (!touches) continue;
+            if (!meta.Touches(id)) continue;
             in.CancelTasks(meta);
             bool held_complete = false;
-            for (size_t i = meta.replicas.size(); i-- > 0;) {
-                if (meta.replicas[i].node != id) continue;
-                held_complete = held_complete || meta.replicas[i].state == ReplicaState::kComplete;
+            for (size_t i = meta.replicas().size(); i-- > 0;) {
+                const Replica& r = meta.replicas()[i];
+                if (r.node != id) continue;
+                held_complete = held_complete || r.state == ReplicaState::kComplete;
                 in.DropReplica(shard, meta, i);
             }
-            if (meta.replicas.empty() ||
-                (!meta.HasComplete(Tier::kMemory) && !meta.HasComplete(Tier::kLocalDisk))) {
+            if (!meta.Readable()) {
                 // Its bytes may come back with the node (store_rejoin.cc).
                 if (held_complete) in.departed.Add(key, meta.generation);
                 emptied.push_back(&meta);
@@ -154,16 +81,10 @@ void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node) {
 }
 
 Status RemoveNode(StoreInternals& in, NodeId id) {
-    std::shared_ptr<NodeState> node;
-    {
-        std::unique_lock lock(in.nodes_mu);
-        auto it = in.nodes.find(id);
-        if (it == in.nodes.end()) return Status::UnknownNode("node " + std::to_string(id));
-        node = it->second;
-        in.nodes.erase(it);
-    }
+    std::shared_ptr<NodeState> node = in.nodes.Remove(id);
+    if (!node) return Status::UnknownNode("node " + std::to_string(id));
     CleanupNode(in, node);
-    in.NotifyRoom();
+    in.dram.NotifyRoom();
     return Status::Ok();
 }
 
@@ -174,7 +95,7 @@ Status MasterStore::UnregisterNode(NodeId node) { return RemoveNode(*in_, node);
 size_t MasterStore::ExpireNodes() {
     Nanos cutoff = clock_.Now() - std::chrono::seconds(config_.client_live_ttl_sec());
     std::vector<NodeId> expired;
-    for (auto& node : in_->AllNodes()) {
+    for (auto& node : in_->nodes.All()) {
         if (Nanos(node->last_heartbeat_ns.load()) < cutoff) expired.push_back(node->id);
     }
     for (NodeId id : expired) {
@@ -184,7 +105,7 @@ size_t MasterStore::ExpireNodes() {
 }
 
 Status MasterStore::ReportNodeHealth(NodeId node_id, const NodeHealth& health) {
-    auto node = in_->GetNode(node_id);
+    auto node = in_->nodes.Get(node_id);
     if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
     node->reported_disk_used.store(health.disk_used);
     node->reported_disk_objects.store(health.disk_objects);
@@ -198,41 +119,29 @@ Status MasterStore::ReportNodeHealth(NodeId node_id, const NodeHealth& health) {
 Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view key,
                                              Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    if (!in_->GetNode(node_id)) return Status::UnknownNode("node " + std::to_string(node_id));
-    Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    if (!in_->nodes.Get(node_id)) return Status::UnknownNode("node " + std::to_string(node_id));
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end() || it->second.generation != generation) {
         return Status::Ok();  // already gone from the master's view
     }
     ObjectMeta& meta = it->second;
-    bool holds = false;
-    for (const Replica& r : meta.replicas) {
-        holds = holds || (r.tier == Tier::kLocalDisk && r.node == node_id);
-    }
-    if (!holds) {
+    const int index = meta.IndexOf(
+        [&](const Replica& r) { return r.tier == Tier::kLocalDisk && r.node == node_id; });
+    if (index < 0) {
         // Not ours to drop: the object (say a Put in flight, or a copy elsewhere) is untouched.
         return Status::NotFound("node " + std::to_string(node_id) + " holds no LOCAL_DISK replica of " +
                                 QuoteKey(key));
     }
-    for (size_t i = 0; i < meta.replicas.size(); ++i) {
-        const Replica& r = meta.replicas[i];
-        if (r.tier != Tier::kLocalDisk || r.node != node_id) continue;
-        // The bytes are gone whatever we think: a promotion reading them cannot succeed.
-        if (meta.promotion && meta.promotion->holder == node_id) {
-            in_->EndPromotion(meta);
-            in_->m.promotion_cancelled.Inc();
-        }
-        Replica dropped = meta.replicas[i];
-        meta.replicas.erase(meta.replicas.begin() + static_cast<ptrdiff_t>(i));
-        if (auto node = in_->GetNode(node_id)) {
-            node->disk_used.fetch_sub(DiskFootprint(meta.size));
-            node->disk_objects.fetch_sub(1);
-        }
-        (void)dropped;  // the node deleted the record itself: no DiskDelete to send back
-        break;
+    // The bytes are gone whatever we think: a promotion reading them cannot succeed.
+    if (meta.promotion && meta.promotion->holder == node_id) {
+        in_->EndPromotion(meta);
+        in_->m.promotion_cancelled.Inc();
     }
-    if (!meta.HasComplete(Tier::kMemory) && !meta.HasComplete(Tier::kLocalDisk)) {
+    // The node deleted the record itself: no DiskDelete to send back.
+    (void)meta.TakeReplica(*in_, static_cast<size_t>(index));
+    if (!meta.Readable()) {
         in_->DestroyObject(shard, meta);
     }
     return Status::Ok();

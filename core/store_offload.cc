@@ -7,9 +7,9 @@ namespace mooncake {
 std::vector<OffloadTask> MasterStore::OffloadObjectHeartbeat(NodeId node_id, size_t max,
                                                              Nanos wait) {
     return in_->DrainQueue<OffloadTask>(
-        node_id, &NodeState::offload_queue, max, wait,
+        node_id, TaskQueue::kOffload, max, wait,
         [&](ObjectMeta& meta, const TaskRef& ref) -> std::optional<OffloadTask> {
-            const Replica* src = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+            const Replica* src = meta.CompleteMemory();
             if (!meta.offload || meta.offload->node != node_id || meta.offload->delivered ||
                 src == nullptr) {
                 return std::nullopt;
@@ -22,7 +22,8 @@ std::vector<OffloadTask> MasterStore::OffloadObjectHeartbeat(NodeId node_id, siz
 namespace {
 
 Result<ObjectMeta*> FindOffload(Shard& shard, NodeId node, std::string_view key,
-                                Generation generation) {
+                                Generation generation)
+    MC_REQUIRES(shard.mu) {
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
@@ -47,65 +48,56 @@ Result<ObjectMeta*> FindOffload(Shard& shard, NodeId node, std::string_view key,
 Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
                                          Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         Result<ObjectMeta*> found = FindOffload(shard, node_id, key, generation);
         if (!found.ok()) return found.status();
         ObjectMeta& meta = **found;
         bool evict_after = meta.offload->evict_after;
-        if (!meta.HasComplete(Tier::kLocalDisk)) {
-            meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
-            if (auto node = in_->GetNode(node_id)) {
-                node->disk_used.fetch_add(DiskFootprint(meta.size));
-                node->disk_objects.fetch_add(1);
-            }
-        }
+        if (!meta.HasComplete(Tier::kLocalDisk)) meta.AddDisk(*in_, node_id);
         in_->m.offload_completed.Inc();
         in_->m.offload_bytes.Inc(static_cast<double>(meta.size));
         // Evicted while being written: drop MEMORY now — unless a reader leased it since
         // (it may be reading that copy); the next eviction round drops it at no cost.
-        // The drop comes before EndOffload (the source's one pin is this task's), so the
+        // The drop comes before OffloadPipeline::End (the source's one pin is this task's), so the
         // task's accounting ends only once its room is free: a waiting Put that sees no
         // offload in flight also sees the room (see AllocateWithEviction).
         if (evict_after && !meta.Leased(clock_.Now())) {
-            for (size_t i = 0; i < meta.replicas.size(); ++i) {
-                const Replica& r = meta.replicas[i];
-                if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins <= 1) {
-                    in_->DropReplica(shard, meta, i);
-                    break;
-                }
-            }
+            const int i = meta.IndexOf([](const Replica& r) {
+                return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins <= 1;
+            });
+            if (i >= 0) in_->DropReplica(shard, meta, static_cast<size_t>(i));
         }
-        in_->EndOffload(meta);
+        in_->offload.End(meta);
     }
-    in_->NotifyRoom();
+    in_->dram.NotifyRoom();
     return Status::Ok();
 }
 
 Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
                                          Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
+    Shard& shard = in_->table.ShardFor(key);
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         Result<ObjectMeta*> found = FindOffload(shard, node_id, key, generation);
         if (!found.ok()) {
             if (found.status().Is(StatusCode::kNotFound)) return Status::Ok();  // repeated
             return found.status();
         }
         ObjectMeta& meta = **found;
-        in_->EndOffload(meta);
+        in_->offload.End(meta);
         in_->m.offload_failed.Inc();
     }
-    in_->NotifyRoom();  // waiting Puts re-evaluate: this DRAM will not free by itself
+    in_->dram.NotifyRoom();  // waiting Puts re-evaluate: this DRAM will not free by itself
     return Status::Ok();
 }
 
 Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
@@ -113,33 +105,33 @@ Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
     ObjectMeta& meta = it->second;
     if (meta.HasComplete(Tier::kLocalDisk)) return ManualOutcome::kAlreadyThere;
     if (meta.offload) return ManualOutcome::kInFlight;
-    const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+    const Replica* mem = meta.CompleteMemory();
     if (mem == nullptr) {
         return Status::NotReady("key " + QuoteKey(key) + " is still being written");
     }
-    auto node = in_->GetNode(mem->node);
+    auto node = in_->nodes.Get(mem->node);
     if (!node || !node->has_disk()) {
         return Status::InvalidArgument("the node holding " + QuoteKey(key) +
                                        " has no LOCAL_DISK tier");
     }
-    if (in_->OffloadQueueFull(node->id)) {
+    if (in_->offload.QueueFull(node->id)) {
         return Status::Busy("node " + std::to_string(node->id) +
                             " has offload_queue_limit offloads pending; retry later");
     }
-    in_->QueueOffload(meta, /*evict_after=*/false);
+    in_->offload.Queue(meta, /*evict_after=*/false);
     return ManualOutcome::kQueued;
 }
 
 Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
     }
     ObjectMeta& meta = it->second;
-    const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+    const Replica* mem = meta.CompleteMemory();
     if (mem == nullptr) {
         if (meta.Find(Tier::kMemory, ReplicaState::kProcessing)) {
             return Status::NotReady("key " + QuoteKey(key) + " is still being written");
@@ -152,7 +144,7 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         // MEMORY never dropped; EvictionTest.ManualEvictDuringAPutEndOffloadDropsMemory...)
         if (!meta.offload->evict_after) {
             meta.offload->evict_after = true;
-            in_->evict_pending_bytes.fetch_add(SegmentAllocator::RoundUp(meta.size));
+            in_->dram.AddEvictPending(SegmentAllocator::RoundUp(meta.size));
         }
         return ManualOutcome::kInFlight;
     }
@@ -160,24 +152,20 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         return Status::HasLease("key " + QuoteKey(key) + " is leased by a reader; retry later");
     }
     if (mem->pins > 0) return Status::Busy("key " + QuoteKey(key) + " is pinned by a task");
-    auto node = in_->GetNode(mem->node);
+    auto node = in_->nodes.Get(mem->node);
     if (!meta.HasComplete(Tier::kLocalDisk) && config_.enable_offload() && node &&
         node->has_disk()) {
-        if (in_->OffloadQueueFull(node->id)) {
+        if (in_->offload.QueueFull(node->id)) {
             return Status::Busy("node " + std::to_string(node->id) +
                                 " has offload_queue_limit offloads pending; retry later");
         }
-        in_->QueueOffload(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
+        in_->offload.Queue(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
         return ManualOutcome::kQueued;
     }
-    for (size_t i = 0; i < meta.replicas.size(); ++i) {
-        if (meta.replicas[i].tier == Tier::kMemory) {
-            in_->DropReplica(shard, meta, i);
-            break;
-        }
-    }
+    const int i = meta.IndexOf([](const Replica& r) { return r.tier == Tier::kMemory; });
+    if (i >= 0) in_->DropReplica(shard, meta, static_cast<size_t>(i));
     in_->m.evictions.Inc();
-    if (meta.replicas.empty()) in_->DestroyObject(shard, meta);
+    if (meta.NoReplicas()) in_->DestroyObject(shard, meta);
     return ManualOutcome::kDone;
 }
 

@@ -14,7 +14,7 @@ namespace mooncake {
 
 uint64_t StoreInternals::PromotionBytesLimit() const {
     uint64_t knob = config.promotion_inflight_bytes_limit();
-    return knob > 0 ? knob : std::max<uint64_t>(DramCapacity() / 4, 1);
+    return knob > 0 ? knob : std::max<uint64_t>(dram.Capacity() / 4, 1);
 }
 
 StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
@@ -24,13 +24,13 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
     const bool counted = trigger == Trigger::kHit;
     // Gate 2: DRAM pressure.
     if (trigger != Trigger::kManualForce) {
-        uint64_t capacity = DramCapacity();
-        bool over_high = static_cast<double>(DramUsed()) >=
+        uint64_t capacity = dram.Capacity();
+        bool over_high = static_cast<double>(dram.Used()) >=
                          config.eviction_high_watermark_ratio() * static_cast<double>(capacity);
         bool refused = false;
         if (config.promotion_strict_watermark() && over_high) {
             refused = true;  // the RFC's interlock, for operators who ask for it
-        } else if (LargestFreeExtent() < SegmentAllocator::RoundUp(size)) {
+        } else if (dram.LargestFreeExtent() < SegmentAllocator::RoundUp(size)) {
             // A full cache: promote by displacing colder objects, as a Put would.
             VictimInfo victims = PeekVictims(size);
             bool compare = config.promotion_compare_victims() && trigger != Trigger::kManual;
@@ -42,15 +42,15 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
             return GateResult::kWatermarkGated;
         }
     }
-    Shard& shard = ShardFor(key);
+    Shard& shard = table.ShardFor(key);
     std::shared_ptr<NodeState> holder;
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) return GateResult::kNotEligible;
         ObjectMeta& meta = it->second;
-        Replica* source = meta.Find(Tier::kLocalDisk, ReplicaState::kComplete);
-        if (meta.generation != generation || meta.HasComplete(Tier::kMemory) || !source) {
+        const Replica* source = meta.CompleteDisk();
+        if (meta.generation != generation || !meta.DiskOnly()) {
             return GateResult::kNotEligible;
         }
         // Gate 3: one task per key.
@@ -69,22 +69,20 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
             return GateResult::kQueueFull;
         }
         // Gate 5: admit. The source stays on disk until the task ends.
-        holder = GetNode(source->node);
+        holder = nodes.Get(source->node);
         if (!holder) {
             promotion_in_flight.fetch_sub(1, std::memory_order_relaxed);
             promotion_in_flight_bytes.fetch_sub(size, std::memory_order_relaxed);
             return GateResult::kNotEligible;
         }
-        ++source->pins;
+        meta.PinSource(Tier::kLocalDisk);
         Nanos now = clock.Now();
         meta.promotion = PromotionState{
             source->node, now, now + std::chrono::seconds(config.promotion_task_timeout_sec()),
             false, std::nullopt};
         m.promotion_queued.Inc();
         m.promotion_in_flight.Inc();
-        std::lock_guard queue_lock(holder->queue_mu);
-        holder->promotion_queue.push_back({std::string(key), generation});
-        holder->work_cv.notify_all();
+        holder->Push(TaskQueue::kPromotion, {std::string(key), generation});
     }
     (void)hash;
     return GateResult::kQueued;
@@ -94,7 +92,7 @@ void StoreInternals::RememberRefused(std::string_view key, Generation generation
     int64_t limit = config.promotion_retry_limit();
     if (limit <= 0) return;
     Nanos now = clock.Now();
-    std::lock_guard lock(retry_mu);
+    MutexLock lock(retry_mu);
     auto it = retry.find(std::string(key));
     if (it != retry.end()) {
         it->second.generation = generation;
@@ -114,7 +112,7 @@ size_t MasterStore::RetryRefusedCandidates() {
     Nanos now = clock_.Now();
     std::vector<std::pair<std::string, Generation>> due;
     {
-        std::lock_guard lock(in_->retry_mu);
+        MutexLock lock(in_->retry_mu);
         if (in_->retry.empty()) return 0;
         for (auto it = in_->retry.begin(); it != in_->retry.end() && due.size() < kBudget;) {
             if (it->second.expiry <= now) {
@@ -131,12 +129,11 @@ size_t MasterStore::RetryRefusedCandidates() {
         uint64_t hash = 0;
         bool eligible = false;
         {
-            Shard& shard = in_->ShardFor(key);
-            std::lock_guard lock(shard.mu);
+            Shard& shard = in_->table.ShardFor(key);
+            MutexLock lock(shard.mu);
             auto it = shard.objects.find(key);
             if (it != shard.objects.end() && it->second.generation == generation &&
-                !it->second.HasComplete(Tier::kMemory) && !it->second.promotion &&
-                it->second.HasComplete(Tier::kLocalDisk)) {
+                it->second.Promotable()) {
                 size = it->second.size;
                 hash = it->second.hash;
                 eligible = true;
@@ -147,7 +144,7 @@ size_t MasterStore::RetryRefusedCandidates() {
             result = in_->TryPromote(key, generation, size, hash, in_->sketch.Estimate(hash),
                                      StoreInternals::Trigger::kRetry);
         }
-        std::lock_guard lock(in_->retry_mu);
+        MutexLock lock(in_->retry_mu);
         auto it = in_->retry.find(key);
         if (it == in_->retry.end()) continue;
         if (result == StoreInternals::GateResult::kWatermarkGated ||
@@ -176,16 +173,13 @@ size_t MasterStore::ProactivePromotionScan() {
     const size_t budget = static_cast<size_t>(config_.proactive_promotion_budget());
     const uint32_t threshold = static_cast<uint32_t>(config_.proactive_promotion_threshold());
     std::vector<Pick> picks;
-    for (size_t i = 0; i < StoreInternals::kShardCount && picks.size() < budget; ++i) {
-        size_t s = in_->proactive_cursor.fetch_add(1) % StoreInternals::kShardCount;
-        Shard& shard = in_->shards[s];
-        std::lock_guard lock(shard.mu);
+    for (size_t i = 0; i < ObjectTable::kShardCount && picks.size() < budget; ++i) {
+        size_t s = in_->proactive_cursor.fetch_add(1) % ObjectTable::kShardCount;
+        Shard& shard = in_->table.shard(s);
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (picks.size() >= budget) break;
-            if (meta.promotion || meta.HasComplete(Tier::kMemory) ||
-                !meta.HasComplete(Tier::kLocalDisk)) {
-                continue;
-            }
+            if (!meta.Promotable()) continue;
             uint32_t estimate = in_->sketch.Estimate(meta.hash);
             if (estimate >= threshold) {
                 picks.push_back({key, meta.generation, meta.size, meta.hash, estimate});
@@ -210,7 +204,7 @@ size_t MasterStore::ProactivePromotionScan() {
 std::vector<PromotionTask> MasterStore::PromotionObjectHeartbeat(NodeId node_id, size_t max,
                                                                  Nanos wait) {
     return in_->DrainQueue<PromotionTask>(
-        node_id, &NodeState::promotion_queue, max, wait,
+        node_id, TaskQueue::kPromotion, max, wait,
         [&](ObjectMeta& meta, const TaskRef& ref) -> std::optional<PromotionTask> {
             if (!meta.promotion || meta.promotion->holder != node_id ||
                 meta.promotion->delivered) {
@@ -226,7 +220,8 @@ namespace {
 
 // The promotion task of (key, generation) that `node` may act on.
 Result<ObjectMeta*> FindPromotion(Shard& shard, NodeId node, std::string_view key,
-                                  Generation generation) {
+                                  Generation generation)
+    MC_REQUIRES(shard.mu) {
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
@@ -252,10 +247,10 @@ Result<ObjectMeta*> FindPromotion(Shard& shard, NodeId node, std::string_view ke
 Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_view key,
                                                      Generation generation, uint64_t size) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    if (!in_->GetNode(node)) return Status::UnknownNode("node " + std::to_string(node));
-    Shard& shard = in_->ShardFor(key);
+    if (!in_->nodes.Get(node)) return Status::UnknownNode("node " + std::to_string(node));
+    Shard& shard = in_->table.ShardFor(key);
     {
-        std::lock_guard lock(shard.mu);
+        MutexLock lock(shard.mu);
         Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
         if (!found.ok()) return found.status();
         ObjectMeta& meta = **found;
@@ -269,18 +264,18 @@ Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_vi
         }
     }
     // Allocation may evict, which takes other shards' locks: not under ours.
-    Result<StoreInternals::Allocation> alloc = in_->AllocateWithEviction(size, node, Nanos(0));
-    std::lock_guard lock(shard.mu);
+    Result<DramPool::Allocation> alloc = in_->AllocateWithEviction(size, node, Nanos(0));
+    MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
     if (!found.ok() || (*found)->promotion->staging) {
         // Cancelled meanwhile (or a racing duplicate call won): give the DRAM back.
-        if (alloc.ok()) in_->FreeMemory(alloc->node, alloc->offset, size);
+        if (alloc.ok()) in_->dram.Free(alloc->node, alloc->offset, size);
         if (!found.ok()) return found.status();
         const Replica& s = *(*found)->promotion->staging;
         return ReplicaDesc{s.tier, s.state, s.node, s.offset, size, 0};
     }
     ObjectMeta& meta = **found;
-    if (!alloc.ok() && in_->evict_pending_bytes.load() > 0) {
+    if (!alloc.ok() && in_->dram.evict_pending_bytes() > 0) {
         // Eviction is offloading colder objects to make room: the task stays; retry shortly.
         return Status::NotReady("DRAM for " + QuoteKey(key) +
                                 " is being freed by offloads in flight; retry");
@@ -301,31 +296,26 @@ Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_vi
 Status MasterStore::NotifyPromotionSuccess(NodeId node, std::string_view key,
                                            Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
     if (!found.ok()) return found.status();
     ObjectMeta& meta = **found;
     if (!meta.promotion->staging) {
         return Status::NotReady("promotion of " + QuoteKey(key) + " has no DRAM allocated yet");
     }
-    Replica committed = *meta.promotion->staging;
-    committed.state = ReplicaState::kComplete;
+    const Replica committed = *meta.promotion->staging;
     meta.promotion->staging.reset();  // moves into the object: EndPromotion must not free it
     Nanos latency = clock_.Now() - meta.promotion->start;
     in_->EndPromotion(meta);
-    meta.replicas.insert(meta.replicas.begin(), committed);
-    if (auto target = in_->GetNode(committed.node)) target->memory_objects.fetch_add(1);
+    meta.AddMemory(*in_, committed.node, committed.offset, /*first=*/true);
     in_->LruTouch(shard, meta);
     in_->m.promotion_completed.Inc();
     in_->m.promotion_latency.Observe(std::chrono::duration<double>(latency).count());
     if (config_.promotion_drop_source()) {
-        for (size_t i = 0; i < meta.replicas.size(); ++i) {
-            if (meta.replicas[i].tier == Tier::kLocalDisk && meta.replicas[i].pins == 0) {
-                in_->DropReplica(shard, meta, i);
-                break;
-            }
-        }
+        const int i = meta.IndexOf(
+            [](const Replica& r) { return r.tier == Tier::kLocalDisk && r.pins == 0; });
+        if (i >= 0) in_->DropReplica(shard, meta, static_cast<size_t>(i));
     }
     return Status::Ok();
 }
@@ -333,8 +323,8 @@ Status MasterStore::NotifyPromotionSuccess(NodeId node, std::string_view key,
 Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
                                            Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->ShardFor(key);
-    std::lock_guard lock(shard.mu);
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPromotion(shard, node, key, generation);
     if (!found.ok()) {
         // Already ended (a repeated report, or cancelled meanwhile): nothing left to undo.
@@ -348,10 +338,10 @@ Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
 
 size_t MasterStore::ReapPromotionTasks() {
     size_t reaped = 0;
-    if (in_->promotion_in_flight.load() == 0 && in_->offload_in_flight.load() == 0) return 0;
+    if (in_->promotion_in_flight.load() == 0 && in_->dram.offloads_in_flight() == 0) return 0;
     Nanos now = clock_.Now();
-    for (Shard& shard : in_->shards) {
-        std::lock_guard lock(shard.mu);
+    for (Shard& shard : in_->table.shards()) {
+        MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (meta.promotion && meta.promotion->deadline < now) {
                 in_->EndPromotion(meta);
@@ -373,8 +363,8 @@ Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
     uint64_t size;
     uint64_t hash;
     {
-        Shard& shard = in_->ShardFor(key);
-        std::lock_guard lock(shard.mu);
+        Shard& shard = in_->table.ShardFor(key);
+        MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) {
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");

@@ -26,7 +26,8 @@ Status ValidateReport(std::string_view key, Generation generation, uint64_t size
 
 // The object a report refers to, created if the node may adopt it. Shard lock held.
 Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& node,
-                          const std::string& key, Generation generation, uint64_t size) {
+                          const std::string& key, Generation generation, uint64_t size)
+    MC_REQUIRES(shard.mu) {
     auto it = shard.objects.find(key);
     if (it != shard.objects.end()) {
         ObjectMeta& meta = it->second;
@@ -40,19 +41,17 @@ Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& nod
         return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
                                 "' was away; delete this copy");
     }
-    auto [created, inserted] = shard.objects.try_emplace(key);
-    ObjectMeta& meta = created->second;
-    meta.key = &created->first;
+    ObjectMeta& meta = *in.table.Insert(shard, key).first;
     meta.generation = generation;
     meta.size = size;
     meta.hash = AdmissionSketch::Hash(key);
-    in.live_objects.fetch_add(1, std::memory_order_relaxed);
     return &meta;
 }
 
 // An object created by Claim that got no replica after all must not stay behind.
-void EraseIfEmpty(StoreInternals& in, Shard& shard, ObjectMeta& meta) {
-    if (meta.replicas.empty() && !meta.promotion && !meta.offload) in.EraseObject(shard, meta);
+void EraseIfEmpty(StoreInternals& in, Shard& shard, ObjectMeta& meta)
+    MC_REQUIRES(shard.mu) {
+    if (meta.NoReplicas() && !meta.promotion && !meta.offload) in.EraseObject(shard, meta);
 }
 
 // One Status per report: validated, claimed under the key's shard lock, then handed to
@@ -66,8 +65,8 @@ std::vector<Status> ForEachClaim(StoreInternals& in, const NodeState& node,
     for (const Report& report : reports) {
         Status st = ValidateReport(report.key, report.generation, report.size);
         if (st.ok()) {
-            Shard& shard = in.ShardFor(report.key);
-            std::lock_guard lock(shard.mu);
+            Shard& shard = in.table.ShardFor(report.key);
+            MutexLock lock(shard.mu);
             Result<ObjectMeta*> claimed =
                 Claim(in, shard, node, report.key, report.generation, report.size);
             st = claimed.ok() ? add(shard, **claimed, report) : claimed.status();
@@ -82,54 +81,45 @@ std::vector<Status> ForEachClaim(StoreInternals& in, const NodeState& node,
 
 Result<std::vector<Status>> MasterStore::RegisterDiskReplicas(
     NodeId node_id, std::span<const DiskReplicaReport> reports) {
-    auto node = in_->GetNode(node_id);
+    auto node = in_->nodes.Get(node_id);
     if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
     if (!node->has_disk()) return Status::InvalidArgument("node has no LOCAL_DISK tier");
     return ForEachClaim(*in_, *node, reports,
                         [&](Shard&, ObjectMeta& meta, const DiskReplicaReport& report) {
-        const Replica* disk = meta.Find(Tier::kLocalDisk, ReplicaState::kComplete);
+        const Replica* disk = meta.CompleteDisk();
         if (disk != nullptr && disk->node != node_id) {
             return Status::AlreadyExists(QuoteKey(report.key) +
                                          " is already on another node's disk");
         }
-        if (disk == nullptr) {
-            meta.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node_id, 0, 0});
-            node->disk_used.fetch_add(DiskFootprint(meta.size));
-            node->disk_objects.fetch_add(1);
-        }
+        if (disk == nullptr) meta.AddDisk(*in_, node_id);
         return Status::Ok();
     });
 }
 
 Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
     NodeId node_id, std::span<const MemoryReplicaReport> reports) {
-    auto node = in_->GetNode(node_id);
+    auto node = in_->nodes.Get(node_id);
     if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
     return ForEachClaim(*in_, *node, reports,
-                        [&](Shard& shard, ObjectMeta& meta, const MemoryReplicaReport& report) {
+                        // Runs under shard.mu (ForEachClaim); clang-14 cannot tie a lambda's
+                        // MC_REQUIRES to its argument, hence unchecked.
+                        [&](Shard& shard, ObjectMeta& meta, const MemoryReplicaReport& report)
+                            MC_NO_THREAD_SAFETY_ANALYSIS {
         // Reported again (a registration retried after a lost reply): it is there already.
-        const Replica* mem = meta.Find(Tier::kMemory, ReplicaState::kComplete);
+        const Replica* mem = meta.CompleteMemory();
         if (mem != nullptr && mem->node == node_id && mem->offset == report.offset) {
             return Status::Ok();
         }
         // One MEMORY replica per object: a put or promotion in flight, or a copy elsewhere,
         // already owns the tier.
-        bool has_memory = meta.promotion && meta.promotion->staging;
-        for (const Replica& r : meta.replicas) has_memory = has_memory || r.tier == Tier::kMemory;
-        if (has_memory) return Status::AlreadyExists(QuoteKey(report.key) + " is already in MEMORY");
-        bool placed;
-        {
-            std::lock_guard segment_lock(node->segment_mu);
-            placed = node->segment.AllocateAt(report.offset, report.size);
-        }
+        if (meta.HasMemoryReplica()) return Status::AlreadyExists(QuoteKey(report.key) + " is already in MEMORY");
+        const bool placed = node->segment.AllocateAt(report.offset, report.size);
         if (!placed) {
             return Status::InvalidArgument(
                 "range " + std::to_string(report.offset) + "+" + std::to_string(report.size) +
                 " of " + QuoteKey(report.key) + " is outside the segment or overlaps another");
         }
-        meta.replicas.push_back(
-            {Tier::kMemory, ReplicaState::kComplete, node_id, report.offset, 0});
-        node->memory_objects.fetch_add(1);
+        meta.AddMemory(*in_, node_id, report.offset, /*first=*/false);
         in_->LruTouch(shard, meta);
         return Status::Ok();
     });

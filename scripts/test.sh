@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The one test command (README quick start and .ci/run): install, build, run every test, then
+# the thread-safety build (scripts/thread-safety.sh: core under clang -Werror=thread-safety),
 # the sanitizer stages (scripts/sanitize.sh: every test under ASan+UBSan, the core and disk
 # store tests under TSan). Every stage runs; any failure makes the exit status non-zero.
 # Last, every libFuzzer target for FUZZ_SECONDS (default 30) each (scripts/fuzz.sh).
@@ -30,6 +31,9 @@ if ! ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"${JOBS:-2}" -
   note_failures normal "${BUILD_DIR:-build}"
 fi
 echo "test.sh: normal tests $(($(date +%s) - stage_start)) s"
+stage_start=$(date +%s)
+scripts/thread-safety.sh || failed+=(thread-safety)  # clang -Werror=thread-safety build of core
+echo "test.sh: thread-safety stage $(($(date +%s) - stage_start)) s"
 for stage in ${SANITIZE_STAGES-asan tsan}; do
   stage_start=$(date +%s)
   if ! scripts/sanitize.sh "$stage"; then

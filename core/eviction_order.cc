@@ -1,0 +1,146 @@
+// LruOrder and HitDensityOrder (core/eviction_order.h).
+#include "core/eviction_order.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/segment_allocator.h"
+
+namespace mooncake {
+namespace {
+
+// Lists `meta` first in lists[to] (moving it from the list it is in).
+void ListFirst(EvictionLists& lists, ObjectMeta& meta, uint8_t to) {
+    EvictionHook& hook = meta.eviction;
+    auto& list = lists.lists[to];
+    if (hook.listed) {
+        list.splice(list.begin(), lists.lists[hook.list], hook.it);
+    } else {
+        list.push_front(&meta);
+        hook.it = list.begin();
+        hook.listed = true;
+    }
+    hook.list = to;
+}
+
+void Unlist(EvictionLists& lists, ObjectMeta& meta) {
+    EvictionHook& hook = meta.eviction;
+    if (!hook.listed) return;
+    lists.lists[hook.list].erase(hook.it);
+    hook.listed = false;
+}
+
+// Appends the coldest Evictable(now) objects of `list`, about `per_shard` bytes, scored by
+// `score(meta)`.
+template <typename Score>
+void CollectList(const std::list<ObjectMeta*>& list, size_t shard, uint64_t per_shard, Nanos now,
+                 Score score, std::vector<EvictionCandidate>& out) {
+    uint64_t collected = 0;
+    for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
+        const ObjectMeta& meta = **it;
+        if (!meta.Evictable(now)) continue;
+        uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
+        out.push_back({meta.recency, shard, *meta.key, meta.generation, bytes, meta.hash,
+                       meta.HasComplete(Tier::kLocalDisk), score(meta)});
+        collected += bytes;
+    }
+}
+
+class LruOrder final : public EvictionOrder {
+public:
+    void OnPut(ObjectMeta&, const PutHint*, Nanos, uint64_t) override {}
+    void OnGet(ObjectMeta&, Nanos, uint64_t) override {}
+    void OnEvict(const ObjectMeta&, Nanos) override {}
+    void Touch(EvictionLists& lists, ObjectMeta& meta) override { ListFirst(lists, meta, 0); }
+    void Remove(EvictionLists& lists, ObjectMeta& meta) override { Unlist(lists, meta); }
+
+    class LruRound final : public Round {
+    public:
+        explicit LruRound(Nanos now) : now_(now) {}
+        void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
+                     std::vector<EvictionCandidate>& out) override {
+            CollectList(lists.lists[0], shard, per_shard, now_,
+                        [](const ObjectMeta&) { return 0.0; }, out);
+        }
+        void Rank(std::vector<EvictionCandidate>& c) override {
+            std::sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
+                return a.recency < b.recency;
+            });
+        }
+
+    private:
+        Nanos now_;
+    };
+    std::unique_ptr<Round> StartRound(Nanos now) override {
+        return std::make_unique<LruRound>(now);
+    }
+};
+
+class HitDensityOrder final : public EvictionOrder {
+public:
+    void OnPut(ObjectMeta& meta, const PutHint* hint, Nanos now,
+               uint64_t objects_in_memory) override {
+        EvictionHook& h = meta.eviction;
+        h.accesses = 1;
+        h.cls = static_cast<uint8_t>(HitDensityEstimator::ClassOf(0, hint));
+        h.last_access = now;
+        estimator_.RecordAccess(h.cls, objects_in_memory);
+    }
+    void OnGet(ObjectMeta& meta, Nanos now, uint64_t objects_in_memory) override {
+        EvictionHook& h = meta.eviction;
+        if (h.accesses > 0) estimator_.RecordReuse(h.cls, now - h.last_access);
+        h.cls = static_cast<uint8_t>(HitDensityEstimator::ClassOf(h.accesses, nullptr));
+        if (h.accesses != std::numeric_limits<uint32_t>::max()) ++h.accesses;
+        h.last_access = now;
+        estimator_.RecordAccess(h.cls, objects_in_memory);
+    }
+    void OnEvict(const ObjectMeta& meta, Nanos now) override {
+        estimator_.RecordEviction(now - meta.eviction.last_access);
+    }
+    void Touch(EvictionLists& lists, ObjectMeta& meta) override {
+        ListFirst(lists, meta, meta.eviction.cls);
+    }
+    void Remove(EvictionLists& lists, ObjectMeta& meta) override { Unlist(lists, meta); }
+
+    // Within a class the score falls with age, so the cold end of every class list holds
+    // the lowest `per_shard` bytes of each shard.
+    class HitDensityRound final : public Round {
+    public:
+        HitDensityRound(HitDensityEstimator::Table table, Nanos now)
+            : table_(std::move(table)), now_(now) {}
+        void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
+                     std::vector<EvictionCandidate>& out) override {
+            auto score = [&](const ObjectMeta& meta) {
+                return HitDensityEstimator::Score(table_, meta.eviction.cls,
+                                                  now_ - meta.eviction.last_access);
+            };
+            for (const std::list<ObjectMeta*>& list : lists.lists) {
+                CollectList(list, shard, per_shard, now_, score, out);
+            }
+        }
+        void Rank(std::vector<EvictionCandidate>& c) override {
+            std::sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
+                return a.score != b.score ? a.score < b.score : a.recency < b.recency;
+            });
+        }
+
+    private:
+        HitDensityEstimator::Table table_;
+        Nanos now_;
+    };
+    std::unique_ptr<Round> StartRound(Nanos now) override {
+        return std::make_unique<HitDensityRound>(estimator_.Snapshot(), now);
+    }
+
+private:
+    HitDensityEstimator estimator_;
+};
+
+}  // namespace
+
+std::unique_ptr<EvictionOrder> EvictionOrder::Make(EvictionPolicyKind kind) {
+    if (kind == EvictionPolicyKind::kHitDensity) return std::make_unique<HitDensityOrder>();
+    return std::make_unique<LruOrder>();
+}
+
+}  // namespace mooncake

@@ -1,0 +1,76 @@
+// The order in which eviction takes MEMORY objects: one interface, two implementations
+// (knob `eviction_policy`, read once at start):
+//   lru          LruOrder: least recently used first.
+//   hit_density  HitDensityOrder: fewest expected hits per unit of DRAM time first
+//                (core/eviction_policy.h has the estimator and its reasoning).
+// The engine (core/store_eviction.cc) never asks which one it holds: it feeds accesses in,
+// keeps membership (an object is listed while it has a COMPLETE MEMORY replica) and asks a
+// round for the coldest candidates.
+//
+// Thread-safety: each shard's EvictionLists and each object's EvictionHook are guarded by the
+// shard's mutex; every method that takes them is called with it held. The orders' own
+// statistics are lock-free or take their own leaf mutex (HitDensityEstimator).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/eviction_policy.h"
+#include "core/object.h"
+#include "core/put_hint.h"
+
+namespace mooncake {
+
+// One shard's MEMORY objects, most recent first in each list. LruOrder uses lists[0];
+// HitDensityOrder one list per access class.
+struct EvictionLists {
+    std::array<std::list<ObjectMeta*>, HitDensityEstimator::kClasses> lists;
+};
+
+// An object a round may evict, as seen when collected (re-checked under its shard lock).
+struct EvictionCandidate {
+    uint64_t recency;
+    size_t shard;
+    std::string key;
+    Generation generation;
+    uint64_t bytes;  // its DRAM range
+    uint64_t hash;
+    bool clean;        // has a LOCAL_DISK copy: dropping it loses nothing
+    double score = 0;  // HitDensityOrder: expected re-reads per DRAM second
+};
+
+class EvictionOrder {
+public:
+    static std::unique_ptr<EvictionOrder> Make(EvictionPolicyKind kind);
+    virtual ~EvictionOrder() = default;
+
+    // Accesses (shard lock held). A Put is the object's first access.
+    virtual void OnPut(ObjectMeta& meta, const PutHint* hint, Nanos now,
+                       uint64_t objects_in_memory) = 0;
+    virtual void OnGet(ObjectMeta& meta, Nanos now, uint64_t objects_in_memory) = 0;
+    virtual void OnEvict(const ObjectMeta& meta, Nanos now) = 0;
+
+    // Membership (shard lock held): Touch lists the object as its list's most recent (adding
+    // it if unlisted), Remove unlists it.
+    virtual void Touch(EvictionLists& lists, ObjectMeta& meta) = 0;
+    virtual void Remove(EvictionLists& lists, ObjectMeta& meta) = 0;
+
+    // One round's view: Collect runs per shard (its lock held) and appends that shard's
+    // coldest Evictable(now) objects, about `per_shard` bytes per list; Rank sorts everything
+    // collected coldest first. With per_shard >= the round's target, the globally coldest
+    // target bytes are surely among them.
+    class Round {
+    public:
+        virtual ~Round() = default;
+        virtual void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
+                             std::vector<EvictionCandidate>& out) = 0;
+        virtual void Rank(std::vector<EvictionCandidate>& candidates) = 0;
+    };
+    virtual std::unique_ptr<Round> StartRound(Nanos now) = 0;
+};
+
+}  // namespace mooncake

@@ -1,0 +1,157 @@
+// One object's state in the master: its replicas, its tasks, and the named phase they add up to.
+//
+// Phases (derived from the COMPLETE replicas, so they can never disagree with them):
+//   kWriting     a Put is in progress: one PROCESSING MEMORY replica, nothing readable yet
+//   kMemoryOnly  COMPLETE MEMORY, no disk copy
+//   kBothTiers   COMPLETE MEMORY and COMPLETE LOCAL_DISK
+//   kDiskOnly    COMPLETE LOCAL_DISK only (evicted after offload, or reported by a rejoining
+//                node); the phase a promotion starts from
+//   kEmpty       nothing at all: created by a rejoin claim before its replica is added, or
+//                every replica dropped; the store erases such an object
+//
+// Transitions, each one method below (it keeps the per-node and store tallies it affects):
+//   (new)        -- StartPut ------------> kWriting
+//   kWriting     -- EndPut --------------> kMemoryOnly
+//   kMemoryOnly  -- AddDisk (offload) ---> kBothTiers
+//   kBothTiers   -- TakeReplica(MEMORY) (evicted) -> kDiskOnly
+//   kDiskOnly    -- AddMemory (promotion commit) -> kBothTiers
+//   kBothTiers   -- TakeReplica(LOCAL_DISK) (promotion_drop_source, record lost) -> kMemoryOnly
+//   kMemoryOnly  -- TakeReplica(MEMORY) (evicted without offload) -> kEmpty
+//   any          -- TakeReplica, each replica (Remove, node gone, Put revoked) -> kEmpty
+//   kEmpty       -- AddDisk / AddMemory (a rejoining node's report) -> kDiskOnly / kMemoryOnly
+// Pins (a task's source replica) are taken and released only with PinSource/UnpinSource.
+//
+// Every method is called with the object's shard lock held (core/object_table.h).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/master_types.h"
+#include "core/types.h"
+
+namespace mooncake {
+
+struct Replica {
+    Tier tier = Tier::kMemory;
+    ReplicaState state = ReplicaState::kProcessing;
+    NodeId node = kNoNode;
+    uint64_t offset = 0;  // MEMORY: range start in the node's segment
+    uint32_t pins = 0;    // sources of in-flight offload/promotion
+};
+
+struct PromotionState {
+    NodeId holder = kNoNode;
+    Nanos start{0};       // admission time (latency histogram)
+    Nanos deadline{0};    // reaper expires the task after this
+    bool delivered = false;
+    std::optional<Replica> staging;  // PROCESSING MEMORY range, once allocated
+};
+
+struct OffloadState {
+    NodeId node = kNoNode;  // holder of the MEMORY source and of the disk it writes to
+    Nanos start{0};
+    Nanos deadline{0};
+    bool delivered = false;
+    bool evict_after = false;  // offload-on-evict: drop MEMORY once the disk copy exists
+    bool cleaning = false;     // queued by the watermark round (counted in clean_pending_bytes)
+};
+
+// What an object's transitions count: implemented by the store over its node table
+// (per-node MEMORY/LOCAL_DISK counts) and its Put counter.
+class ObjectTallies {
+public:
+    virtual ~ObjectTallies() = default;
+    virtual void PutsInProgress(int delta) = 0;
+    virtual void NodeMemoryObjects(NodeId node, int delta) = 0;
+    virtual void NodeDiskObjects(NodeId node, int delta, uint64_t bytes) = 0;
+};
+
+struct ObjectMeta;
+// The eviction order's per-object state (core/eviction_order.h), guarded by the shard lock.
+struct EvictionHook {
+    bool listed = false;  // in one of its shard's eviction lists (counted in memory_objects)
+    uint8_t list = 0;     // which one, while listed
+    std::list<ObjectMeta*>::iterator it;
+    // HitDensityOrder's statistics (LruOrder leaves them alone).
+    uint32_t accesses = 0;  // the Put and every Get since
+    uint8_t cls = 0;        // class of the last access
+    Nanos last_access{0};
+};
+
+enum class Phase { kEmpty, kWriting, kMemoryOnly, kBothTiers, kDiskOnly };
+std::string_view PhaseName(Phase phase);
+
+struct ObjectMeta {
+    const std::string* key = nullptr;  // the map's key (stable: unordered_map nodes do not move)
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    ClientId put_client = 0;
+    Nanos put_deadline{0};  // while the MEMORY replica is PROCESSING
+    Nanos lease_expiry{0};
+    uint64_t recency = 0;
+    uint64_t hash = 0;  // AdmissionSketch::Hash(key)
+    EvictionHook eviction;  // listed while it has a COMPLETE MEMORY replica
+    std::optional<OffloadState> offload;
+    std::optional<PromotionState> promotion;
+
+    // ---- phase and predicates ----
+    Phase phase() const;
+    bool HasComplete(Tier tier) const { return Find(tier, ReplicaState::kComplete) != nullptr; }
+    // A reader gets a replica: MEMORY or LOCAL_DISK is COMPLETE.
+    bool Readable() const { return HasComplete(Tier::kMemory) || HasComplete(Tier::kLocalDisk); }
+    bool DiskOnly() const { return phase() == Phase::kDiskOnly; }
+    // A promotion may start: LOCAL_DISK only, no promotion task yet.
+    bool Promotable() const { return DiskOnly() && !promotion; }
+    bool Leased(Nanos now) const { return lease_expiry > now; }
+    // Eviction may drop or offload its MEMORY copy now: COMPLETE, unpinned, no offload in
+    // flight, no read lease.
+    bool Evictable(Nanos now) const;
+    // A Put started and not ended before its deadline (the client is gone).
+    bool PutExpired(Nanos now) const { return phase() == Phase::kWriting && put_deadline < now; }
+    // Any replica (or a promotion staging range) of this object is on `node`.
+    bool Touches(NodeId node) const;
+    // A replica of `tier` on `node` (MEMORY: at `offset`), in any state, staging included.
+    bool Holds(NodeId node, Tier tier, uint64_t offset) const;
+    bool HasMemoryReplica() const;  // any state, staging included
+    const Replica* Find(Tier tier, ReplicaState state) const;
+    const Replica* CompleteMemory() const { return Find(Tier::kMemory, ReplicaState::kComplete); }
+    const Replica* CompleteDisk() const { return Find(Tier::kLocalDisk, ReplicaState::kComplete); }
+    const std::vector<Replica>& replicas() const { return replicas_; }
+    bool NoReplicas() const { return replicas_.empty(); }
+
+    // ---- transitions ----
+    // (new) -> kWriting: the Put's PROCESSING MEMORY range.
+    void StartPut(ObjectTallies& t, NodeId node, uint64_t offset);
+    // kWriting -> kMemoryOnly. Returns the committed replica, or nullptr if ended already.
+    const Replica* EndPut(ObjectTallies& t);
+    // Adds a COMPLETE LOCAL_DISK replica on `node` (offload done, rejoin report).
+    void AddDisk(ObjectTallies& t, NodeId node);
+    // Adds a COMPLETE MEMORY replica (promotion commit: `first` puts it before the others;
+    // rejoin report: after).
+    void AddMemory(ObjectTallies& t, NodeId node, uint64_t offset, bool first);
+    // Removes and returns replica `index` (its tallies undone). The caller frees its DRAM or
+    // tells its node to delete the record.
+    Replica TakeReplica(ObjectTallies& t, size_t index);
+    // The index of the first replica `match` accepts, or -1.
+    template <typename Match>
+    int IndexOf(Match match) const {
+        for (size_t i = 0; i < replicas_.size(); ++i) {
+            if (match(replicas_[i])) return static_cast<int>(i);
+        }
+        return -1;
+    }
+    // The task sources: +1 / -1 pin on the COMPLETE replica of `tier` (no-op if none; never
+    // below zero).
+    void PinSource(Tier tier);
+    void UnpinSource(Tier tier);
+
+private:
+    std::vector<Replica> replicas_;
+};
+
+}  // namespace mooncake

@@ -1,0 +1,48 @@
+// The store's metric handles, looked up once (names: DESIGN.md).
+#pragma once
+
+#include "core/metrics.h"
+
+namespace mooncake {
+
+// Metric handles, looked up once.
+struct StoreMetrics {
+    explicit StoreMetrics(MetricsRegistry& registry);
+
+    Counter& promotion_attempts;
+    Counter& promotion_queued;
+    Counter& promotion_completed;
+    Counter& promotion_failed_admission;
+    Counter& promotion_failed_watermark;
+    Counter& promotion_failed_queue_full;
+    Counter& promotion_failed_alloc;
+    Counter& promotion_failed_io;
+    Counter& promotion_deduplicated;
+    Counter& promotion_cancelled;
+    Counter& promotion_expired;
+    Counter& promotion_retried;
+    Counter& promotion_proactive;
+    Gauge& promotion_in_flight;
+    Histogram& promotion_latency;
+
+    Counter& offload_queued;
+    Counter& offload_completed;
+    Counter& offload_failed;
+    Counter& offload_cancelled;
+    Counter& offload_bytes;
+    Gauge& offload_in_flight;
+
+    Counter& evictions;
+    Counter& evicted_bytes;
+    Counter& gets_memory;
+    Counter& gets_disk;
+    Counter& get_misses;
+    Counter& puts;
+    Counter& put_no_space;
+    Counter& removes;
+    Counter& prefetch_on_exist;
+    Counter& nodes_expired;
+    Counter& nodes_replaced;
+};
+
+}  // namespace mooncake
