@@ -23,6 +23,7 @@ struct GlobalOptions {
     std::string auth_token_file;          // --auth_token_file (else the environment:
                                           // thrift/auth_token.h)
     double connect_timeout_sec = 2.0;     // --connect_timeout
+    std::string cluster_id;               // --cluster_id (etcd:// masters; docs/HA.md)
 };
 
 class Context {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +30,12 @@ struct MasterServiceOptions {
     std::string config_file; // --config, for TuneSet(persist); empty if none
     // Longest long-poll wait honoured (the fuzz target sets 0: a real-time wait only slows it).
     int32_t max_long_poll_ms = rpc::kMaxLongPollMs;
+    // Master high availability (daemon/ha): asked before every call but Hello, with the
+    // method's name; a non-ok Status (kNotLeader: a standby, or a leader whose lease lapsed)
+    // refuses the call.
+    std::function<Status(std::string_view method)> gate;
+    // Called with the knobs a TuneSet applied (HA keeps them in etcd for the next leader).
+    std::function<Status(const std::vector<std::pair<std::string, std::string>>&)> on_tuned;
 };
 
 class MasterService final : public rpc::MasterServiceIf {
