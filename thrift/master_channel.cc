@@ -198,7 +198,10 @@ Status MasterChannel::Call(const Fn& fn, Idempotent idempotent,
         const bool lost = st.Is(StatusCode::kUnavailable) || st.Is(StatusCode::kTimeout);
         if (!refused && !lost) return st;
         const bool moved = FollowLeader();
-        if (lost && idempotent == Idempotent::kNo) return st;  // may have been applied
+        // A call that lost its master may have been applied there. Sent again only if etcd
+        // now names another leader: the old one's term is over and its state is discarded
+        // (what survives is only what nodes report, which a retry cannot duplicate).
+        if (lost && idempotent == Idempotent::kNo && !moved) return st;
         if (std::chrono::steady_clock::now() >= deadline) return st;
         if (!moved) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

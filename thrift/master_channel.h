@@ -8,9 +8,9 @@
 // `master` may be "etcd://HOST:PORT[;HOST:PORT...]" (master high availability, docs/HA.md):
 // the channel then dials whoever leads cluster `RpcOptions::cluster_id` and follows leader
 // changes. A call refused with kNotLeader, or an idempotent call whose master went away, is
-// sent again to the leader etcd names, for up to `failover_wait`; a non-idempotent call that
-// lost its master fails (it may or may not have been applied) and the next call goes to the
-// new leader.
+// sent again to the leader etcd names, for up to `failover_wait`. A non-idempotent call that
+// lost its master is sent again only when etcd names another leader by then (the old term's
+// state is thrown away); otherwise it fails (it may or may not have been applied).
 //
 // Thread-safety: Call() may run from many threads at once; each call borrows its own
 // connection (opened on demand, kept for reuse while healthy).

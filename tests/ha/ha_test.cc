@@ -230,8 +230,11 @@ TEST(Ha, AllMastersDownAndBack) {
     for (auto& m : c.masters) m->daemon->Kill();
     std::this_thread::sleep_for(1s);
     for (auto& m : c.masters) ASSERT_TRUE(c.RestartMaster(*m));
-    ASSERT_NE(c.Leader(std::chrono::seconds(kLeaseTtlSec + 5)), nullptr);
-    EXPECT_GT(c.LeaderEpoch(), epoch);
+    // The old leader key lives until its lease ends; then a restarted master takes a new epoch.
+    ASSERT_TRUE(WaitFor([&] { return c.LeaderEpoch() > epoch; },
+                        std::chrono::seconds(kLeaseTtlSec + 5)))
+        << "no master took the lead after all came back";
+    ASSERT_NE(c.Leader(), nullptr);
     ASSERT_TRUE(c.WaitForNodes(2));
     EXPECT_EQ(KnobValue(*c.client, "offload_batch_max"), "55");
     SettleAndCheck(*c.client, keys, "after all masters came back");
