@@ -5,5 +5,5 @@
 #   bench/ha/failover.sh [BUILD_DIR]     (needs ha_tests built: cmake --build BUILD --target ha_tests)
 set -euo pipefail
 build=${1:-build}
-exec "$build/tests/ha/ha_tests" --gtest_also_run_disabled_tests \
+exec "$build/bin/ha_tests" --gtest_also_run_disabled_tests \
   --gtest_filter='Ha.DISABLED_FailoverTimeBench'
