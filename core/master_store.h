@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -72,6 +73,12 @@ public:
     // Removes every key starting with `prefix`; returns how many were removed. Leased keys are
     // skipped unless `force` (their count is returned in `skipped`).
     size_t RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped = nullptr);
+
+    // Master high availability: tombstones of keys removed while their node was away
+    // (core/departed_objects.h), handed to etcd by the leader and loaded by the next one.
+    void KeepTombstones(bool on);
+    std::vector<std::pair<std::string, Generation>> TakeNewTombstones();
+    void AddTombstones(const std::vector<std::pair<std::string, Generation>>& tombstones);
 
     // True when the key has a COMPLETE replica. Not an access.
     Result<bool> Exists(std::string_view key) const;

@@ -160,6 +160,8 @@ public:
     void OnNodesChanged(std::function<bool(const std::set<std::string>&)> fn) {
         on_nodes_ = std::move(fn);
     }
+    // Called from the tick thread once a second (before Start).
+    void OnSecond(std::function<void()> fn) { on_second_ = std::move(fn); }
 
 private:
     void TickLoop() {
@@ -207,6 +209,7 @@ private:
         }
         seen_.insert(live.begin(), live.end());
         if (on_nodes_ && live != last_live_ && on_nodes_(live)) last_live_ = live;
+        if (on_second_) on_second_();
     }
 
     SteadyClock clock_;
@@ -220,6 +223,7 @@ private:
     std::set<std::string> seen_;  // tick thread only
     std::set<std::string> last_live_;  // tick thread only
     std::function<bool(const std::set<std::string>&)> on_nodes_;
+    std::function<void()> on_second_;
 };
 
 // ---------------- node part ----------------
@@ -404,6 +408,28 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
                                          " node(s) to register again");
             };
             options.on_tuned = [&state](const auto& list) { return state.SaveKnobs(list); };
+            // Tombstones: the previous leaders' loaded before serving, new ones kept in etcd
+            // once a second (this leader itself refuses them anyway; a failed write only
+            // loses them for the next leader, and says so).
+            auto tombstones = state.LoadTombstones();
+            if (tombstones.ok()) {
+                store.AddTombstones(*tombstones);
+                if (!tombstones->empty()) {
+                    spdlog::info("ha: {} tombstone(s) loaded from etcd", tombstones->size());
+                }
+            } else {
+                spdlog::warn("ha: cannot read tombstones from etcd: {}",
+                             tombstones.status().message());
+            }
+            store.KeepTombstones(true);
+            part.OnSecond([&state, &store] {
+                auto fresh = store.TakeNewTombstones();
+                if (fresh.empty()) return;
+                if (Status st = state.SaveTombstones(fresh); !st.ok()) {
+                    spdlog::warn("ha: cannot keep {} tombstone(s) in etcd: {}", fresh.size(),
+                                 st.message());
+                }
+            });
             // Kept once warm (a half-rejoined list would shorten the next leader's wait).
             part.OnNodesChanged([&state, &election, &warm](const std::set<std::string>& live) {
                 if (!election.Serving() || !warm.load()) return false;

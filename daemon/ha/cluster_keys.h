@@ -6,6 +6,7 @@
 //   /mooncake/<cluster>/masters/<addr>   {"address","since"}  each live master, under its lease
 //   /mooncake/<cluster>/knobs/<name>     value text of a knob set with `tune set` (durable)
 //   /mooncake/<cluster>/nodes            names of the nodes live on the leader, one a line
+//   /mooncake/<cluster>/tombstones/<hex> generation of a key removed while its node was away
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct ClusterKeys {
     std::string masters() const { return root + "masters/"; }
     std::string knobs() const { return root + "knobs/"; }
     std::string nodes() const { return root + "nodes"; }
+    std::string tombstones() const { return root + "tombstones/"; }
 };
 
 struct MasterRecord {

@@ -1,5 +1,7 @@
 #include "daemon/ha/cluster_state.h"
 
+#include <optional>
+
 #include "spdlog/spdlog.h"
 
 namespace mooncake::ha {
@@ -47,6 +49,56 @@ Result<std::set<std::string>> ClusterState::LoadNodes() {
         if (end == std::string::npos) end = text.size();
         if (end > start) out.insert(text.substr(start, end - start));
         start = end + 1;
+    }
+    return out;
+}
+
+namespace {
+
+std::string Hex(std::string_view bytes) {
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : bytes) {
+        out += digits[c >> 4];
+        out += digits[c & 15];
+    }
+    return out;
+}
+
+std::optional<std::string> Unhex(std::string_view hex) {
+    if (hex.size() % 2 != 0) return std::nullopt;
+    auto nibble = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        return -1;
+    };
+    std::string out;
+    for (size_t i = 0; i < hex.size(); i += 2) {
+        int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+        if (hi < 0 || lo < 0) return std::nullopt;
+        out += static_cast<char>(hi * 16 + lo);
+    }
+    return out;
+}
+
+}  // namespace
+
+Status ClusterState::SaveTombstones(
+    const std::vector<std::pair<std::string, uint64_t>>& tombstones) {
+    for (const auto& [key, generation] : tombstones) {
+        MC_RETURN_IF_ERROR(etcd_.Put(keys_.tombstones() + Hex(key), std::to_string(generation)));
+    }
+    return Status::Ok();
+}
+
+Result<std::vector<std::pair<std::string, uint64_t>>> ClusterState::LoadTombstones() {
+    auto stored = etcd_.List(keys_.tombstones());
+    if (!stored.ok()) return stored.status();
+    std::vector<std::pair<std::string, uint64_t>> out;
+    for (const EtcdKv& kv : *stored) {
+        auto key = Unhex(std::string_view(kv.key).substr(keys_.tombstones().size()));
+        if (!key) continue;
+        out.emplace_back(std::move(*key), std::strtoull(kv.value.c_str(), nullptr, 10));
     }
     return out;
 }

@@ -35,6 +35,11 @@ public:
     Status SaveNodes(const std::set<std::string>& names);
     Result<std::set<std::string>> LoadNodes();
 
+    // Tombstones of keys removed while their node was away (core/departed_objects.h), by
+    // key and generation: a new leader refuses those copies when the node comes back.
+    Status SaveTombstones(const std::vector<std::pair<std::string, uint64_t>>& tombstones);
+    Result<std::vector<std::pair<std::string, uint64_t>>> LoadTombstones();
+
 private:
     EtcdClient& etcd_;
     const ClusterKeys keys_;
