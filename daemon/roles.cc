@@ -365,9 +365,18 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
         if (leading) {
             auto loaded = state.LoadKnobs(config);
             if (!loaded.ok()) {
+                // Serving with knobs the cluster did not choose is worse than a short outage.
                 spdlog::warn("ha: cannot read the cluster's knobs from etcd ({}); resigning",
                              loaded.status().message());
                 election.Resign();
+                while (!ctx.shutdown.flag().load()) {
+                    ha::Term now = election.WaitForChange(term.seq, std::chrono::milliseconds(200));
+                    if (now.seq != term.seq) {
+                        term = now;
+                        break;
+                    }
+                }
+                continue;
             } else if (*loaded > 0) {
                 spdlog::info("ha: {} tuned knob(s) restored from etcd", *loaded);
             }
