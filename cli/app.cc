@@ -13,7 +13,28 @@ namespace mooncake::cli {
 namespace {
 
 // "" when `text` is HOST:PORT (HOST a name, an IPv4 address or a bracketed IPv6 address).
+std::string CheckHostPort(const std::string& text);
+
+// --master etcd://HOST:PORT[;HOST:PORT...]: the leader of an HA cluster (docs/HA.md).
+std::string CheckEtcdMaster(const std::string& text) {
+    std::string rest = text.substr(7);
+    if (rest.empty()) return "'" + text + "' names no etcd endpoint (etcd://HOST:PORT[;...])";
+    size_t start = 0;
+    while (start <= rest.size()) {
+        size_t end = rest.find_first_of(";,", start);
+        if (end == std::string::npos) end = rest.size();
+        std::string one = rest.substr(start, end - start);
+        if (!one.empty()) {
+            std::string bad = CheckHostPort(one);
+            if (!bad.empty()) return "etcd endpoint " + bad;
+        }
+        start = end + 1;
+    }
+    return "";
+}
+
 std::string CheckHostPort(const std::string& text) {
+    if (text.rfind("etcd://", 0) == 0) return CheckEtcdMaster(text);
     size_t colon = text.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
         return "'" + text + "' is not HOST:PORT";
@@ -45,11 +66,17 @@ void BuildApp(CLI::App& app, GlobalOptions& options, CommandSet& set) {
     app.footer(kFooter);
     app.require_subcommand(1);
     app.fallthrough();  // global options may also follow the command
-    app.add_option("--master", options.master, "HOST:PORT of the master or standalone daemon")
+    app.add_option("--master", options.master,
+                   "HOST:PORT of the master or standalone daemon, or etcd://HOST:PORT[;...]: "
+                   "the leader of HA cluster --cluster_id")
         ->envname("MOONCAKE_MASTER")
         ->check(CLI::Validator(CheckHostPort, ""))
         ->type_name("HOST:PORT")
         ->capture_default_str();
+    app.add_option("--cluster_id", options.cluster_id,
+                   "HA cluster whose leader --master etcd://... means (else "
+                   "$MOONCAKE_CLUSTER_ID, else mooncake_cluster)")
+        ->type_name("NAME");
     app.add_flag("--json", options.json, "print JSON for scripts instead of tables");
     // The token itself is never an argument (argv is public): a file, or the environment.
     app.add_option("--auth_token_file", options.auth_token_file,
@@ -83,6 +110,7 @@ void BuildApp(CLI::App& app, GlobalOptions& options, CommandSet& set) {
     AddHotCommand(app, set);
     AddCheckCommand(app, set);
     AddScrubCommand(app, set);
+    AddMastersCommand(app, set);
 }
 
 int RunMooncakectl(int argc, const char* const* argv) {

@@ -45,6 +45,7 @@ void AddTasksCommand(CLI::App& root, CommandSet& set);
 void AddHotCommand(CLI::App& root, CommandSet& set);
 void AddCheckCommand(CLI::App& root, CommandSet& set);
 void AddScrubCommand(CLI::App& root, CommandSet& set);
+void AddMastersCommand(CLI::App& root, CommandSet& set);  // needs --master etcd://
 
 // Builds the whole command line: global options and every command. Used by main and by the
 // unit tests of argument parsing.

@@ -47,6 +47,7 @@ bool Context::Interactive() const { return !options_.json && ::isatty(STDOUT_FIL
 Client* Context::client(int* exit_code) {
     if (client_ != nullptr) return client_.get();
     ClientOptions opts;
+    opts.cluster_id = options_.cluster_id;
     opts.client_name = "mooncakectl";
     opts.connect_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(options_.connect_timeout_sec * 1000.0));

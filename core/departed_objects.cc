@@ -36,8 +36,43 @@ bool DepartedObjects::Take(std::string_view key, Generation generation) {
 void DepartedObjects::Forget(std::string_view key) {
     if (size() == 0) return;  // the common case costs one relaxed load
     std::lock_guard lock(mu_);
-    by_key_.erase(std::string(key));
+    auto it = by_key_.find(std::string(key));
+    if (it == by_key_.end()) return;
+    Dropped(it->first, it->second);
+    by_key_.erase(it);
     size_.store(by_key_.size(), std::memory_order_relaxed);
+}
+
+void DepartedObjects::Dropped(const std::string& key, Generation generation) {
+    if (keep_tombstones_ && new_tombstones_.size() < kMaxEntries) {
+        new_tombstones_.emplace_back(key, generation);
+    }
+}
+
+void DepartedObjects::KeepTombstones(bool on) {
+    std::lock_guard lock(mu_);
+    keep_tombstones_ = on;
+}
+
+std::vector<std::pair<std::string, Generation>> DepartedObjects::TakeNewTombstones() {
+    std::lock_guard lock(mu_);
+    std::vector<std::pair<std::string, Generation>> out;
+    out.swap(new_tombstones_);
+    return out;
+}
+
+void DepartedObjects::AddTombstone(const std::string& key, Generation generation) {
+    std::lock_guard lock(mu_);
+    if (tombstones_.size() >= kMaxEntries) return;
+    tombstones_[key] = generation;
+    tombstone_count_.store(tombstones_.size(), std::memory_order_relaxed);
+}
+
+bool DepartedObjects::IsTombstone(std::string_view key, Generation generation) const {
+    if (tombstone_count_.load(std::memory_order_relaxed) == 0) return false;
+    std::lock_guard lock(mu_);
+    auto it = tombstones_.find(std::string(key));
+    return it != tombstones_.end() && it->second == generation;
 }
 
 void DepartedObjects::ForgetPrefix(std::string_view prefix) {
@@ -45,6 +80,7 @@ void DepartedObjects::ForgetPrefix(std::string_view prefix) {
     std::lock_guard lock(mu_);
     for (auto it = by_key_.begin(); it != by_key_.end();) {
         if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
+            Dropped(it->first, it->second);
             it = by_key_.erase(it);
         } else {
             ++it;

@@ -18,6 +18,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/types.h"
 
@@ -36,12 +38,28 @@ public:
     void ForgetPrefix(std::string_view prefix);
     size_t size() const { return size_.load(std::memory_order_relaxed); }
 
+    // Tombstones, for master high availability (daemon/ha/cluster_state.h): with
+    // KeepTombstones(true), every entry Forget/ForgetPrefix drops (its key removed or put
+    // again while its node was away) is also queued for TakeNewTombstones, which the HA
+    // leader keeps in etcd. A new leader loads them with AddTombstone: for it every node's
+    // registration is the first of its name, so without them such a key would come back.
+    void KeepTombstones(bool on);
+    std::vector<std::pair<std::string, Generation>> TakeNewTombstones();
+    void AddTombstone(const std::string& key, Generation generation);
+    // True when `key` at `generation` was removed while away (the entry stays: it is exact).
+    bool IsTombstone(std::string_view key, Generation generation) const;
+
 private:
+    void Dropped(const std::string& key, Generation generation);  // mu_ held
     mutable std::mutex mu_;
     std::unordered_map<std::string, Generation> by_key_;  // GUARDED_BY(mu_)
     // Insertion order for trimming; may name keys already forgotten (skipped then).
     std::deque<std::pair<std::string, Generation>> order_;  // GUARDED_BY(mu_)
     std::atomic<size_t> size_{0};
+    bool keep_tombstones_ = false;                                         // GUARDED_BY(mu_)
+    std::vector<std::pair<std::string, Generation>> new_tombstones_;       // GUARDED_BY(mu_)
+    std::unordered_map<std::string, Generation> tombstones_;               // GUARDED_BY(mu_)
+    std::atomic<size_t> tombstone_count_{0};
 };
 
 }  // namespace mooncake

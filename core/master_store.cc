@@ -276,6 +276,16 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
     return removed;
 }
 
+void MasterStore::KeepTombstones(bool on) { in_->departed.KeepTombstones(on); }
+
+std::vector<std::pair<std::string, Generation>> MasterStore::TakeNewTombstones() {
+    return in_->departed.TakeNewTombstones();
+}
+
+void MasterStore::AddTombstones(const std::vector<std::pair<std::string, Generation>>& list) {
+    for (const auto& [key, generation] : list) in_->departed.AddTombstone(key, generation);
+}
+
 Result<bool> MasterStore::Exists(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     bool disk_only = false;

@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -76,6 +77,12 @@ public:
     // Removes every key starting with `prefix`; returns how many were removed. Leased keys are
     // skipped unless `force` (their count is returned in `skipped`).
     size_t RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped = nullptr);
+
+    // Master high availability: tombstones of keys removed while their node was away
+    // (core/departed_objects.h), handed to etcd by the leader and loaded by the next one.
+    void KeepTombstones(bool on);
+    std::vector<std::pair<std::string, Generation>> TakeNewTombstones();
+    void AddTombstones(const std::vector<std::pair<std::string, Generation>>& tombstones);
 
     // True when the key has a COMPLETE replica. Not an access, except with prefetch_on_exist:
     // then a LOCAL_DISK-only key is read as GetReplicaList reads it (lease, recency, promotion

@@ -20,6 +20,7 @@ std::string_view StatusCodeName(StatusCode code) {
         case StatusCode::kTimeout: return "Timeout";
         case StatusCode::kUnavailable: return "Unavailable";
         case StatusCode::kInternal: return "Internal";
+        case StatusCode::kNotLeader: return "NotLeader";
     }
     return "Unknown";
 }

@@ -30,6 +30,7 @@ enum class StatusCode {
     kTimeout,           // a bounded wait ran out
     kUnavailable,       // peer unreachable
     kInternal,          // a bug: an invariant did not hold
+    kNotLeader,         // this master is a standby (or lost its etcd lease): ask the leader
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -66,6 +67,7 @@ public:
         return {StatusCode::kUnavailable, std::move(msg)};
     }
     static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+    static Status NotLeader(std::string msg) { return {StatusCode::kNotLeader, std::move(msg)}; }
 
     Status(StatusCode code, std::string msg) : code_(code), message_(std::move(msg)) {}
 

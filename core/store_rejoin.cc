@@ -37,6 +37,10 @@ Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& nod
         }
         return &meta;
     }
+    if (in.departed.IsTombstone(key, generation)) {  // kept by an HA cluster (etcd)
+        return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
+                                "' was away; delete this copy");
+    }
     if (!node.first_of_name && !in.departed.Take(key, generation)) {
         return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
                                 "' was away; delete this copy");

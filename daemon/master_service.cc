@@ -84,6 +84,9 @@ public:
             spdlog::debug("refused {}: {}", method, st.message());
             Throw(st);
         }
+        if (service.options_.gate && method != "Hello") {
+            if (Status gate = service.options_.gate(method); !gate.ok()) Throw(gate);
+        }
     }
     ~Call() {
         latency_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
@@ -479,6 +482,11 @@ void MasterService::TuneSet(std::vector<rpc::KnobInfo>& out,
         Status st = update->Commit();
         if (!st.ok()) {
             Throw(Status::IoError("applied, but not persisted: " + st.message()));
+        }
+    }
+    if (options_.on_tuned) {
+        if (Status st = options_.on_tuned(list); !st.ok()) {
+            Throw(Status(st.code(), "applied, but not kept for the next leader: " + st.message()));
         }
     }
     for (const auto& [name, value] : list) {

@@ -33,6 +33,12 @@ struct MasterServiceOptions {
     // Standalone: scrubs the in-process node's disk (Scrub). Empty for a master, which asks
     // each node's NodeService instead.
     std::function<rpc::ScrubReply()> local_scrub;
+    // Master high availability (daemon/ha): asked before every call but Hello, with the
+    // method's name; a non-ok Status (kNotLeader: a standby, or a leader whose lease lapsed)
+    // refuses the call.
+    std::function<Status(std::string_view method)> gate;
+    // Called with the knobs a TuneSet applied (HA keeps them in etcd for the next leader).
+    std::function<Status(const std::vector<std::pair<std::string, std::string>>&)> on_tuned;
 };
 
 class MasterService final : public rpc::MasterServiceIf {

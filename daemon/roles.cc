@@ -1,7 +1,9 @@
 #include "daemon/roles.h"
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <random>
 #include <set>
@@ -12,8 +14,11 @@
 #include "core/disk/disk_store.h"
 #include "core/master_store.h"
 #include "core/metrics.h"
+#include "daemon/access.h"
 #include "daemon/data_server.h"
 #include "daemon/embedded_node.h"
+#include "daemon/ha/cluster_state.h"
+#include "daemon/ha/leader_election.h"
 #include "daemon/master_link.h"
 #include "daemon/master_service.h"
 #include "daemon/metrics_http.h"
@@ -78,31 +83,58 @@ Result<Addresses> ResolveAddresses(const Config& config) {
     return a;
 }
 
+uint32_t WallClockEpoch() {
+    return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count() /
+                                 64);
+}
+
 uint32_t MasterEpoch() {
     // The wall clock in 1/16 s, low 32 bits (it wraps every 8.5 years): two masters started
     // on the same address one after the other never share it, so neither generations nor
     // node ids of one are ever taken for the other's. Computed once per process.
-    static const uint32_t epoch = static_cast<uint32_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count() /
-        64);
+    static const uint32_t epoch = WallClockEpoch();
     return epoch;
+}
+
+// The id epoch of one HA leadership term: the wall clock as above, mixed with the cluster's
+// etcd epoch, so two terms (of one process or of two) never hand out the same ids.
+uint32_t TermEpoch(uint64_t etcd_epoch) {
+    return WallClockEpoch() ^ static_cast<uint32_t>(etcd_epoch * 0x9E3779B1u);
+}
+
+// The longest a new HA leader keeps clients waiting for the previous leader's nodes: a node
+// whose call hung on a stalled old leader notices within the HA control-call bound (5 s).
+constexpr auto kHaWarmup = std::chrono::milliseconds(6000);
+
+bool IsNodeMethod(std::string_view method) {
+    for (const MethodPermission& m : MasterMethodPermissions()) {
+        if (m.method == method) return m.why == "node";
+    }
+    return false;
 }
 
 // ---------------- master part ----------------
 
 class MasterPart {
 public:
-    MasterPart(Config& config, MetricsRegistry& metrics)
-        : store_(config, clock_, metrics, MasterEpoch()), directory_(store_) {}
+    MasterPart(Config& config, MetricsRegistry& metrics, uint32_t epoch = MasterEpoch())
+        : store_(config, clock_, metrics, epoch), directory_(store_) {}
     ~MasterPart() { Stop(); }
 
     Status Start(const net::HostPort& listen, const std::string& role,
                  const std::string& auth_token, const std::string& config_file,
                  std::function<rpc::ScrubReply()> local_scrub = {}) {
-        MasterServiceOptions options{role, auth_token, MasterEpoch(), config_file};
+        MasterServiceOptions options;
+        options.role = role;
+        options.auth_token = auth_token;
+        options.epoch = MasterEpoch();
+        options.config_file = config_file;
         options.local_scrub = std::move(local_scrub);
+        return Start(listen, std::move(options));
+    }
+    Status Start(const net::HostPort& listen, MasterServiceOptions options) {
         auto handler = std::make_shared<MasterService>(options, store_, directory_);
         auto processor = std::make_shared<rpc::MasterServiceProcessor>(handler);
         auto server = RpcServer::Start(processor, {listen, kMaxRpcConnections});
@@ -125,6 +157,14 @@ public:
 
     MasterStore& store() { return store_; }
     NodeDirectory& directory() { return directory_; }
+    // Called from the tick thread with the live nodes' names whenever they change (before
+    // Start; HA keeps them in etcd).
+    // `fn` returns false when it could not take the change (offered again next time).
+    void OnNodesChanged(std::function<bool(const std::set<std::string>&)> fn) {
+        on_nodes_ = std::move(fn);
+    }
+    // Called from the tick thread once a second (before Start).
+    void OnSecond(std::function<void()> fn) { on_second_ = std::move(fn); }
 
 private:
     void TickLoop() {
@@ -174,6 +214,8 @@ private:
             }
         }
         seen_.insert(live.begin(), live.end());
+        if (on_nodes_ && live != last_live_ && on_nodes_(live)) last_live_ = live;
+        if (on_second_) on_second_();
     }
 
     SteadyClock clock_;
@@ -185,6 +227,9 @@ private:
     std::condition_variable cv_;
     bool stopping_ = false;      // GUARDED_BY(mu_)
     std::set<std::string> seen_;  // tick thread only
+    std::set<std::string> last_live_;  // tick thread only
+    std::function<bool(const std::set<std::string>&)> on_nodes_;
+    std::function<void()> on_second_;
 };
 
 Status StartMetrics(MetricsHttp& http, const Config& config, const Addresses& addresses) {
@@ -218,9 +263,169 @@ void AnnounceReady(const std::string& what) {
 
 }  // namespace
 
+// --enable_ha: the master campaigns in etcd (daemon/ha/leader_election.h). Each term gets a
+// fresh MasterPart: a standby's answers NOT_LEADER to everything but Hello; a leader's serves
+// while its lease holds and starts empty, the nodes registering again (rejoin) rebuild its
+// metadata. A leader that loses its lease throws its part away and stands by again.
+int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
+    Config& config = ctx.config;
+    if (config.etcd_endpoints().empty()) {
+        return Fail(Status::InvalidArgument("--enable_ha needs --etcd_endpoints HOST:PORT[;...]"));
+    }
+    // Each etcd call is bounded by a third of the lease: a renewal that hangs leaves time
+    // for another try before the leader must step down.
+    const std::chrono::milliseconds ttl(config.ha_lease_ttl_sec() * 1000);
+    auto etcd = ha::EtcdClient::Create(
+        config.etcd_endpoints(),
+        std::min<std::chrono::milliseconds>(std::chrono::seconds(1), ttl / 3));
+    if (!etcd.ok()) return Fail(etcd.status());
+    const std::string me = addresses.advertise.ToString();
+    const std::string cluster = config.cluster_id();
+    MetricsRegistry metrics;
+    MetricsHttp http(metrics);
+    if (Status st = StartMetrics(http, config, addresses); !st.ok()) return Fail(st);
+    ha::ElectionOptions election_options;
+    election_options.cluster_id = cluster;
+    election_options.address = me;
+    election_options.lease_ttl_sec = config.ha_lease_ttl_sec();
+    ha::LeaderElection election(**etcd, election_options, metrics);
+    ha::ClusterState state(**etcd, cluster);
+    election.Start();
+    AnnounceReady("master on " + addresses.listen.ToString() + " (HA cluster '" + cluster +
+                  "', etcd " + config.etcd_endpoints() + ")");
+
+    ha::Term term;  // seq 0: standby
+    while (!ctx.shutdown.flag().load()) {
+        const bool leading = term.leading;
+        if (leading) {
+            auto loaded = state.LoadKnobs(config);
+            if (!loaded.ok()) {
+                // Serving with knobs the cluster did not choose is worse than a short outage.
+                spdlog::warn("ha: cannot read the cluster's knobs from etcd ({}); resigning",
+                             loaded.status().message());
+                election.Resign();
+                while (!ctx.shutdown.flag().load()) {
+                    ha::Term now = election.WaitForChange(term.seq, std::chrono::milliseconds(200));
+                    if (now.seq != term.seq) {
+                        term = now;
+                        break;
+                    }
+                }
+                continue;
+            } else if (*loaded > 0) {
+                spdlog::info("ha: {} tuned knob(s) restored from etcd", *loaded);
+            }
+        }
+        const uint32_t epoch = leading ? TermEpoch(term.epoch) : WallClockEpoch();
+        // Warm-up of a new leader: clients wait (NOT_LEADER, which they retry) until the
+        // nodes the previous leader had registered again, at most kHaWarmup.
+        std::set<std::string> expected;
+        if (leading) {
+            auto nodes = state.LoadNodes();
+            if (nodes.ok()) expected = std::move(*nodes);
+        }
+        const auto warm_until = std::chrono::steady_clock::now() + kHaWarmup;
+        std::atomic<bool> warm{expected.empty()};
+        MasterPart part(config, metrics, epoch);
+        MasterServiceOptions options;
+        options.role = "master";
+        options.auth_token = ctx.auth_token;
+        options.epoch = epoch;
+        options.config_file = ctx.config_file;
+        if (leading) {
+            const uint64_t etcd_epoch = term.epoch;
+            MasterStore& store = part.store();
+            options.gate = [&election, &store, &warm, &expected, warm_until, me,
+                            etcd_epoch](std::string_view method) {
+                if (!election.Serving()) {
+                    return Status::NotLeader("master " + me + " lost its etcd lease (epoch " +
+                                             std::to_string(etcd_epoch) + ")");
+                }
+                if (warm.load(std::memory_order_acquire) || IsNodeMethod(method)) {
+                    return Status::Ok();
+                }
+                size_t back = 0;
+                for (const NodeInfo& n : store.Nodes()) back += expected.count(n.spec.name);
+                if (back >= expected.size() || std::chrono::steady_clock::now() >= warm_until) {
+                    warm.store(true, std::memory_order_release);
+                    return Status::Ok();
+                }
+                return Status::NotLeader("master " + me + " leads (epoch " +
+                                         std::to_string(etcd_epoch) + ") and waits for " +
+                                         std::to_string(expected.size() - back) +
+                                         " node(s) to register again");
+            };
+            options.on_tuned = [&state](const auto& list) { return state.SaveKnobs(list); };
+            // Tombstones: the previous leaders' loaded before serving, new ones kept in etcd
+            // once a second (this leader itself refuses them anyway; a failed write only
+            // loses them for the next leader, and says so).
+            auto tombstones = state.LoadTombstones();
+            if (tombstones.ok()) {
+                store.AddTombstones(*tombstones);
+                if (!tombstones->empty()) {
+                    spdlog::info("ha: {} tombstone(s) loaded from etcd", tombstones->size());
+                }
+            } else {
+                spdlog::warn("ha: cannot read tombstones from etcd: {}",
+                             tombstones.status().message());
+            }
+            store.KeepTombstones(true);
+            part.OnSecond([&state, &store] {
+                auto fresh = store.TakeNewTombstones();
+                if (fresh.empty()) return;
+                if (Status st = state.SaveTombstones(fresh); !st.ok()) {
+                    spdlog::warn("ha: cannot keep {} tombstone(s) in etcd: {}", fresh.size(),
+                                 st.message());
+                }
+            });
+            // Kept once warm (a half-rejoined list would shorten the next leader's wait).
+            part.OnNodesChanged([&state, &election, &warm](const std::set<std::string>& live) {
+                if (!election.Serving() || !warm.load()) return false;
+                if (Status st = state.SaveNodes(live); !st.ok()) {
+                    spdlog::warn("ha: cannot keep the node list in etcd: {}", st.message());
+                    return false;
+                }
+                return true;
+            });
+        } else {
+            options.gate = [&election, me, cluster](std::string_view) {
+                std::string leader = election.KnownLeader();
+                return Status::NotLeader("master " + me + " is a standby of cluster '" + cluster +
+                                         "'; " +
+                                         (leader.empty() ? "no leader yet" : "the leader is " + leader));
+            };
+        }
+        // The previous part's port may take a moment to be free again.
+        Status started;
+        for (int attempt = 0; attempt < 50; ++attempt) {
+            started = part.Start(addresses.listen, options);
+            if (started.ok() || ctx.shutdown.flag().load()) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        if (!started.ok()) {
+            election.Stop();
+            return Fail(started);
+        }
+        if (leading) election.Activate(term.seq);
+        while (!ctx.shutdown.flag().load()) {
+            ha::Term now = election.WaitForChange(term.seq, std::chrono::milliseconds(200));
+            if (now.seq != term.seq) {
+                term = now;
+                break;
+            }
+        }
+        part.Stop();
+    }
+    SdNotify("STOPPING=1");
+    election.Stop();  // resigns: a standby takes over at once
+    http.Stop();
+    return 0;
+}
+
 int RunMaster(DaemonContext& ctx) {
     auto addresses = ResolveAddresses(ctx.config);
     if (!addresses.ok()) return Fail(addresses.status());
+    if (ctx.config.enable_ha()) return RunHaMaster(ctx, *addresses);
     MetricsRegistry metrics;
     MasterPart master(ctx.config, metrics);
     MetricsHttp http(metrics);
@@ -252,6 +457,7 @@ int RunNode(DaemonContext& ctx) {
     RpcOptions rpc;
     rpc.auth_token = ctx.auth_token;
     rpc.client_name = "node " + addresses->advertise.ToString();
+    rpc.cluster_id = ctx.config.cluster_id();
     auto backoff = std::chrono::milliseconds(100);
     while (link == nullptr) {
         auto connected = NewRpcMasterLink(ctx.config.master(), rpc);

@@ -7,6 +7,7 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev
   libthrift-dev thrift-compiler libboost-dev libevent-dev
   libfuse3-dev fuse3 libaio-dev zlib1g-dev libxxhash-dev libcpp-httplib-dev
+  nlohmann-json3-dev etcd-server etcd-client
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   bats jq fio mandoc attr iproute2 psmisc procps curl prometheus gnuplot-nox
   clang-14 libclang-rt-14-dev

@@ -64,6 +64,7 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view master,
     rpc.retries = options.retries;
     rpc.auth_token = options.auth_token;
     rpc.client_name = options.client_name;
+    rpc.cluster_id = options.cluster_id;
     auto channel = MasterChannel::Connect(master, rpc);
     if (!channel.ok()) return channel.status();
     std::shared_ptr<DataTransport> transport = options.transport;

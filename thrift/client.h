@@ -63,6 +63,9 @@ struct ClientOptions {
     int retries = 2;                                // extra attempts of idempotent calls
     std::string auth_token;  // the master's and nodes' --auth_token_file contents, if any
     std::string client_name = "mooncake-client";
+    // --master etcd://...: the HA cluster whose leader to follow (empty: $MOONCAKE_CLUSTER_ID,
+    // else "mooncake_cluster"; docs/HA.md).
+    std::string cluster_id;
     // Replaces the TCP data transport (an in-process node, an RDMA transport, a test fake).
     std::shared_ptr<DataTransport> transport;
 };

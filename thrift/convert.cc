@@ -24,9 +24,10 @@ MC_SAME_CODE(kCorruption, CORRUPTION);
 MC_SAME_CODE(kTimeout, TIMEOUT);
 MC_SAME_CODE(kUnavailable, UNAVAILABLE);
 MC_SAME_CODE(kInternal, INTERNAL);
+MC_SAME_CODE(kNotLeader, NOT_LEADER);
 #undef MC_SAME_CODE
 
-constexpr int kLastCode = static_cast<int>(StatusCode::kInternal);
+constexpr int kLastCode = static_cast<int>(StatusCode::kNotLeader);
 
 StatusCode CodeFromWire(ErrorCode::type code) {
     int n = static_cast<int>(code);

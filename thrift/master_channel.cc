@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "MasterService.h"
+#include "daemon/ha/leader_discovery.h"
 #include "mooncake_constants.h"
 #include "thrift/convert.h"
 #include "thrift/rpc_limits.h"
@@ -36,6 +37,7 @@ struct MasterChannel::Connection {
     std::shared_ptr<TFramedTransport> transport;
     std::unique_ptr<rpc::MasterServiceClient> client;
     rpc::HelloReply hello;
+    std::string address;  // the master it is connected to
 };
 
 namespace {
@@ -60,20 +62,50 @@ Status FromTransportError(const TTransportException& e, const std::string& addre
 
 }  // namespace
 
-MasterChannel::MasterChannel(net::HostPort address, RpcOptions options)
-    : address_(std::move(address)),
-      address_text_(address_.ToString()),
-      options_(std::move(options)) {}
+// Under etcd:// a control call is bounded tighter: a stalled (SIGSTOPped) leader must not
+// hold a caller longer than a failover takes.
+constexpr std::chrono::milliseconds kHaRpcTimeout{5000};
+
+MasterChannel::MasterChannel(net::HostPort address, std::string text, RpcOptions options)
+    : address_(std::move(address)), address_text_(std::move(text)), options_(std::move(options)) {}
+
+std::string MasterChannel::current_address() const {
+    std::lock_guard lock(mu_);
+    return address_.ToString();
+}
 
 MasterChannel::~MasterChannel() = default;
 
 Result<std::unique_ptr<MasterChannel>> MasterChannel::Connect(std::string_view master,
                                                               const RpcOptions& options) {
     QuietThrift();
-    auto address = net::ParseHostPort(master);
-    if (!address.ok()) return address.status();
-    std::unique_ptr<MasterChannel> channel(new MasterChannel(*address, options));
+    std::unique_ptr<MasterChannel> channel;
+    if (ha::IsEtcdMaster(master)) {
+        auto discovery = ha::LeaderDiscovery::Create(master, options.cluster_id);
+        if (!discovery.ok()) return discovery.status();
+        auto leader = (*discovery)->Leader(options.connect_timeout);
+        if (!leader.ok()) return leader.status();
+        auto address = net::ParseHostPort(*leader);
+        if (!address.ok()) return address.status();
+        RpcOptions ha_options = options;
+        ha_options.rpc_timeout = std::min(options.rpc_timeout, kHaRpcTimeout);
+        channel.reset(new MasterChannel(*address, std::string(master), ha_options));
+        channel->discovery_ = std::move(*discovery);
+    } else {
+        auto address = net::ParseHostPort(master);
+        if (!address.ok()) return address.status();
+        channel.reset(new MasterChannel(*address, address->ToString(), options));
+    }
     auto first = channel->Open();
+    // Under etcd:// the leader named may just have died: follow the next one.
+    const auto deadline = std::chrono::steady_clock::now() + options.failover_wait;
+    while (!first.ok() && channel->discovery_ &&
+           (first.status().Is(StatusCode::kUnavailable) || first.status().Is(StatusCode::kTimeout) ||
+            first.status().Is(StatusCode::kNotLeader)) &&
+           std::chrono::steady_clock::now() < deadline) {
+        if (!channel->FollowLeader()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        first = channel->Open();
+    }
     if (!first.ok()) return first.status();
     channel->client_id_ = (*first)->hello.client_id;
     channel->server_role_ = (*first)->hello.role;
@@ -86,7 +118,14 @@ Result<std::unique_ptr<MasterChannel::Connection>> MasterChannel::Open() {
     // accumulate over a long-lived connection.
     auto config = std::make_shared<TConfiguration>(INT_MAX, rpc::kMaxFrameBytes);
     auto conn = std::make_unique<Connection>();
-    conn->socket = std::make_shared<TSocket>(address_.host, address_.port, config);
+    net::HostPort address;
+    {
+        std::lock_guard lock(mu_);
+        address = address_;
+    }
+    const std::string address_text = address.ToString();
+    conn->address = address_text;
+    conn->socket = std::make_shared<TSocket>(address.host, address.port, config);
     // Hello is part of connecting: a daemon that accepts (the kernel does that even for a
     // stopped process) but never answers is unreachable within the connect timeout.
     const auto handshake = std::min(options_.connect_timeout, options_.rpc_timeout);
@@ -106,19 +145,19 @@ Result<std::unique_ptr<MasterChannel::Connection>> MasterChannel::Open() {
         return rpc::FromStoreError(e);
     } catch (const TTransportException& e) {
         if (e.getType() == TTransportException::TIMED_OUT) {
-            return Status::Timeout("master " + address_text_ + " accepted the connection but did "
+            return Status::Timeout("master " + address_text + " accepted the connection but did "
                                    "not answer within " +
                                    std::to_string(handshake.count()) + " ms (stalled?)");
         }
-        return FromTransportError(e, address_text_);
+        return FromTransportError(e, address_text);
     } catch (const apache::thrift::TException& e) {
-        return Status::Unavailable("master " + address_text_ + ": " + e.what());
+        return Status::Unavailable("master " + address_text + ": " + e.what());
     }
     conn->socket->setRecvTimeout(Millis(options_.rpc_timeout));
     conn->socket->setSendTimeout(Millis(options_.rpc_timeout));
     if (conn->hello.protocol_version != rpc::g_mooncake_constants.PROTOCOL_VERSION) {
         return Status::InvalidArgument(
-            "master " + address_text_ + " speaks protocol version " +
+            "master " + address_text + " speaks protocol version " +
             std::to_string(conn->hello.protocol_version) + ", this client speaks " +
             std::to_string(rpc::g_mooncake_constants.PROTOCOL_VERSION));
     }
@@ -140,12 +179,49 @@ std::unique_ptr<MasterChannel::Connection> MasterChannel::Checkout() {
 
 void MasterChannel::Return(std::unique_ptr<Connection> conn) {
     std::lock_guard lock(mu_);
+    if (conn->address != address_.ToString()) return;  // the leader moved meanwhile
     if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(conn));
+}
+
+bool MasterChannel::FollowLeader() {
+    std::lock_guard follow(follow_mu_);
+    auto leader = discovery_->Leader(std::chrono::milliseconds(0));
+    if (!leader.ok()) return false;
+    auto address = net::ParseHostPort(*leader);
+    if (!address.ok()) return false;
+    std::vector<std::unique_ptr<Connection>> stale;
+    {
+        std::lock_guard lock(mu_);
+        if (address_.ToString() == address->ToString()) return false;
+        address_ = *address;
+        stale.swap(idle_);  // connections to the old leader: closed outside the lock
+    }
+    return true;
 }
 
 Status MasterChannel::Call(const Fn& fn, Idempotent idempotent,
                            std::chrono::milliseconds extra_wait) {
+    if (discovery_ == nullptr) return CallOnce(fn, idempotent, extra_wait);
+    const auto deadline = std::chrono::steady_clock::now() + options_.failover_wait;
+    while (true) {
+        Status st = CallOnce(fn, idempotent, extra_wait);
+        const bool refused = st.Is(StatusCode::kNotLeader);  // nothing was done: safe to resend
+        const bool lost = st.Is(StatusCode::kUnavailable) || st.Is(StatusCode::kTimeout);
+        if (!refused && !lost) return st;
+        const bool moved = FollowLeader();
+        // A call that lost its master may have been applied there. Sent again only if etcd
+        // now names another leader: the old one's term is over and its state is discarded
+        // (what survives is only what nodes report, which a retry cannot duplicate).
+        if (lost && idempotent == Idempotent::kNo && !moved) return st;
+        if (std::chrono::steady_clock::now() >= deadline) return st;
+        if (!moved) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
+Status MasterChannel::CallOnce(const Fn& fn, Idempotent idempotent,
+                               std::chrono::milliseconds extra_wait) {
     const int attempts = idempotent == Idempotent::kYes ? 1 + std::max(0, options_.retries) : 1;
+    const std::string address_text = current_address();
     Status last;
     for (int attempt = 0; attempt < attempts; ++attempt) {
         if (attempt > 0) std::this_thread::sleep_for(options_.retry_backoff * attempt);
@@ -182,16 +258,16 @@ Status MasterChannel::Call(const Fn& fn, Idempotent idempotent,
         } catch (const TApplicationException& e) {
             restore();
             Return(std::move(conn));
-            return Status::Internal("master " + address_text_ + ": " + e.what());
+            return Status::Internal("master " + address_text + ": " + e.what());
         } catch (const TTransportException& e) {
-            last = FromTransportError(e, address_text_);
+            last = FromTransportError(e, address_text);
             // A timeout is not a stale connection: the master is slow or stalled, and asking
             // again would double the caller's deadline.
             if (last.Is(StatusCode::kTimeout)) return last;
         } catch (const TProtocolException& e) {
-            last = Status::IoError("master " + address_text_ + ": protocol error: " + e.what());
+            last = Status::IoError("master " + address_text + ": protocol error: " + e.what());
         } catch (const apache::thrift::TException& e) {
-            last = Status::Unavailable("master " + address_text_ + ": " + e.what());
+            last = Status::Unavailable("master " + address_text + ": " + e.what());
         }
         // The connection is dropped (out of sync); only idempotent calls go round again.
     }

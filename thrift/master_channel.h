@@ -5,6 +5,13 @@
 // Each connection is TSocket + TFramedTransport + strict TBinaryProtocol and starts with
 // Hello(PROTOCOL_VERSION): a master speaking another version is refused at Connect.
 //
+// `master` may be "etcd://HOST:PORT[;HOST:PORT...]" (master high availability, docs/HA.md):
+// the channel then dials whoever leads cluster `RpcOptions::cluster_id` and follows leader
+// changes. A call refused with kNotLeader, or an idempotent call whose master went away, is
+// sent again to the leader etcd names, for up to `failover_wait`. A non-idempotent call that
+// lost its master is sent again only when etcd names another leader by then (the old term's
+// state is thrown away); otherwise it fails (it may or may not have been applied).
+//
 // Thread-safety: Call() may run from many threads at once; each call borrows its own
 // connection (opened on demand, kept for reuse while healthy).
 #pragma once
@@ -25,6 +32,10 @@ namespace mooncake::rpc {
 class MasterServiceClient;  // generated
 }
 
+namespace mooncake::ha {
+class LeaderDiscovery;
+}
+
 namespace mooncake {
 
 struct RpcOptions {
@@ -38,6 +49,10 @@ struct RpcOptions {
     std::string auth_token;
     std::string client_name = "mooncake-client";
     size_t max_idle_connections = 16;
+    // etcd:// masters only: the HA cluster to follow (empty: $MOONCAKE_CLUSTER_ID, else
+    // "mooncake_cluster"), and how long a call keeps looking for a leader during a failover.
+    std::string cluster_id;
+    std::chrono::milliseconds failover_wait{15000};
 };
 
 enum class Idempotent { kNo, kYes };
@@ -61,22 +76,31 @@ public:
     // Assigned by the master's first Hello; names this client in PutStart/PutEnd/PutRevoke.
     int64_t client_id() const { return client_id_; }
     const std::string& server_role() const { return server_role_; }
+    // What the channel was given (HOST:PORT, or the etcd:// URL).
     const std::string& address() const { return address_text_; }
+    // The master dialled now (the current leader's HOST:PORT under etcd://).
+    std::string current_address() const;
 
 private:
     struct Connection;
-    MasterChannel(net::HostPort address, RpcOptions options);
+    MasterChannel(net::HostPort address, std::string text, RpcOptions options);
     Result<std::unique_ptr<Connection>> Open();
     std::unique_ptr<Connection> Checkout();
     void Return(std::unique_ptr<Connection> conn);
+    Status CallOnce(const Fn& fn, Idempotent idempotent, std::chrono::milliseconds extra_wait);
+    // Asks etcd who leads now and switches to it (idle connections to the old one dropped).
+    // False if the leader is still the master dialled (or none is known yet).
+    bool FollowLeader();
 
-    const net::HostPort address_;
+    net::HostPort address_;  // GUARDED_BY(mu_): changes when the leader does
     const std::string address_text_;
-    const RpcOptions options_;
+    RpcOptions options_;
+    std::unique_ptr<ha::LeaderDiscovery> discovery_;  // etcd:// masters only
     int64_t client_id_ = 0;
     std::string server_role_;
-    std::mutex mu_;
+    mutable std::mutex mu_;
     std::vector<std::unique_ptr<Connection>> idle_;  // GUARDED_BY(mu_)
+    mutable std::mutex follow_mu_;  // one leader look-up at a time
 };
 
 }  // namespace mooncake

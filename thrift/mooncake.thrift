@@ -30,6 +30,9 @@ enum ErrorCode {
   TIMEOUT = 13,
   UNAVAILABLE = 14,
   INTERNAL = 15,
+  // A standby master (or one that lost its etcd lease) refuses every call but Hello; the
+  // client asks etcd who leads (--master etcd://...) and retries there.
+  NOT_LEADER = 16,
 }
 
 // Every refusal the caller can act on. One function in thrift/convert.cc builds it from a

@@ -18,6 +18,7 @@ int32_t ToMooncakeError(const Status& status) {
         case StatusCode::kIoError: return kTransferFail;
         case StatusCode::kCorruption: return kInvalidRead;
         case StatusCode::kTimeout:
+        case StatusCode::kNotLeader:  // no leader answered within the call: as unreachable
         case StatusCode::kUnavailable: return kRpcFail;
         case StatusCode::kInternal: return kInternalError;
     }

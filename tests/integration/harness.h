@@ -59,6 +59,7 @@ public:
     int Stop(int signal = 15);   // signal, wait up to 10 s (then SIGKILL); returns exit status
     void Kill() { Stop(9); }
     bool running() const { return pid_ > 0; }
+    pid_t pid() const { return pid_; }  // -1 when not running (SIGSTOP/SIGCONT tests)
     // Exit code if the process ended by itself (waitpid WNOHANG), -1 if still running.
     int ExitedWith();
     std::string Log() const;

@@ -1,0 +1,319 @@
+// Master high availability with real etcd and mooncaked processes on loopback (docs/HA.md):
+// two masters of one cluster (lease TTL 2 s), nodes and clients finding the leader through
+// --master etcd://. Every scenario ends with the fault suite's check (SettleAndCheck:
+// invariants clean, every acknowledged key byte-identical or, if its node died, NotFound).
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "tests/fault/fault_util.h"
+#include "tests/ha/ha_util.h"
+
+namespace mooncake::test {
+namespace {
+
+using namespace std::chrono_literals;
+using Steady = std::chrono::steady_clock;
+
+constexpr auto kTakeoverBound = std::chrono::seconds(kLeaseTtlSec + 3);
+constexpr double kTakeoverBoundMs = 1000.0 * (kLeaseTtlSec + 3);
+
+std::string KnobValue(Client& client, const std::string& name) {
+    auto knobs = client.TuneGet();
+    if (!knobs.ok()) return "<" + knobs.status().ToString() + ">";
+    for (const KnobInfo& k : *knobs) {
+        if (k.name == name) return k.value;
+    }
+    return "<missing>";
+}
+
+// Milliseconds from `since` until a Get of `key` through `client` returns its bytes.
+double MsUntilGet(Client& client, const WrittenKey& key, Steady::time_point since,
+                  std::chrono::milliseconds limit) {
+    const std::string want = Pattern(key.seed, key.size);
+    while (Steady::now() - since < limit) {
+        auto got = client.Get(key.key);
+        if (got.ok() && *got == want) {
+            return std::chrono::duration<double, std::milli>(Steady::now() - since).count();
+        }
+        std::this_thread::sleep_for(20ms);
+    }
+    return -1;
+}
+
+// A client that dials `address` itself (no etcd): what a stale client of an old leader does.
+std::unique_ptr<Client> Direct(const std::string& address) {
+    ClientOptions options;
+    options.retries = 0;
+    options.rpc_timeout = 3s;
+    auto c = Client::Connect(address, options);
+    return c.ok() ? std::move(*c) : nullptr;
+}
+
+// Scenario: kill -9 of the leader while promotions are held mid-flight on a node. A standby
+// serves within lease TTL + 3 s; every key reads back through etcd://; a tuned knob keeps
+// its value; the promotions the old leader handed out end cleanly on the new one.
+TEST(Ha, KillLeaderMidPromotion) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    FaultDir faults(c.faults_dir);
+    c.AddNode("4MiB", true, "promotion.before_commit=hold");
+    ASSERT_TRUE(c.WaitForNodes(1));
+    const size_t n = 12, size = 96 * 1024 + 13;
+    std::vector<WrittenKey> keys = PutKeys(*c.client, "mid/", n, size, 100);
+    std::vector<std::string> names = Names(keys);
+    auto evicted = c.client->Evict(names);
+    ASSERT_TRUE(evicted.ok()) << evicted.status().ToString();
+    ASSERT_TRUE(WaitAllStat(*c.client, names, DiskOnly));
+    c.AddNode("4MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(2));
+    auto tuned = c.client->TuneSet({{"offload_batch_max", "77"}});
+    ASSERT_TRUE(tuned.ok()) << tuned.status().ToString();
+    std::vector<std::string> hot(names.begin(), names.begin() + 6);
+    auto promoted = c.client->Promote(hot);
+    ASSERT_TRUE(promoted.ok()) << promoted.status().ToString();
+    ASSERT_TRUE(faults.WaitReached("promotion.before_commit"));
+
+    HaCluster::Master* old = c.Leader();
+    ASSERT_NE(old, nullptr);
+    const uint64_t old_epoch = c.LeaderEpoch();
+    const auto killed = Steady::now();
+    old->daemon->Kill();
+    const double ms = MsUntilGet(*c.client, keys.back(), killed, 20s);
+    ASSERT_GE(ms, 0) << "no Get succeeded after the leader was killed";
+    EXPECT_LT(ms, kTakeoverBoundMs)
+        << "a standby must serve within lease TTL + 3 s";
+    std::printf("failover: first successful Get %.0f ms after kill -9 of the leader\n", ms);
+    HaCluster::Master* now = c.Leader();
+    ASSERT_NE(now, nullptr);
+    EXPECT_NE(now, old);
+    EXPECT_GT(c.LeaderEpoch(), old_epoch);
+    EXPECT_EQ(KnobValue(*c.client, "offload_batch_max"), "77");
+
+    faults.Release("promotion.before_commit");
+    ASSERT_TRUE(c.WaitForNodes(2));
+    SettleAndCheck(*c.client, keys, "after the leader was killed mid-promotion");
+}
+
+// Scenario: the leader is stopped (SIGSTOP) past its lease, a standby takes over and takes a
+// write, then the old leader resumes: a client still talking to it directly gets no write
+// accepted (NOT_LEADER or a closed connection), and nothing it was sent becomes visible.
+TEST(Ha, PausedLeaderAcceptsNoWriteAfterResume) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    c.AddNode("16MiB", true);
+    c.AddNode("16MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(2));
+    std::vector<WrittenKey> keys = PutKeys(*c.client, "pause/", 8, 50000, 200);
+    HaCluster::Master* old = c.Leader();
+    ASSERT_NE(old, nullptr);
+    std::unique_ptr<Client> stale = Direct(old->address);
+    ASSERT_NE(stale, nullptr);
+    ASSERT_TRUE(stale->Put("pause/direct-before", "ok").ok());
+
+    ASSERT_EQ(::kill(old->daemon->pid(), SIGSTOP), 0);
+    HaCluster::Master* now = c.NewLeader(old, kTakeoverBound + 2s);
+    ASSERT_NE(now, nullptr) << "no standby took over from the paused leader";
+    std::vector<WrittenKey> more = PutKeys(*c.client, "pause/after-", 4, 30000, 300);
+    keys.insert(keys.end(), more.begin(), more.end());
+
+    ASSERT_EQ(::kill(old->daemon->pid(), SIGCONT), 0);
+    Status st = stale->Put("pause/stale-write", "must not land");
+    EXPECT_FALSE(st.ok()) << "the resumed old leader accepted a write";
+    EXPECT_TRUE(st.Is(StatusCode::kNotLeader) || st.Is(StatusCode::kUnavailable) ||
+                st.Is(StatusCode::kTimeout))
+        << st.ToString();
+    // Still refused once it had time to notice (it is a standby now).
+    std::this_thread::sleep_for(500ms);
+    std::unique_ptr<Client> again = Direct(old->address);
+    if (again != nullptr) {
+        Status later = again->Put("pause/stale-write-2", "must not land");
+        EXPECT_TRUE(later.Is(StatusCode::kNotLeader)) << later.ToString();
+    }
+    EXPECT_TRUE(c.client->Get("pause/stale-write").status().Is(StatusCode::kNotFound));
+    EXPECT_EQ(c.Leader(), now) << "the resumed old leader must not take the lead back";
+    SettleAndCheck(*c.client, keys, "after the paused leader resumed");
+    // Acknowledged by the old leader before the pause: the new one has it from the node.
+    auto direct = c.client->Get("pause/direct-before");
+    ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+    EXPECT_EQ(*direct, "ok");
+}
+
+// Scenario: a second master starting while the leader is healthy stays standby: no takeover,
+// the epoch does not move, and it refuses calls with NOT_LEADER naming the leader.
+TEST(Ha, StandbyStartingWhileLeaderHealthyDoesNotTakeOver) {
+    HaCluster c(1);
+    ASSERT_NE(c.client, nullptr);
+    c.AddNode("16MiB", false);
+    ASSERT_TRUE(c.WaitForNodes(1));
+    std::vector<WrittenKey> keys = PutKeys(*c.client, "standby/", 8, 40000, 400);
+    HaCluster::Master* leader = c.Leader();
+    ASSERT_NE(leader, nullptr);
+    const uint64_t epoch = c.LeaderEpoch();
+    HaCluster::Master& standby = c.AddMaster();
+    std::unique_ptr<Client> direct;
+    ASSERT_TRUE(WaitFor([&] { return (direct = Direct(standby.address)) != nullptr; }));
+    std::this_thread::sleep_for(std::chrono::seconds(2 * kLeaseTtlSec));
+    EXPECT_EQ(c.Leader(), leader);
+    EXPECT_EQ(c.LeaderEpoch(), epoch);
+    Status st = direct->Put("standby/refused", "x");
+    EXPECT_TRUE(st.Is(StatusCode::kNotLeader)) << st.ToString();
+    EXPECT_NE(st.message().find(leader->address), std::string::npos) << st.message();
+    EXPECT_TRUE(direct->Get(keys[0].key).status().Is(StatusCode::kNotLeader));
+    SettleAndCheck(*c.client, keys, "after a standby joined");
+}
+
+// Scenario: etcd itself restarts (SIGTERM, same data dir) while the masters keep running.
+TEST(Ha, EtcdRestart) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    c.AddNode("16MiB", true);
+    c.AddNode("16MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(2));
+    std::vector<WrittenKey> keys = PutKeys(*c.client, "etcd-restart/", 10, 40000, 500);
+    ASSERT_TRUE(c.client->TuneSet({{"offload_batch_max", "91"}}).ok());
+    c.etcd->Kill();
+    std::this_thread::sleep_for(std::chrono::seconds(kLeaseTtlSec + 1));
+    ASSERT_TRUE(c.etcd->Start()) << "etcd did not come back";
+    const auto back = Steady::now();
+    const double ms = MsUntilGet(*c.client, keys.front(), back, 20s);
+    ASSERT_GE(ms, 0) << "no Get succeeded after etcd came back";
+    std::printf("etcd restart: first Get %.0f ms after etcd answered again\n", ms);
+    ASSERT_TRUE(c.WaitForNodes(2));
+    EXPECT_EQ(KnobValue(*c.client, "offload_batch_max"), "91");
+    SettleAndCheck(*c.client, keys, "after etcd restarted");
+}
+
+// Scenario: the leader is cut off from etcd but not from its nodes: etcd is stopped
+// (SIGSTOP; the masters and nodes keep running and reach each other). Past its lease the
+// leader refuses writes; once etcd answers again a leader serves every key.
+TEST(Ha, LeaderCutOffFromEtcdStopsAcceptingWrites) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    c.AddNode("16MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(1));
+    std::vector<WrittenKey> keys = PutKeys(*c.client, "cut/", 8, 40000, 600);
+    HaCluster::Master* leader = c.Leader();
+    ASSERT_NE(leader, nullptr);
+    std::unique_ptr<Client> direct = Direct(leader->address);
+    ASSERT_NE(direct, nullptr);
+    ASSERT_EQ(::kill(c.etcd->pid(), SIGSTOP), 0);
+    std::this_thread::sleep_for(std::chrono::seconds(kLeaseTtlSec) + 200ms);
+    Status st = direct->Put("cut/while-cut-off", "must not land");
+    EXPECT_FALSE(st.ok()) << "a leader that cannot renew its lease accepted a write";
+    ASSERT_EQ(::kill(c.etcd->pid(), SIGCONT), 0);
+    const auto back = Steady::now();
+    const double ms = MsUntilGet(*c.client, keys.front(), back, 20s);
+    ASSERT_GE(ms, 0) << "no Get succeeded after etcd answered again";
+    ASSERT_TRUE(c.WaitForNodes(1));
+    EXPECT_TRUE(c.client->Get("cut/while-cut-off").status().Is(StatusCode::kNotFound));
+    std::vector<WrittenKey> more = PutKeys(*c.client, "cut/after-", 4, 30000, 700);
+    keys.insert(keys.end(), more.begin(), more.end());
+    SettleAndCheck(*c.client, keys, "after etcd answered again");
+}
+
+// Scenario: every master down (kill -9), then back: a leader is elected again, the nodes
+// register with it, every key reads back and the tuned knob is restored from etcd.
+TEST(Ha, AllMastersDownAndBack) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    c.AddNode("16MiB", true);
+    c.AddNode("16MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(2));
+    std::vector<WrittenKey> keys = PutKeys(*c.client, "all/", 10, 40000, 800);
+    ASSERT_TRUE(c.client->TuneSet({{"offload_batch_max", "55"}}).ok());
+    const uint64_t epoch = c.LeaderEpoch();
+    for (auto& m : c.masters) m->daemon->Kill();
+    std::this_thread::sleep_for(1s);
+    for (auto& m : c.masters) ASSERT_TRUE(c.RestartMaster(*m));
+    // The old leader key lives until its lease ends; then a restarted master takes a new epoch.
+    ASSERT_TRUE(WaitFor([&] { return c.LeaderEpoch() > epoch; },
+                        std::chrono::seconds(kLeaseTtlSec + 5)))
+        << "no master took the lead after all came back";
+    ASSERT_NE(c.Leader(), nullptr);
+    ASSERT_TRUE(c.WaitForNodes(2));
+    EXPECT_EQ(KnobValue(*c.client, "offload_batch_max"), "55");
+    SettleAndCheck(*c.client, keys, "after all masters came back");
+}
+
+// Scenario: keys whose only node is away are removed; the leadership changes before that node
+// comes back. For the new leader the node's registration is the first of its name, so only
+// the tombstones kept in etcd stop it from adopting the removed keys again.
+TEST(Ha, RemovalWhileNodeAwaySurvivesFailover) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    Cluster::NodeProcess& holder = c.AddNode("4MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(1));
+    std::vector<WrittenKey> keys = PutKeys(*c.client, "away/", 8, 60000, 1000);
+    std::vector<std::string> names = Names(keys);
+    ASSERT_TRUE(c.client->Evict(names).ok());
+    ASSERT_TRUE(WaitAllStat(*c.client, names, DiskOnly));  // the disk copies outlive a restart
+    c.AddNode("4MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(2));
+
+    holder.daemon->Kill();
+    ASSERT_TRUE(c.WaitForNodes(1)) << "the killed holder was not expired";
+    for (size_t i = 0; i < 3; ++i) {
+        Status st = c.client->Remove(keys[i].key);
+        EXPECT_TRUE(st.ok() || st.Is(StatusCode::kNotFound)) << st.ToString();
+        keys[i].survives = false;
+    }
+    std::this_thread::sleep_for(1500ms);  // the leader hands tombstones to etcd once a second
+
+    HaCluster::Master* old = c.Leader();
+    ASSERT_NE(old, nullptr);
+    old->daemon->Kill();
+    ASSERT_NE(c.NewLeader(old, kTakeoverBound + 2s), nullptr);
+    ASSERT_TRUE(holder.daemon->Start());
+    ASSERT_TRUE(c.WaitForNodes(2));
+    ASSERT_TRUE(WaitFor([&] {
+        for (size_t i = 3; i < keys.size(); ++i) {
+            auto e = c.client->Exists(keys[i].key);
+            if (!e.ok() || !*e) return false;
+        }
+        return true;
+    })) << "the returning holder's other keys did not register again";
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(c.client->Get(keys[i].key).status().Is(StatusCode::kNotFound))
+            << keys[i].key << " was removed while its node was away and came back";
+    }
+    SettleAndCheck(*c.client, keys, "after a removal while away and a failover");
+}
+
+// Failover time (kill -9 of the leader to the first successful Get through etcd://) over 10
+// runs, p50 and p99. Disabled: run by bench/ha/failover.sh.
+TEST(Ha, DISABLED_FailoverTimeBench) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    c.AddNode("16MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(1));
+    std::vector<WrittenKey> keys = PutKeys(*c.client, "bench/", 4, 40000, 900);
+    std::vector<double> ms;
+    for (int run = 0; run < 10; ++run) {
+        HaCluster::Master* leader = c.Leader();
+        ASSERT_NE(leader, nullptr);
+        // Both masters up and the standby registered before each kill.
+        std::this_thread::sleep_for(500ms);
+        const auto killed = Steady::now();
+        leader->daemon->Kill();
+        double t = MsUntilGet(*c.client, keys[run % keys.size()], killed, 20s);
+        ASSERT_GE(t, 0) << "run " << run;
+        ms.push_back(t);
+        std::printf("run %d: %.0f ms\n", run, t);
+        ASSERT_TRUE(c.RestartMaster(*leader));
+        ASSERT_TRUE(c.WaitForNodes(1));
+    }
+    std::sort(ms.begin(), ms.end());
+    auto pct = [&](double p) { return ms[std::min(ms.size() - 1, size_t(p * ms.size()))]; };
+    std::printf("failover (kill -9 -> first Get) over %zu runs, lease TTL %d s: p50 %.0f ms, "
+                "p99 %.0f ms, min %.0f ms, max %.0f ms\n",
+                ms.size(), kLeaseTtlSec, pct(0.5), pct(0.99), ms.front(), ms.back());
+    SettleAndCheck(*c.client, keys, "after the failover runs");
+}
+
+}  // namespace
+}  // namespace mooncake::test

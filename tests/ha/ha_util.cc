@@ -1,0 +1,156 @@
+#include "tests/ha/ha_util.h"
+
+#include <gtest/gtest.h>
+
+#include "daemon/ha/cluster_keys.h"
+#include "daemon/ha/etcd_client.h"
+#include "daemon/ha/leader_discovery.h"
+#include "tests/fault/fault_util.h"
+
+namespace mooncake::test {
+
+EtcdProcess::EtcdProcess(const TempDir& dir) {
+    const uint16_t client_port = FreePort();
+    const uint16_t peer_port = FreePort();
+    endpoint_ = "127.0.0.1:" + std::to_string(client_port);
+    const std::string client_url = "http://" + endpoint_;
+    const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port);
+    daemon_ = std::make_unique<Daemon>(
+        "etcd",
+        std::vector<std::string>{"--name=ha", "--data-dir=" + dir.Sub("etcd"),
+                                 "--listen-client-urls=" + client_url,
+                                 "--advertise-client-urls=" + client_url,
+                                 "--listen-peer-urls=" + peer_url,
+                                 "--initial-advertise-peer-urls=" + peer_url,
+                                 "--initial-cluster=ha=" + peer_url, "--logger=zap",
+                                 "--log-level=warn"},
+        dir);
+    daemon_->UseBinary("/usr/bin/etcd");
+}
+
+bool EtcdProcess::Start() {
+    if (!daemon_->Start()) return false;
+    auto etcd = ha::EtcdClient::Create(endpoint_, std::chrono::milliseconds(500));
+    if (!etcd.ok()) return false;
+    return WaitFor([&] { return (*etcd)->Get("/probe").ok(); }, std::chrono::seconds(15));
+}
+
+HaCluster::HaCluster(int n, std::string cluster) : cluster_id(std::move(cluster)) {
+    faults_dir = dir.Sub("faults");
+    etcd = std::make_unique<EtcdProcess>(dir);
+    if (!etcd->Start()) {
+        ADD_FAILURE() << "etcd did not start";
+        return;
+    }
+    for (int i = 0; i < n; ++i) AddMaster();
+    if (Leader() == nullptr) {
+        ADD_FAILURE() << "no master became leader";
+        return;
+    }
+    client = ConnectHa();
+}
+
+HaCluster::Master& HaCluster::AddMaster() {
+    auto m = std::make_unique<Master>();
+    m->address = "127.0.0.1:" + std::to_string(FreePort());
+    m->metrics_port = FreePort();
+    std::vector<std::string> args = {
+        "--role=master",
+        "--listen=" + m->address,
+        "--metrics_port=" + std::to_string(m->metrics_port),
+        "--log_level=debug",
+        "--client_live_ttl_sec=3",
+        "--enable_ha",
+        "--etcd_endpoints=" + etcd->endpoint(),
+        "--cluster_id=" + cluster_id,
+        "--ha_lease_ttl_sec=" + std::to_string(kLeaseTtlSec)};
+    m->daemon = std::make_unique<Daemon>("master" + std::to_string(masters.size()), args, dir);
+    m->daemon->Start();
+    masters.push_back(std::move(m));
+    return *masters.back();
+}
+
+bool HaCluster::RestartMaster(Master& m) { return m.daemon->Start(); }
+
+Cluster::NodeProcess& HaCluster::AddNode(const std::string& dram, bool with_disk,
+                                         const std::string& fault_spec) {
+    auto node = std::make_unique<Cluster::NodeProcess>();
+    node->name = "127.0.0.1:" + std::to_string(FreePort());
+    std::vector<std::string> args = {"--role=node",
+                                     "--listen=" + node->name,
+                                     "--data_port=" + std::to_string(FreePort()),
+                                     "--master=" + EtcdUrl(),
+                                     "--cluster_id=" + cluster_id,
+                                     "--metrics_port=0",
+                                     "--log_level=debug",
+                                     "--dram_size=" + dram};
+    if (with_disk) {
+        node->disk_dir = dir.Sub("disk-" + std::to_string(nodes.size()));
+        args.push_back("--disk_dir=" + node->disk_dir);
+        args.push_back("--disk_size=64MiB");
+    }
+    node->daemon = std::make_unique<Daemon>("node" + std::to_string(nodes.size()), args, dir);
+    if (!fault_spec.empty()) {
+        node->daemon->UseBinary(FaultDaemonPath());
+        for (const auto& [name, value] : FaultDir(faults_dir).Env(fault_spec)) {
+            node->daemon->SetEnv(name, value);
+        }
+    }
+    node->daemon->Start();
+    nodes.push_back(std::move(node));
+    return *nodes.back();
+}
+
+bool HaCluster::WaitForNodes(size_t n, std::chrono::milliseconds timeout) {
+    return WaitFor(
+        [&] {
+            auto live = client->Nodes();
+            return live.ok() && live->size() == n;
+        },
+        timeout);
+}
+
+std::unique_ptr<Client> HaCluster::ConnectHa(std::chrono::milliseconds timeout) {
+    ClientOptions options;
+    options.cluster_id = cluster_id;
+    options.rpc_timeout = std::chrono::seconds(5);
+    return ConnectWhenUp(EtcdUrl(), timeout, options);
+}
+
+HaCluster::Master* HaCluster::Leader(std::chrono::milliseconds wait) {
+    auto discovery = ha::LeaderDiscovery::Create(EtcdUrl(), cluster_id);
+    if (!discovery.ok()) return nullptr;
+    Master* found = nullptr;
+    WaitFor(
+        [&] {
+            auto leader = (*discovery)->Leader(std::chrono::milliseconds(0));
+            if (!leader.ok()) return false;
+            for (auto& m : masters) {
+                if (m->address == *leader) found = m.get();
+            }
+            return found != nullptr;
+        },
+        wait);
+    return found;
+}
+
+HaCluster::Master* HaCluster::NewLeader(const Master* old, std::chrono::milliseconds wait) {
+    Master* found = nullptr;
+    WaitFor(
+        [&] {
+            found = Leader(std::chrono::milliseconds(0));
+            return found != nullptr && found != old;
+        },
+        wait);
+    return found != old ? found : nullptr;
+}
+
+uint64_t HaCluster::LeaderEpoch() {
+    auto discovery = ha::LeaderDiscovery::Create(EtcdUrl(), cluster_id);
+    if (!discovery.ok()) return 0;
+    auto masters_now = (*discovery)->Masters();
+    if (!masters_now.ok() || masters_now->empty() || !masters_now->front().leader) return 0;
+    return masters_now->front().epoch;
+}
+
+}  // namespace mooncake::test

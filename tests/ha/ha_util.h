@@ -1,0 +1,67 @@
+// Shared pieces of the HA tests: a real etcd process on loopback ports, and a cluster of
+// masters (--enable_ha) and nodes that find the leader through --master etcd://.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/integration/harness.h"
+
+namespace mooncake::test {
+
+// One etcd member on free loopback ports, its data in `dir`/etcd (kept across restarts).
+class EtcdProcess {
+public:
+    explicit EtcdProcess(const TempDir& dir);
+    bool Start();  // and wait until it answers
+    void Kill() { daemon_->Kill(); }
+    pid_t pid() const { return daemon_->pid(); }
+    const std::string& endpoint() const { return endpoint_; }  // 127.0.0.1:PORT
+
+private:
+    std::string endpoint_;
+    std::unique_ptr<Daemon> daemon_;
+};
+
+inline constexpr int kLeaseTtlSec = 2;
+
+class HaCluster {
+public:
+    struct Master {
+        std::string address;
+        uint16_t metrics_port = 0;
+        std::unique_ptr<Daemon> daemon;
+    };
+
+    // Starts etcd and `masters` masters of cluster `cluster_id`; waits for a leader.
+    explicit HaCluster(int masters, std::string cluster_id = "ha_test");
+    Master& AddMaster();  // starts one more master of the cluster
+    bool RestartMaster(Master& m);
+
+    // A node following the leader through etcd://; `fault_spec` non-empty runs mooncaked-fault.
+    Cluster::NodeProcess& AddNode(const std::string& dram, bool with_disk,
+                                  const std::string& fault_spec = "");
+    bool WaitForNodes(size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(15));
+
+    std::string EtcdUrl() const { return "etcd://" + etcd->endpoint(); }
+    // A client of the cluster through etcd:// (follows the leader).
+    std::unique_ptr<Client> ConnectHa(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    // The master leading now according to etcd (nullptr if none within `wait`).
+    Master* Leader(std::chrono::milliseconds wait = std::chrono::seconds(10));
+    // Waits until a master other than `old` leads; nullptr if none within `wait`.
+    Master* NewLeader(const Master* old, std::chrono::milliseconds wait);
+    // The epoch of the leader key (0 if none).
+    uint64_t LeaderEpoch();
+
+    TempDir dir;
+    std::string cluster_id;
+    std::string faults_dir;
+    std::unique_ptr<EtcdProcess> etcd;
+    std::vector<std::unique_ptr<Master>> masters;
+    std::vector<std::unique_ptr<Cluster::NodeProcess>> nodes;
+    std::unique_ptr<Client> client;  // through etcd://
+};
+
+}  // namespace mooncake::test
