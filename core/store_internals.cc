@@ -87,6 +87,8 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       m(registry),
       sketch(static_cast<uint64_t>(config_.promotion_sketch_width())),
       policy(ParseEvictionPolicy(config_.eviction_policy())),
+      gate(registry, [this] { return DramCapacity(); },
+           [this](uint64_t h) { return sketch.Estimate(h); }),  // promotion_gate hook
       next_generation((static_cast<uint64_t>(epoch) << 32) | 1),
       next_reply_seq((static_cast<uint64_t>(epoch) << 32) | 1) {
     // Node ids, like generations, carry the epoch: a node still holding the id an earlier

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/admission_sketch.h"
+#include "core/adaptive_policy.h"
 #include "core/eviction_policy.h"
 #include "core/departed_objects.h"
 #include "core/master_store.h"
@@ -178,6 +179,7 @@ public:
     StoreMetrics m;
     AdmissionSketch sketch;
     EvictionPolicy policy;  // the eviction_policy knob, read once at start
+    AdaptivePromotionGate gate;  // promotion_gate=adaptive (core/adaptive_policy.h)
 
     std::array<Shard, kShardCount> shards;
     Shard& ShardFor(std::string_view key);
