@@ -73,7 +73,7 @@ AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, Capacity
             "promotion_gate_arm", "1 for the arm promotion_gate=adaptive follows now",
             {{"arm", arm}});
     }
-    arm_gauge_[static_cast<size_t>(Arm::kAlways)]->Set(1);
+    arm_gauge_[static_cast<size_t>(Current())]->Set(1);
     switches_ = &registry.GetCounter("promotion_gate_switches_total",
                                      "times promotion_gate=adaptive changed arm");
 }

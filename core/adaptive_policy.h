@@ -2,7 +2,7 @@
 // into full DRAM is judged, by running miniature simulations of the same cache on a hashed
 // sample of the keys (as in Waldspurger et al., "Cache Modeling and Optimization using
 // Miniature Simulations", USENIX ATC 2017) — one per way of deciding — and following the one
-// that hits most:
+// that hits most (starting with `compare`, the fixed gate's default):
 //
 //   always   promote every candidate past the admission threshold, displacing the LRU victim
 //            (what reference-lru does; best on the Mooncake traces and on Zipf popularity)
@@ -95,7 +95,8 @@ private:
     CapacityFn capacity_bytes_;
     EstimateFn estimate_;
     std::atomic<int> shift_{0};
-    std::atomic<uint8_t> current_{static_cast<uint8_t>(Arm::kAlways)};
+    // Until the simulations show otherwise, the fixed gate's default (compare victims).
+    std::atomic<uint8_t> current_{static_cast<uint8_t>(Arm::kCompare)};
 
     mutable std::mutex mu_;
     uint64_t sim_capacity_ = 0;   // bytes of mini-DRAM

@@ -20,10 +20,12 @@ namespace {
 constexpr double kFractions[] = {0.05, 0.1, 0.25};
 const char* const kDefault = "promotion";
 
+// hit-density with the victim comparison on is left out: it lost to the same order without
+// it on both Mooncake traces (issue 18), and the suite's CPU budget is small.
 const std::vector<std::string> kSuitePolicies = {
-    "promotion",     "promotion-compare",      "promotion-no-compare",
-    "hit-density",   "hit-density-no-compare", "no-promotion",
-    "reference-lru", "reference-lru-no-promotion", "belady"};
+    "promotion",     "promotion-compare",          "promotion-no-compare",
+    "hit-density-no-compare", "no-promotion",      "reference-lru",
+    "reference-lru-no-promotion", "belady"};
 
 struct Job {
     size_t workload;
@@ -202,8 +204,11 @@ Status RunSuite(const SuiteOptions& options) {
     for (size_t i = 0; i < policies.size() + 2; ++i) md << " ---: |";
     md << "\n";
     std::ofstream dat(options.out_dir + "/suite-plot.dat");
-    dat << "# workload";
-    for (const std::string& p : policies) dat << " " << p;
+    auto plotted = [](const std::string& p) { return p.rfind("reference", 0) != 0 && p != "belady"; };
+    dat << "workload";
+    for (const std::string& p : policies) {
+        if (plotted(p)) dat << " " << p;
+    }
     dat << "\n";
     for (size_t w = 0; w < workloads.size(); ++w) {
         for (int fi = 0; fi < 3; ++fi) {
@@ -225,6 +230,7 @@ Status RunSuite(const SuiteOptions& options) {
             std::snprintf(buf, sizeof(buf), "\"%s@%.2f\"", workloads[w].name.c_str(), kFractions[fi]);
             dat << buf;
             for (const std::string& p : policies) {
+                if (!plotted(p)) continue;
                 std::snprintf(buf, sizeof(buf), " %.4f", get(w, fi, p) - best_ref);
                 dat << buf;
             }

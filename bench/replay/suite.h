@@ -20,7 +20,7 @@ struct SuiteOptions {
     std::vector<std::string> traces;  // Mooncake-format files, each one workload
     std::string out_dir;              // suite.md, suite.tsv, suite-plot.dat written here
     uint64_t seed = 18;
-    double scale = 1.0;               // workloads.h: key space and length
+    double scale = 0.5;               // workloads.h: key space and length (CPU budget)
     int jobs = 1;                     // runs in parallel
     std::vector<std::string> policies;  // empty: the suite's default list
     std::vector<std::string> only;      // workload names to run (empty: all)

@@ -44,10 +44,10 @@ private:
 };
 
 // Key-level traces: 16 independent keys per request (the store's per-request work — ticks,
-// heartbeats — would dominate the replay otherwise), requests 1 s apart, so the 5 s read lease
-// covers ~80 references — far fewer than the smallest DRAM of the suite (1000 objects).
+// heartbeats — would dominate the replay otherwise), requests 2 s apart, so the 5 s read lease
+// covers ~40 references — far fewer than the smallest DRAM of the suite (~400 objects).
 constexpr size_t kKeysPerRequest = 16;
-constexpr int64_t kRequestGapMs = 1000;
+constexpr int64_t kRequestGapMs = 2000;
 
 class KeyTrace {
 public:
@@ -196,16 +196,16 @@ std::vector<Workload> SyntheticWorkloads(uint64_t seed, double scale) {
     for (double skew : {0.6, 0.9, 1.2}) {
         char name[32];
         std::snprintf(name, sizeof(name), "zipf-%.1f", skew);
-        w.push_back({name, "Zipf popularity over 20k keys: frequency vs one-off recency",
+        w.push_back({name, "Zipf popularity, key space 20x the 0.05 DRAM: frequency vs one-off recency",
                      ZipfTrace(keys, refs, skew, seed + static_cast<uint64_t>(skew * 10))});
     }
-    w.push_back({"loop", "cyclic scan of 20k keys, 6 passes: LRU thrashes, keeping a part wins",
+    w.push_back({"loop", "cyclic scan of the whole key space, 6 passes: LRU thrashes, keeping a part wins",
                  LoopTrace(keys, 6)});
     w.push_back({"shifting-hot",
-                 "80% of reads on a 1k-key hot set that moves every 15k reads: stale frequency",
+                 "80% of reads on a hot set of 5% of the keys that moves every 1/8 of the trace: stale frequency",
                  ShiftingHotTrace(keys, refs, n(1000), n(15000), seed + 21)});
     w.push_back({"scan-zipf",
-                 "Zipf 0.9 with 1k-key one-off scans every 8k reads: scan pollution",
+                 "Zipf 0.9 with one-off scans (5% of the keys) every 8/120 of the trace: scan pollution",
                  ScanZipfTrace(keys, refs, 0.9, n(1000), n(8000), seed + 22)});
     RequestMix chat;  // many continuations, short turns
     chat.p_continue = 0.6;

@@ -2,8 +2,8 @@
 // is deterministic in its seed (std::mt19937_64 and hand-written draws, so the same trace comes
 // out on every platform), and each stresses one thing a promotion/eviction policy can get wrong:
 //
-//   zipf-S        Zipf popularity, skew S, over a key space 40x the 0.05 DRAM size (i.e.
-//                 20x at 0.1): frequency matters, recency alone keeps too many one-offs.
+//   zipf-S        Zipf popularity, skew S, over a key space 20x the 0.05 DRAM size (10x at
+//                 0.1): frequency matters, recency alone keeps too many one-offs.
 //   loop          a cyclic scan over a key range larger than DRAM: LRU (and any promotion
 //                 that displaces the resident half) hits nothing; keeping a fixed part wins.
 //   shifting-hot  80% of reads go to a small hot set that moves every few DRAM-lifetimes:
@@ -35,7 +35,8 @@ struct Workload {
 };
 
 // The suite's synthetic workloads, each generated from `seed`. `scale` multiplies the key
-// space and trace length (1.0: ~40k distinct keys, ~200k references per workload).
+// space and trace length (1.0: 20k keys, 120k references per key-level workload; the suite
+// runs 0.5 by default to fit its CPU budget).
 std::vector<Workload> SyntheticWorkloads(uint64_t seed, double scale = 1.0);
 
 // Single generators (exposed for tests).
