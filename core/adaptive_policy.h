@@ -48,10 +48,13 @@ public:
         // The mini-DRAM holds about this many objects (the sampling rate follows from it).
         uint64_t target_sample_objects = 1024;
         // Mini-DRAM hits are halved every this many sampled accesses x mini capacity objects.
-        uint64_t decay_capacities = 8;
+        // Long: an arm's hits come in bursts (on a loop, `never` hits only while the loop
+        // passes its frozen part), and a short memory flaps between arms, each switch
+        // paying for the other arm's promotions.
+        uint64_t decay_capacities = 32;
         // Another arm must beat the current one by this share of the current's hits, and by
         // at least min_lead hits, before the gate switches.
-        double switch_margin = 0.02;
+        double switch_margin = 0.05;
         double min_lead = 8;
     };
 

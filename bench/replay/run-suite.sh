@@ -4,7 +4,8 @@
 # 0.05 / 0.1 / 0.25, through the real core (mooncake-replay --suite). Writes
 # bench/replay/results/suite.md, suite.tsv and suite.png (regret per workload, gnuplot).
 #
-#   bench/replay/run-suite.sh [TRACE...]     # BUILD_DIR (default build), JOBS (default 2)
+#   bench/replay/run-suite.sh [TRACE...]     # BUILD_DIR (default build), JOBS (default 2),
+#                                            # SCALE (synthetic size, default 0.5)
 #
 # Runs niced; a few minutes of CPU on an idle machine.
 set -euo pipefail
@@ -18,10 +19,13 @@ if [[ ! -x $bin ]]; then
 fi
 command -v gnuplot >/dev/null || { echo "run-suite.sh: gnuplot missing (apt-get install gnuplot-nox)" >&2; exit 1; }
 traces=()
+# The conversation trace (MOONCAKE_TRACE, default ../shared/traces/...) unless NO_CONVERSATION=1:
+# its 288k references are most of the suite's CPU (15 store runs of ~8 s each on an idle core).
 conv=${MOONCAKE_TRACE:-../shared/traces/conversation_trace.jsonl}
-[[ -f $conv ]] && traces+=(--suite-trace "$conv")
+[[ -z ${NO_CONVERSATION:-} && -f $conv ]] && traces+=(--suite-trace "$conv")
 for t in "$@"; do traces+=(--suite-trace "$t"); done
-nice -n 10 "$bin" --suite "${traces[@]}" --out "$out" --jobs "${JOBS:-2}" 2>"$out/suite.log"
+nice -n 10 "$bin" --suite ${traces[@]+"${traces[@]}"} --suite-scale "${SCALE:-0.5}" --out "$out" \
+    --jobs "${JOBS:-2}" 2>"$out/suite.log"
 # The plot: each policy's hit ratio minus the better reference LRU, per workload@fraction.
 cols=$(head -1 "$out/suite-plot.dat" | wc -w)
 gnuplot <<GP
