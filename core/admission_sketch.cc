@@ -70,9 +70,14 @@ uint32_t AdmissionSketch::Increment(uint64_t hash) {
 void AdmissionSketch::HalveSome() {
     const size_t total = lines_ * kLine;
     if (aging_cursor_.load(std::memory_order_relaxed) >= total) return;
-    size_t start = aging_cursor_.fetch_add(kChunk, std::memory_order_relaxed);
+    // A sweep must end well within one window, or the next reset restarts it and the
+    // counters past where it got never age (a small DRAM's window is shorter than a sweep
+    // of kChunk per increment): at least 2 x total / window counters per increment.
+    const uint64_t window = std::max<uint64_t>(window_.load(std::memory_order_relaxed), 1);
+    const size_t chunk = std::max<size_t>(kChunk, static_cast<size_t>(2 * total / window + 1));
+    size_t start = aging_cursor_.fetch_add(chunk, std::memory_order_relaxed);
     if (start >= total) return;
-    size_t end = std::min(total, start + kChunk);
+    size_t end = std::min(total, start + chunk);
     for (size_t i = start; i < end; ++i) {
         uint8_t v = counters_[i].load(std::memory_order_relaxed);
         while (v != 0 && !counters_[i].compare_exchange_weak(v, static_cast<uint8_t>(v >> 1),

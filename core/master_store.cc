@@ -93,6 +93,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     meta.hash = AdmissionSketch::Hash(key);
     in_->order->OnPut(meta, hint, clock_.Now(), in_->memory_objects.load());
+    in_->gate.OnPut(meta.hash, size);  // promotion_gate hook
     meta.StartPut(*in_, alloc->node, alloc->offset);
     PutStartReply reply;
     reply.generation = meta.generation;
@@ -201,6 +202,8 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
         // Every read counts toward admission, so the sketch also knows how hot the MEMORY
         // objects a promotion would displace are.
         uint32_t estimate = in_->sketch.Increment(hash);
+        in_->gate.OnGet(hash, view.size, estimate,
+                        static_cast<uint32_t>(config_.promotion_admission_threshold()));  // promotion_gate hook
         if (trigger) {
             in_->m.promotion_attempts.Inc();
             int64_t threshold = std::max<int64_t>(1, config_.promotion_admission_threshold());

@@ -15,6 +15,9 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       m(registry),
       sketch(static_cast<uint64_t>(config_.promotion_sketch_width())),
       order(EvictionOrder::Make(ParseEvictionPolicy(config_.eviction_policy()))),
+      gate_applies(ParseEvictionPolicy(config_.eviction_policy()) == EvictionPolicyKind::kLru),
+      gate(registry, [this] { return dram.Capacity(); },
+           [this](uint64_t h) { return sketch.Estimate(h); }),  // promotion_gate hook
       table(epoch),
       nodes(epoch),
       dram(nodes, config_),

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/admission_sketch.h"
+#include "core/adaptive_policy.h"
 #include "core/eviction_order.h"
 #include "core/departed_objects.h"
 #include "core/master_store.h"
@@ -48,6 +49,10 @@ public:
     StoreMetrics m;
     AdmissionSketch sketch;
     std::unique_ptr<EvictionOrder> order;  // the eviction_policy knob, read once at start
+    // promotion_gate=adaptive (core/adaptive_policy.h). Its miniature simulations model LRU,
+    // so it judges only with that eviction order (else the fixed victim comparison does).
+    const bool gate_applies;
+    AdaptivePromotionGate gate;
 
     ObjectTable table;
 

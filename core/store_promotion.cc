@@ -32,9 +32,21 @@ StoreInternals::GateResult StoreInternals::TryPromote(std::string_view key,
             refused = true;  // the RFC's interlock, for operators who ask for it
         } else if (dram.LargestFreeExtent() < SegmentAllocator::RoundUp(size)) {
             // A full cache: promote by displacing colder objects, as a Put would.
-            VictimInfo victims = PeekVictims(size);
             bool compare = config.promotion_compare_victims() && trigger != Trigger::kManual;
-            refused = !victims.found || (compare && estimate <= victims.max_estimate);
+            // ---- promotion_gate=adaptive (core/adaptive_policy.h): the arm that hits most in
+            // the miniature simulations judges; its model is LRU, so only with that order.
+            const bool adaptive = trigger != Trigger::kManual && gate_applies &&
+                                  config.promotion_gate() == "adaptive";
+            const AdaptivePromotionGate::Arm arm = gate.Current();
+            if (adaptive) compare = arm == AdaptivePromotionGate::Arm::kCompare;
+            if (adaptive && arm == AdaptivePromotionGate::Arm::kNever) {
+                refused = true;
+            } else {
+                VictimInfo victims = PeekVictims(size);
+                refused = !victims.found || (compare && estimate <= victims.max_estimate);
+            }
+            if (adaptive && counted) gate.CountDecision(arm, !refused);
+            // ---- end promotion_gate
         }
         if (refused) {
             if (counted) m.promotion_failed_watermark.Inc();

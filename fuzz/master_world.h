@@ -38,12 +38,19 @@ inline void Pin(mooncake::Config& config) {
 // One connection to a fresh master.
 class MasterWorld {
 public:
+    static MasterServiceOptions ServiceOptions() {
+        MasterServiceOptions options;
+        options.role = "standalone";
+        options.epoch = 7;
+        options.max_long_poll_ms = 0;  // a real-time wait only slows the fuzzer
+        return options;
+    }
+
     MasterWorld()
         : store_(config_, clock_, metrics_, /*epoch=*/7),
           directory_(store_),
           service_(std::make_shared<MasterService>(
-              MasterServiceOptions{"standalone", "", 7, "", /*max_long_poll_ms=*/0}, store_,
-              directory_)),
+              ServiceOptions(), store_, directory_)),
           processor_(service_) {
         Pin(config_);
         CurrentRpcSession() = RpcSession{};  // a new connection

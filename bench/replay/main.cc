@@ -5,6 +5,7 @@
 //                   [--promotion_admission_threshold N] [--set KNOB=VALUE]... [--json]
 //                   [--limit N] [--real-disk [--disk-dir DIR] [--disk-fraction F]]
 //   mooncake-replay TRACE --timed --master HOST:PORT [--speed S] [--duration SEC] ...
+//   mooncake-replay --suite [--suite-trace TRACE]... [--out DIR] [--jobs N] (suite.h)
 //
 // --real-disk: LOCAL_DISK is the real core/disk DiskStore (libaio + O_DIRECT, checksums,
 // its own LRU eviction) in a temporary directory (or --disk-dir), sized --disk-fraction of the
@@ -28,9 +29,8 @@
 #include <iostream>
 #include <unordered_set>
 
-#include "bench/replay/belady.h"
-#include "bench/replay/reference_lru.h"
-#include "bench/replay/store_replay.h"
+#include "bench/replay/run_policy.h"
+#include "bench/replay/suite.h"
 #include "bench/replay/timed_replay.h"
 #include "bench/replay/trace_reader.h"
 #include "spdlog/sinks/stdout_sinks.h"
@@ -38,116 +38,6 @@
 
 namespace mooncake::replay {
 namespace {
-
-const std::vector<std::string> kPolicies = {"dram-only",     "no-promotion",
-                                            "promotion",     "reference-lru",
-                                            "reference-lru-no-promotion", "hit-density",
-                                            "belady"};
-
-struct PolicyRun {
-    std::string policy;
-    SimCounts counts;
-    double mean_dram_fill = -1;  // store policies only
-    DiskFigures disk;
-};
-
-// Where --real-disk puts its store, and how big.
-struct DiskSetup {
-    bool real = false;
-    std::string dir;  // "" = a fresh temporary directory per run
-    double fraction = 1.0;
-    uint64_t distinct_bytes = 0;
-};
-
-// A multiple of 1 MiB whose data region holds `data` bytes in `objects` objects: the store
-// takes 1 MiB of header and a journal of capacity/32 (2 MiB..1 GiB), and its index (a quarter
-// of the journal, about 100 B per object) must hold every object too, which binds for objects
-// under ~12 KiB.
-uint64_t DiskCapacityFor(uint64_t data, uint64_t objects) {
-    const uint64_t mib = uint64_t{1} << 20;
-    uint64_t journal = std::clamp<uint64_t>(data / 31, 2 * mib, 1024 * mib);
-    uint64_t total = std::max(data + journal + 2 * mib, objects * 100 * 128);
-    return std::max<uint64_t>(4 * mib, (total + mib - 1) / mib * mib);
-}
-
-Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRequest>& trace,
-                            uint64_t capacity_objects, uint64_t object_size, uint32_t threshold,
-                            uint64_t window,
-                            const std::vector<std::pair<std::string, std::string>>& extra,
-                            bool dump_metrics, bool put_hints, const DiskSetup& disk) {
-    PolicyRun run;
-    run.policy = policy;
-    if (policy == "belady") {
-        run.counts = RunBelady(trace, capacity_objects);
-        return run;
-    }
-    if (policy == "reference-lru" || policy == "reference-lru-no-promotion") {
-        ReferenceLru sim(capacity_objects, policy == "reference-lru", threshold, window);
-        for (const TraceRequest& req : trace) {
-            for (int64_t block : req.blocks) sim.Access(block);
-        }
-        run.counts = sim.counts();
-        return run;
-    }
-    ReplayOptions options;
-    options.capacity_bytes = capacity_objects * object_size;
-    options.object_size = object_size;
-    options.dump_metrics = dump_metrics;
-    options.put_hints = put_hints;
-    options.knobs = {{"promotion_admission_threshold", std::to_string(threshold)},
-                     {"promotion_sketch_window", std::to_string(window)}};
-    if (policy == "dram-only") {
-        options.knobs.push_back({"enable_offload", "false"});
-        options.knobs.push_back({"promotion_on_hit", "false"});
-    } else if (policy == "no-promotion") {
-        options.knobs.push_back({"enable_offload", "true"});
-        options.knobs.push_back({"offload_on_evict", "true"});
-        options.knobs.push_back({"promotion_on_hit", "false"});
-    } else if (policy == "promotion") {
-        options.knobs.push_back({"enable_offload", "true"});
-        options.knobs.push_back({"offload_on_evict", "true"});
-        options.knobs.push_back({"promotion_on_hit", "true"});
-    } else if (policy == "hit-density") {
-        // promotion, with eviction by expected hit density (bench/replay/POLICIES.md)
-        options.knobs.push_back({"enable_offload", "true"});
-        options.knobs.push_back({"offload_on_evict", "true"});
-        options.knobs.push_back({"promotion_on_hit", "true"});
-        options.knobs.push_back({"eviction_policy", "hit_density"});
-    } else {
-        return Status::InvalidArgument("unknown policy '" + policy + "'");
-    }
-    options.knobs.insert(options.knobs.end(), extra.begin(), extra.end());
-    std::string temp_dir;
-    if (disk.real && policy != "dram-only") {
-        if (disk.dir.empty()) {
-            const char* tmp = std::getenv("TMPDIR");
-            std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/mooncake-replay-XXXXXX";
-            std::vector<char> buf(templ.begin(), templ.end());
-            buf.push_back('\0');
-            if (::mkdtemp(buf.data()) == nullptr) {
-                return Status::IoError("mkdtemp " + templ + ": " + std::strerror(errno));
-            }
-            temp_dir = buf.data();
-            options.disk_dir = temp_dir + "/disk";
-        } else {
-            options.disk_dir = disk.dir;
-        }
-        options.disk_capacity = DiskCapacityFor(
-            static_cast<uint64_t>(disk.fraction * static_cast<double>(disk.distinct_bytes)),
-            static_cast<uint64_t>(disk.fraction * static_cast<double>(disk.distinct_bytes) /
-                                  static_cast<double>(object_size)));
-    }
-    Result<ReplayResult> result = RunStoreReplay(trace, options);
-    if (!temp_dir.empty()) {
-        std::error_code ec;
-        std::filesystem::remove_all(temp_dir, ec);
-    }
-    if (!result.ok()) return result.status();
-    run.counts = result->counts;
-    run.mean_dram_fill = result->mean_dram_fill;
-    run.disk = result->disk;
-    return run;
-}
 
 double Ratio(uint64_t part, uint64_t whole) {
     return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
@@ -172,13 +62,35 @@ int main(int argc, char** argv) {
     bool json = false;
     bool dump_metrics = false;
     bool no_put_hints = false;
-    app.add_option("trace", trace_path, "trace file (JSON lines with timestamp and hash_ids)")
-        ->required();
+    app.add_option("trace", trace_path, "trace file (JSON lines with timestamp and hash_ids)");
+    bool suite_mode = false;
+    SuiteOptions suite;
+    suite.out_dir = "bench/replay/results";
+    app.add_flag("--suite", suite_mode,
+                 "run the policy suite (synthetic workloads and --suite-trace files) x every "
+                 "policy x DRAM fraction 0.05/0.1/0.25; writes suite.md, suite.tsv, "
+                 "suite-plot.dat to --out");
+    app.add_option("--suite-trace", suite.traces,
+                   "--suite: a Mooncake-format trace to include as a workload (repeatable)");
+    app.add_option("--out", suite.out_dir, "--suite: output directory");
+    app.add_option("--jobs", suite.jobs, "--suite: runs in parallel")->check(CLI::Range(1, 64));
+    app.add_option("--seed", suite.seed, "--suite: seed of the synthetic workloads");
+    app.add_option("--suite-scale", suite.scale,
+                   "--suite: multiplies the synthetic workloads' key space and length")
+        ->check(CLI::Range(0.01, 100.0));
+    app.add_option("--suite-policy", suite.policies,
+                   "--suite: policies to run (repeatable; default: the suite's list)");
+    app.add_option("--suite-only", suite.only, "--suite: workloads to run (repeatable)");
+    app.add_option("--write-workloads", suite.write_dir,
+                   "--suite: write the workloads as Mooncake-format traces DIR/NAME.jsonl, run "
+                   "nothing");
     app.add_option("--mem-fraction", mem_fraction,
                    "MEMORY capacity as a fraction of the distinct blocks")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--policy", policy, "dram-only | no-promotion | promotion | reference-lru | "
-                                       "reference-lru-no-promotion | hit-density | belady | all");
+                                       "reference-lru-no-promotion | hit-density | promotion-compare | "
+                                       "promotion-no-compare | hit-density-no-compare | "
+                                       "belady | all");
     app.add_option("--object-size", object_size, "bytes per block")->check(CLI::Range(1, 1 << 30));
     app.add_option("--promotion_admission_threshold", threshold,
                    "reads a LOCAL_DISK block needs before promotion (0 acts as 1)")
@@ -232,10 +144,23 @@ int main(int argc, char** argv) {
         }
         extra.emplace_back(s.substr(0, eq), s.substr(eq + 1));
     }
+    if (suite_mode) {
+        suite.extra = extra;
+        Status st = RunSuite(suite);
+        if (!st.ok()) {
+            std::fprintf(stderr, "mooncake-replay: %s\n", st.ToString().c_str());
+            return 1;
+        }
+        return 0;
+    }
+    if (trace_path.empty()) {
+        std::fprintf(stderr, "mooncake-replay: a TRACE is required (or --suite)\n");
+        return 2;
+    }
     std::vector<std::string> policies;
     if (policy == "all") {
-        policies = kPolicies;
-    } else if (std::find(kPolicies.begin(), kPolicies.end(), policy) != kPolicies.end()) {
+        policies = PolicyNames();
+    } else if (std::find(PolicyNames().begin(), PolicyNames().end(), policy) != PolicyNames().end()) {
         policies = {policy};
     } else {
         std::fprintf(stderr, "mooncake-replay: unknown policy '%s'\n", policy.c_str());

@@ -194,6 +194,7 @@ TEST_F(PromotionSteadyStateTest, OscillationGuardKeepsColdKeyFromBouncing) {
 }
 
 TEST_F(PromotionSteadyStateTest, WithoutTheGuardKeysDoBounce) {
+    config_.Set("promotion_gate", "fixed").ok();  // the operator's knob, not the adaptive gate
     config_.Set("promotion_compare_victims", "false").ok();
     NodeId node = FillAndSpill(4, 4, 1);
     EXPECT_GT(PromotionsWhileColdKeyCompetes(*this, node), 5);

@@ -1,0 +1,118 @@
+// The adaptive promotion gate (knob promotion_gate=adaptive): decides online how a promotion
+// into full DRAM is judged, by running miniature simulations of the same cache on a hashed
+// sample of the keys (as in Waldspurger et al., "Cache Modeling and Optimization using
+// Miniature Simulations", USENIX ATC 2017) — one per way of deciding — and following the one
+// that hits most (starting with `compare`, the fixed gate's default):
+//
+//   always   promote every candidate past the admission threshold, displacing the LRU victim
+//            (what reference-lru does; best on the Mooncake traces and on Zipf popularity)
+//   compare  promote only a candidate read more often than the victims it would displace
+//            (promotion_compare_victims=true; resists loops and scans)
+//   never    do not displace anything for a promotion (the no-promotion cache; best when
+//            everything that comes back would push out something about to be read)
+//
+// Every simulation is an exact LRU over the sampled keys with DRAM scaled by the sampling
+// rate; it reads the store's own admission sketch (the estimate the real gate sees, and the
+// victims' estimates for the comparison) and the same admission threshold, on the same
+// sequence (a Put inserts; a Get of a key not in the mini-DRAM is a LOCAL_DISK hit that may
+// promote). The gate's answer is the arm with the most (decayed) mini-DRAM hits;
+// it switches only when another arm leads by a margin, so noise does not flap it. The
+// eviction order the arms model is LRU: the store uses the gate only with eviction_policy=lru
+// (with hit_density it keeps promotion_compare_victims), so gate, comparison and order agree.
+//
+// Thread-safety: every method may be called from any thread (one mutex; the store calls the
+// observers under a shard lock — the gate never takes a store lock, so the order is fixed).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+namespace mooncake {
+
+class MetricsRegistry;
+class Counter;
+class Gauge;
+
+class AdaptivePromotionGate {
+public:
+    enum class Arm : uint8_t { kAlways = 0, kCompare = 1, kNever = 2 };
+    static constexpr int kArms = 3;
+    static const char* ArmName(Arm arm);
+
+    struct Options {
+        // The mini-DRAM holds about this many objects (the sampling rate follows from it).
+        uint64_t target_sample_objects = 1024;
+        // Mini-DRAM hits are halved every this many sampled accesses x mini capacity objects.
+        // Long: an arm's hits come in bursts (on a loop, `never` hits only while the loop
+        // passes its frozen part), and a short memory flaps between arms, each switch
+        // paying for the other arm's promotions.
+        uint64_t decay_capacities = 32;
+        // Another arm must beat the current one by this share of the current's hits, and by
+        // at least min_lead hits, before the gate switches.
+        double switch_margin = 0.05;
+        double min_lead = 8;
+    };
+
+    // `capacity_bytes` reads the store's DRAM capacity (asked again every few thousand
+    // sampled accesses, so the sample follows nodes joining or leaving); `estimate` reads the
+    // admission sketch for a key hash (for the comparison arm's victims).
+    using CapacityFn = std::function<uint64_t()>;
+    using EstimateFn = std::function<uint32_t(uint64_t)>;
+    AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes,
+                          EstimateFn estimate);
+    AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes,
+                          EstimateFn estimate, Options options);
+    ~AdaptivePromotionGate();
+    AdaptivePromotionGate(const AdaptivePromotionGate&) = delete;
+    AdaptivePromotionGate& operator=(const AdaptivePromotionGate&) = delete;
+
+    // Observers: every Get that found the key (any tier), with the sketch estimate after
+    // counting this read and promotion_admission_threshold (0 acts as 1); every Put.
+    void OnGet(uint64_t hash, uint64_t size, uint32_t estimate, uint32_t threshold);
+    void OnPut(uint64_t hash, uint64_t size);
+
+    // The arm a promotion into full DRAM follows now.
+    Arm Current() const { return static_cast<Arm>(current_.load(std::memory_order_relaxed)); }
+    // Counts one gate decision taken by the arm (promotion_gate_decisions_total).
+    void CountDecision(Arm arm, bool promoted);
+
+    // For tests and the metrics: decayed mini-DRAM hits of each arm, and the sampling shift
+    // (a key is sampled when its hash's top `shift` bits are zero).
+    std::array<double, kArms> Scores() const;
+    int SampleShift() const;
+
+private:
+    struct Sim;
+    bool Sampled(uint64_t hash) const;
+    void MaybeResize();  // mu_ held
+    void Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate,
+                uint32_t threshold);  // mu_ held
+    void Decide();  // mu_ held
+
+    Options options_;
+    CapacityFn capacity_bytes_;
+    EstimateFn estimate_;
+    std::atomic<int> shift_{0};
+    // Until the simulations show otherwise, the fixed gate's default (compare victims).
+    std::atomic<uint8_t> current_{static_cast<uint8_t>(Arm::kCompare)};
+
+    mutable std::mutex mu_;
+    uint64_t sim_capacity_ = 0;   // bytes of mini-DRAM
+    uint64_t sampled_ = 0;        // sampled accesses since the last resize check
+    uint64_t since_decay_ = 0;
+    uint64_t mean_size_ = 65536;  // EWMA of object sizes (mini capacity in objects)
+    std::array<Sim*, kArms> sims_{};
+    std::array<double, kArms> score_{};
+
+    std::array<std::array<Counter*, 2>, kArms> decisions_{};  // [arm][promoted]
+    std::array<Counter*, kArms> sim_hits_{};
+    std::array<Gauge*, kArms> arm_gauge_{};
+    Counter* switches_ = nullptr;
+};
+
+}  // namespace mooncake

@@ -1,0 +1,155 @@
+// The adaptive promotion gate's rules (core/adaptive_policy.h), on small synthetic sequences
+// where the right decision is known. The gate keeps no clock (its sims count accesses), so
+// the sequences need no ManualClock; the store-level behaviour is covered by tests/replay.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <unordered_map>
+
+#include "core/adaptive_policy.h"
+#include "core/metrics.h"
+
+namespace mooncake {
+namespace {
+
+using Arm = AdaptivePromotionGate::Arm;
+
+constexpr uint64_t kObject = 4096;
+constexpr uint64_t kDramObjects = 100;  // under the gate's sample target: every key sampled
+
+// Drives the gate the way MasterStore does: a Get of a missing key counts in the sketch and
+// is followed by a Put; a Get of a known key counts and reports the estimate. The sketch is
+// exact counts halved every 8 x DRAM objects reads, as the store's sketch ages.
+class GateDriver {
+public:
+    GateDriver()
+        : gate_(registry_, [] { return kDramObjects * kObject; },
+                [this](uint64_t h) {
+                    auto it = counts_.find(h);
+                    return it == counts_.end() ? 0u : it->second;
+                }) {}
+
+    void Read(uint64_t key) {
+        uint64_t hash = key * 0x9E3779B97F4A7C15ull + 1;
+        uint32_t& c = counts_[hash];
+        c = std::min<uint32_t>(c + 1, 255);
+        uint32_t estimate = c;
+        if (++since_aging_ >= 8 * kDramObjects) {
+            since_aging_ = 0;
+            for (auto& [k, v] : counts_) v >>= 1;
+        }
+        if (known_.emplace(hash, true).second) {
+            gate_.OnPut(hash, kObject);
+        } else {
+            gate_.OnGet(hash, kObject, estimate, 2);
+        }
+    }
+    void Loop(uint64_t keys, int passes, uint64_t first = 0) {
+        for (int p = 0; p < passes; ++p) {
+            for (uint64_t k = first; k < first + keys; ++k) Read(k);
+        }
+    }
+    double Metric(const std::string& name, const Labels& labels = {}) {
+        return registry_.Value(name, labels).value_or(-1);
+    }
+
+    MetricsRegistry registry_;
+    std::unordered_map<uint64_t, uint32_t> counts_;
+    std::unordered_map<uint64_t, bool> known_;
+    uint64_t since_aging_ = 0;
+    AdaptivePromotionGate gate_;
+};
+
+TEST(AdaptivePromotionGateTest, StartsComparingWithEveryLabelExported) {
+    GateDriver d;
+    EXPECT_EQ(d.gate_.Current(), Arm::kCompare);
+    for (const char* arm : {"always", "compare", "never"}) {
+        for (const char* outcome : {"promoted", "refused"}) {
+            EXPECT_EQ(d.Metric("promotion_gate_decisions_total", {{"arm", arm}, {"outcome", outcome}}), 0)
+                << arm << " " << outcome;
+        }
+        EXPECT_EQ(d.Metric("promotion_gate_sim_hits_total", {{"arm", arm}}), 0) << arm;
+        EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", arm}}),
+                  std::string(arm) == "compare" ? 1 : 0);
+    }
+    EXPECT_EQ(d.Metric("promotion_gate_switches_total"), 0);
+}
+
+// A working set that fits: every arm hits the same, so the gate never moves.
+TEST(AdaptivePromotionGateTest, TiesDoNotFlap) {
+    GateDriver d;
+    d.Loop(50, 200);
+    auto s = d.gate_.Scores();
+    EXPECT_EQ(s[0], s[1]);
+    EXPECT_EQ(s[1], s[2]);
+    EXPECT_EQ(d.gate_.Current(), Arm::kCompare);
+    EXPECT_EQ(d.Metric("promotion_gate_switches_total"), 0);
+}
+
+// A loop three times DRAM: promoting every returning key evicts the next ones to be read
+// (LRU hits nothing), while not displacing keeps a third of the loop resident. The gate must
+// leave "always", and its simulations must show why.
+TEST(AdaptivePromotionGateTest, LoopLargerThanDramStopsDisplacing) {
+    GateDriver d;
+    d.Loop(300, 40);
+    auto s = d.gate_.Scores();
+    EXPECT_GT(s[static_cast<size_t>(Arm::kNever)], s[static_cast<size_t>(Arm::kAlways)] + 10);
+    EXPECT_NE(d.gate_.Current(), Arm::kAlways);
+    EXPECT_GE(s[static_cast<size_t>(d.gate_.Current())], s[static_cast<size_t>(Arm::kAlways)] + 10);
+    EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", "always"}}), 0);
+    EXPECT_GT(d.Metric("promotion_gate_sim_hits_total", {{"arm", "never"}}),
+              d.Metric("promotion_gate_sim_hits_total", {{"arm", "always"}}));
+}
+
+// After the loop, a new hot set of 50 keys that were put long ago (on LOCAL_DISK): a gate that
+// never displaces would keep serving them from disk. It must come back to promoting.
+TEST(AdaptivePromotionGateTest, NewHotSetBringsPromotionBack) {
+    GateDriver d;
+    d.Loop(300, 40);
+    ASSERT_NE(d.gate_.Current(), Arm::kAlways);
+    d.Loop(50, 400);
+    auto s = d.gate_.Scores();
+    EXPECT_NE(d.gate_.Current(), Arm::kNever);
+    EXPECT_GT(s[static_cast<size_t>(d.gate_.Current())], s[static_cast<size_t>(Arm::kNever)]);
+}
+
+// Stale frequency: keys put long ago (now on LOCAL_DISK) become the hot set while DRAM is
+// full of keys that were read many times before. Comparing victims refuses them until the old
+// counts age away, not displacing refuses them for good; promoting at once is right, and the
+// gate must switch to it.
+TEST(AdaptivePromotionGateTest, StaleFrequencyHandsOverToAlways) {
+    GateDriver d;
+    d.Loop(100, 1, /*first=*/1000);  // the future hot set, put once
+    d.Loop(100, 30);                 // the old hot set: fills DRAM, high counts
+    d.Loop(100, 20, /*first=*/1000);
+    auto s = d.gate_.Scores();
+    EXPECT_GT(s[static_cast<size_t>(Arm::kAlways)], s[static_cast<size_t>(Arm::kCompare)]);
+    EXPECT_GT(s[static_cast<size_t>(Arm::kCompare)], s[static_cast<size_t>(Arm::kNever)]);
+    EXPECT_EQ(d.gate_.Current(), Arm::kAlways);
+    EXPECT_EQ(d.Metric("promotion_gate_switches_total"), 1);
+    EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", "always"}}), 1);
+    EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", "compare"}}), 0);
+}
+
+// Decisions are counted per arm and outcome.
+TEST(AdaptivePromotionGateTest, CountsDecisions) {
+    GateDriver d;
+    d.gate_.CountDecision(Arm::kCompare, true);
+    d.gate_.CountDecision(Arm::kCompare, false);
+    d.gate_.CountDecision(Arm::kNever, false);
+    EXPECT_EQ(d.Metric("promotion_gate_decisions_total", {{"arm", "compare"}, {"outcome", "promoted"}}), 1);
+    EXPECT_EQ(d.Metric("promotion_gate_decisions_total", {{"arm", "compare"}, {"outcome", "refused"}}), 1);
+    EXPECT_EQ(d.Metric("promotion_gate_decisions_total", {{"arm", "never"}, {"outcome", "refused"}}), 1);
+}
+
+// A large DRAM is simulated on a sample: the mini-DRAM stays near the target size.
+TEST(AdaptivePromotionGateTest, LargeDramIsSampled) {
+    MetricsRegistry registry;
+    AdaptivePromotionGate gate(registry, [] { return uint64_t{1} << 30; },  // 262144 x 4 KiB
+                               [](uint64_t) { return 0u; });
+    gate.OnPut(1, kObject);  // the first access sizes the sample
+    EXPECT_EQ(gate.SampleShift(), 8);  // 262144 / 2^8 = 1024 >= 1024 > 262144 / 2^9
+}
+
+}  // namespace
+}  // namespace mooncake
