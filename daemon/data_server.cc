@@ -16,7 +16,7 @@
 #include "daemon/fault_injection.h"
 #include "daemon/segment.h"
 #include "spdlog/spdlog.h"
-#include "thrift/data_protocol.h"
+#include "net/data_protocol.h"
 
 namespace mooncake {
 namespace {

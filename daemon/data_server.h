@@ -23,7 +23,7 @@
 #include "core/knobs.h"
 #include "core/status.h"
 #include "daemon/access.h"
-#include "thrift/net.h"
+#include "net/net.h"
 
 namespace mooncake {
 

@@ -13,7 +13,7 @@
 #include "daemon/rpc_server.h"
 #include "daemon/segment.h"
 #include "spdlog/spdlog.h"
-#include "thrift/data_transport.h"
+#include "net/data_transport.h"
 #include "thrift/master_channel.h"
 
 namespace mooncake {

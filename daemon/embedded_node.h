@@ -19,7 +19,7 @@
 #include "core/knobs.h"
 #include "core/metrics.h"
 #include "core/status.h"
-#include "thrift/net.h"
+#include "net/net.h"
 
 namespace mooncake {
 

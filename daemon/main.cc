@@ -22,7 +22,7 @@
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "thrift/auth_token.h"
-#include "thrift/net.h"
+#include "net/net.h"
 
 namespace mooncake {
 namespace {

@@ -12,7 +12,7 @@
 #include "mooncake_constants.h"
 #include "spdlog/spdlog.h"
 #include "thrift/convert.h"
-#include "thrift/net.h"
+#include "net/net.h"
 #include "thrift/rpc_limits.h"
 
 namespace mooncake {

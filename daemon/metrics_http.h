@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "core/status.h"
-#include "thrift/net.h"
+#include "net/net.h"
 
 namespace httplib {
 class Server;

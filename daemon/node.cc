@@ -7,7 +7,7 @@
 #include "daemon/fault_injection.h"
 #include "daemon/segment.h"
 #include "spdlog/spdlog.h"
-#include "thrift/data_transport.h"
+#include "net/data_transport.h"
 
 namespace mooncake {
 

@@ -30,7 +30,7 @@
 #include "daemon/sd_notify.h"
 #include "daemon/segment.h"
 #include "spdlog/spdlog.h"
-#include "thrift/data_transport.h"
+#include "net/data_transport.h"
 #include "thrift/master_channel.h"
 
 namespace mooncake {

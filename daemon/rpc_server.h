@@ -15,7 +15,7 @@
 
 #include "core/status.h"
 #include "daemon/access.h"
-#include "thrift/net.h"
+#include "net/net.h"
 
 namespace apache::thrift {
 class TProcessor;

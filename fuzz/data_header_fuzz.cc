@@ -10,7 +10,7 @@
 #include <span>
 
 #include "fuzz/fuzz_check.h"
-#include "thrift/data_protocol.h"
+#include "net/data_protocol.h"
 
 namespace data = mooncake::data;
 

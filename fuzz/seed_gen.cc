@@ -23,7 +23,7 @@
 #include "fuzz/master_world.h"
 #include "fuzz/object_bytes.h"
 #include "mooncake_constants.h"
-#include "thrift/data_protocol.h"
+#include "net/data_protocol.h"
 
 namespace fs = std::filesystem;
 namespace df = mooncake::disk_format;

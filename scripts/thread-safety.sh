@@ -12,5 +12,5 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Debug \
   -DMOONCAKE_BUILD_FAULT_DAEMON=OFF "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS="-Wthread-safety -Werror=thread-safety" >/dev/null
-cmake --build "$build_dir" -j"${JOBS:-2}" --target mooncake_core mooncake_disk
+cmake --build "$build_dir" -j"${JOBS:-2}" --target mooncake_core mooncake_disk mooncake_node
 echo "thread-safety: core builds clean under -Wthread-safety -Werror=thread-safety"

@@ -50,7 +50,7 @@
 #include "core/master_types.h"
 #include "core/status.h"
 #include "core/types.h"
-#include "thrift/data_transport.h"
+#include "net/data_transport.h"
 
 namespace mooncake {
 

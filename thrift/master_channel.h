@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "thrift/net.h"
+#include "net/net.h"
 
 namespace mooncake::rpc {
 class MasterServiceClient;  // generated

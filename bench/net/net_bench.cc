@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "tests/integration/harness.h"
-#include "thrift/net.h"
+#include "net/net.h"
 
 namespace mooncake::bench {
 namespace {

@@ -17,7 +17,7 @@
 #include "spdlog/spdlog.h"
 #include "thrift/auth_token.h"
 #include "thrift/client.h"
-#include "thrift/net.h"
+#include "net/net.h"
 
 namespace mooncake::py {
 namespace {

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "thrift/data_transport.h"
+#include "net/data_transport.h"
 
 namespace mooncake {
 

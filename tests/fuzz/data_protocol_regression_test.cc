@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "gtest/gtest.h"
-#include "thrift/data_protocol.h"
+#include "net/data_protocol.h"
 
 namespace mooncake {
 namespace {

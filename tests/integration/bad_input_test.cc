@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "mooncake_constants.h"
 #include "tests/integration/harness.h"
-#include "thrift/data_protocol.h"
+#include "net/data_protocol.h"
 #include "thrift/rpc_limits.h"
 
 namespace mooncake::test {

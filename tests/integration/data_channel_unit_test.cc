@@ -10,7 +10,7 @@
 #include "daemon/config_file.h"
 #include "daemon/segment.h"
 #include "gtest/gtest.h"
-#include "thrift/data_protocol.h"
+#include "net/data_protocol.h"
 
 namespace mooncake {
 namespace {

@@ -29,7 +29,7 @@
 #include "mooncake_constants.h"
 #include "tests/integration/harness.h"
 #include "thrift/auth_token.h"
-#include "thrift/data_protocol.h"
+#include "net/data_protocol.h"
 
 namespace mooncake::test {
 namespace {

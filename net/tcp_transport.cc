@@ -6,9 +6,9 @@
 #include <mutex>
 #include <vector>
 
-#include "thrift/data_protocol.h"
-#include "thrift/data_transport.h"
-#include "thrift/net.h"
+#include "net/data_protocol.h"
+#include "net/data_transport.h"
+#include "net/net.h"
 
 namespace mooncake {
 namespace {

@@ -1,4 +1,4 @@
-#include "thrift/data_protocol.h"
+#include "net/data_protocol.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "thrift/net.h"
+#include "net/net.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
