@@ -1,14 +1,22 @@
-// mooncakectl put KEY [FILE|-]: store a value read from FILE, or from stdin ('-' or no FILE).
+// mooncakectl put KEY [FILE|-]: store a value read from FILE, or from stdin ('-' or no FILE),
+// streamed: memory use does not grow with the value's size.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "cli/batch.h"
 #include "cli/commands.h"
+#include "net/byte_stream.h"
+#include "net/net.h"
 
 namespace mooncake::cli {
 namespace {
@@ -18,14 +26,124 @@ struct PutOptions {
     std::string file;  // "" or "-": stdin
 };
 
-// Reads all of `stream`; false on a read error (errno set).
-bool ReadAll(std::FILE* stream, std::string& out) {
-    char buf[1 << 16];
-    for (;;) {
-        size_t n = std::fread(buf, 1, sizeof buf, stream);
-        out.append(buf, n);
-        if (n < sizeof buf) return std::ferror(stream) == 0;
+// A value from a pipe (or a terminal) has no size until its end: up to this much is held in
+// memory; a longer one is spooled to an unlinked temporary file, so memory stays bounded.
+constexpr size_t kPipeMemoryBytes = 4 << 20;
+
+// Reads into `buf` until it is full or the input ends; false on a read error (errno set).
+bool ReadSome(int fd, std::vector<std::byte>& buf, size_t limit, bool* ended) {
+    *ended = false;
+    while (buf.size() < limit) {
+        size_t at = buf.size();
+        buf.resize(limit);
+        ssize_t n = ::read(fd, buf.data() + at, limit - at);
+        buf.resize(at + static_cast<size_t>(std::max<ssize_t>(n, 0)));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        if (n == 0) {
+            *ended = true;
+            return true;
+        }
     }
+    return true;
+}
+
+bool WriteAll(int fd, std::span<const std::byte> data) {
+    while (!data.empty()) {
+        ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        data = data.subspan(static_cast<size_t>(n));
+    }
+    return true;
+}
+
+// A temporary file nobody else can open (unlinked at once); -1 on failure (errno set).
+int TemporaryFile() {
+    const char* dir = std::getenv("TMPDIR");
+    std::string base = dir != nullptr && *dir != '\0' ? dir : "/tmp";
+    int fd = ::open(base.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    std::string path = base + "/mooncakectl-put-XXXXXX";
+    fd = ::mkstemp(path.data());
+    if (fd >= 0) ::unlink(path.c_str());
+    return fd;
+}
+
+// max_value_size as the master has it now (0: unknown; the master still checks at PutStart).
+uint64_t MaxValueSize(Client& client) {
+    auto knobs = client.TuneGet();
+    if (!knobs.ok()) return 0;
+    for (const KnobInfo& k : *knobs) {
+        if (k.name != "max_value_size") continue;
+        auto size = ParseSize(k.value);
+        return size.ok() ? *size : 0;
+    }
+    return 0;
+}
+
+int Stored(Context& ctx, const PutOptions& opts, const Status& st, uint64_t size) {
+    if (!st.ok()) return ctx.Fail(st, "put " + QuoteKey(opts.key));
+    ctx.Print(RenderPut(opts.key, size, ctx.format()));
+    return kExitOk;
+}
+
+int EmptyValue(Context& ctx, const PutOptions& opts, bool from_stdin) {
+    return ctx.Usage(std::string("put: the value is empty (") +
+                     (from_stdin ? "stdin" : "'" + opts.file + "'") +
+                     "); a value is 1 byte or more");
+}
+
+// A pipe or terminal: bounded in memory, else spooled (see kPipeMemoryBytes).
+int PutUnsized(Context& ctx, const PutOptions& opts, int fd, bool from_stdin) {
+    const std::string what = from_stdin ? "stdin" : "'" + opts.file + "'";
+    std::vector<std::byte> buf;
+    bool ended = false;
+    if (!ReadSome(fd, buf, kPipeMemoryBytes, &ended)) {
+        return ctx.Error(kExitFailed, "put: reading " + what + ": " + std::strerror(errno));
+    }
+    if (ended && buf.empty()) return EmptyValue(ctx, opts, from_stdin);
+    int exit_code = kExitOk;
+    Client* client = ctx.client(&exit_code);
+    if (client == nullptr) return exit_code;
+    if (ended) return Stored(ctx, opts, client->Put(opts.key, buf), buf.size());
+
+    net::Fd spool(TemporaryFile());
+    if (!spool.valid()) {
+        return ctx.Error(kExitFailed, std::string("put: a temporary file for ") + what + ": " +
+                                          std::strerror(errno));
+    }
+    // Stop reading once the value is known to be too big, rather than at its end.
+    const uint64_t max = MaxValueSize(*client);
+    uint64_t total = 0;
+    for (;;) {
+        if (!WriteAll(spool.get(), buf)) {
+            return ctx.Error(kExitFailed, "put: spooling " + what + " to a temporary file: " +
+                                              std::strerror(errno));
+        }
+        total += buf.size();
+        if (max != 0 && total > max) {
+            return ctx.Fail(Status::InvalidArgument("size over " + std::to_string(max) +
+                                                    " exceeds max_value_size (" +
+                                                    FormatSize(max) + ")"),
+                            "put " + QuoteKey(opts.key));
+        }
+        if (ended) break;
+        buf.clear();
+        if (!ReadSome(fd, buf, kChunkBytes, &ended)) {
+            return ctx.Error(kExitFailed, "put: reading " + what + ": " + std::strerror(errno));
+        }
+    }
+    if (::lseek(spool.get(), 0, SEEK_SET) != 0) {
+        return ctx.Error(kExitFailed, std::string("put: rewinding the spool: ") +
+                                          std::strerror(errno));
+    }
+    FdSource source(spool.get());
+    return Stored(ctx, opts, client->PutFrom(opts.key, total, source), total);
 }
 
 int RunPut(Context& ctx, const PutOptions& opts) {
@@ -33,41 +151,34 @@ int RunPut(Context& ctx, const PutOptions& opts) {
         return ctx.Usage("put: " + bad);
     }
     const bool from_stdin = opts.file.empty() || opts.file == "-";
-    std::string value;
+    net::Fd owned;
+    int fd = STDIN_FILENO;
     if (from_stdin) {
         if (::isatty(STDIN_FILENO) == 1) {
             std::fputs("mooncakectl: reading the value from the terminal (end it with Ctrl-D)\n",
                        stderr);
         }
-        if (!ReadAll(stdin, value)) {
-            return ctx.Error(kExitFailed,
-                             std::string("put: reading stdin: ") + std::strerror(errno));
-        }
     } else {
-        std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(opts.file.c_str(), "rb"),
-                                                          &std::fclose);
+        owned = net::Fd(::open(opts.file.c_str(), O_RDONLY | O_CLOEXEC));
         struct stat st {};
-        if (f == nullptr || (::fstat(::fileno(f.get()), &st) == 0 && S_ISDIR(st.st_mode))) {
+        if (!owned.valid() || (::fstat(owned.get(), &st) == 0 && S_ISDIR(st.st_mode))) {
             return ctx.Usage("put: cannot read '" + opts.file +
-                             "': " + std::strerror(f == nullptr ? errno : EISDIR));
+                             "': " + std::strerror(!owned.valid() ? errno : EISDIR));
         }
-        if (!ReadAll(f.get(), value)) {
-            return ctx.Error(kExitFailed,
-                             "put: reading '" + opts.file + "': " + std::strerror(errno));
-        }
+        fd = owned.get();
     }
-    if (value.empty()) {
-        return ctx.Usage(std::string("put: the value is empty (") +
-                         (from_stdin ? "stdin" : "'" + opts.file + "'") +
-                         "); a value is 1 byte or more");
-    }
+    struct stat st {};
+    off_t at = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? ::lseek(fd, 0, SEEK_CUR) : -1;
+    if (at < 0) return PutUnsized(ctx, opts, fd, from_stdin);
+    // A regular file: its size is known, so the master refuses an oversized value (or one
+    // DRAM cannot take) before a byte is read, and the bytes are sent with sendfile.
+    if (st.st_size <= at) return EmptyValue(ctx, opts, from_stdin);
+    const uint64_t size = static_cast<uint64_t>(st.st_size - at);
     int exit_code = kExitOk;
     Client* client = ctx.client(&exit_code);
     if (client == nullptr) return exit_code;
-    Status st = client->Put(opts.key, value);
-    if (!st.ok()) return ctx.Fail(st, "put " + QuoteKey(opts.key));
-    ctx.Print(RenderPut(opts.key, value.size(), ctx.format()));
-    return kExitOk;
+    FdSource source(fd);
+    return Stored(ctx, opts, client->PutFrom(opts.key, size, source), size);
 }
 
 }  // namespace

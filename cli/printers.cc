@@ -595,23 +595,31 @@ std::string RenderPut(std::string_view key, uint64_t size, Format format) {
     return "stored " + DisplayKey(key) + " (" + HumanSize(size) + ")\n";
 }
 
+std::string RenderGetOutJson(std::string_view key, uint64_t size, const std::string& out_file) {
+    JsonWriter json;
+    json.BeginObject();
+    WriteKeyFields(json, key);
+    json.Key("size");
+    json.Uint(size);
+    json.Key("out");
+    json.String(out_file);
+    json.EndObject();
+    return json.Finish();
+}
+
 std::string RenderGetJson(std::string_view key, std::string_view value,
                           const std::string* out_file) {
+    if (out_file != nullptr) return RenderGetOutJson(key, value.size(), *out_file);
     JsonWriter json;
     json.BeginObject();
     WriteKeyFields(json, key);
     json.Key("size");
     json.Uint(value.size());
-    if (out_file != nullptr) {
-        json.Key("out");
-        json.String(*out_file);
-    } else {
-        json.Key("value");
-        json.String(value);
-        if (!IsValidUtf8(value)) {
-            json.Key("value_base64");
-            json.String(Base64Encode(value));
-        }
+    json.Key("value");
+    json.String(value);
+    if (!IsValidUtf8(value)) {
+        json.Key("value_base64");
+        json.String(Base64Encode(value));
     }
     json.EndObject();
     return json.Finish();

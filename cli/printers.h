@@ -87,6 +87,8 @@ std::string RenderPut(std::string_view key, uint64_t size, Format format);
 // get --json: the value inline (value, plus value_base64 when not UTF-8), or where it went.
 std::string RenderGetJson(std::string_view key, std::string_view value,
                           const std::string* out_file);
+// get --json --out FILE: where a value of `size` bytes went (the value itself is not needed).
+std::string RenderGetOutJson(std::string_view key, uint64_t size, const std::string& out_file);
 
 // A knob's current value as typed JSON (see the table above).
 void WriteKnobValue(JsonWriter& json, const KnobInfo& knob);

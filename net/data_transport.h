@@ -18,6 +18,7 @@
 
 #include "core/status.h"
 #include "core/types.h"
+#include "net/byte_stream.h"
 
 namespace mooncake {
 
@@ -35,6 +36,19 @@ public:
     // for LOCAL_DISK from `offset` inside the object (through the holder's disk store).
     virtual Status Read(std::string_view address, Tier tier, std::string_view key,
                         Generation generation, uint64_t offset, std::span<std::byte> out) = 0;
+
+    // WriteMemory of `length` bytes taken from `source` as they are sent: the value is never
+    // held whole on this side. A source that fails or ends early fails the write, and the
+    // range keeps nothing readable. The default gathers the value in memory and calls
+    // WriteMemory (for transports with nothing better, such as a memcpy into a local segment).
+    virtual Status WriteMemoryFrom(std::string_view address, std::string_view key,
+                                   Generation generation, uint64_t offset, uint64_t length,
+                                   ByteSource& source);
+    // Read of `length` bytes handed to `sink` as they arrive. The default reads into memory
+    // and writes that to the sink.
+    virtual Status ReadTo(std::string_view address, Tier tier, std::string_view key,
+                          Generation generation, uint64_t offset, uint64_t length,
+                          ByteSink& sink);
 };
 
 struct TcpTransportOptions {
@@ -47,7 +61,9 @@ struct TcpTransportOptions {
 
 // Plain TCP with pooled connections per address. A request that fails on a pooled connection
 // (the peer may have closed it while idle) is retried once on a fresh one: reads and writes
-// of a (key, generation) range are idempotent.
+// of a (key, generation) range are idempotent (a streamed one only if its source or sink can
+// rewind). Streamed transfers use sendfile/splice where the source or sink is a descriptor
+// (net/stream_io.h).
 std::unique_ptr<DataTransport> NewTcpTransport(const TcpTransportOptions& options);
 
 }  // namespace mooncake

@@ -9,6 +9,7 @@
 #include "net/data_protocol.h"
 #include "net/data_transport.h"
 #include "net/net.h"
+#include "net/stream_io.h"
 
 namespace mooncake {
 namespace {
@@ -27,37 +28,82 @@ public:
 
     Status WriteMemory(std::string_view address, std::string_view key, Generation generation,
                        uint64_t offset, std::span<const std::byte> data) override {
+        Payload p;
+        p.send = data;
+        return Run(address, WriteHeader(key, generation, offset, data.size()), key, p);
+    }
+
+    Status WriteMemoryFrom(std::string_view address, std::string_view key, Generation generation,
+                           uint64_t offset, uint64_t length, ByteSource& source) override {
+        Payload p;
+        p.source = &source;
+        return Run(address, WriteHeader(key, generation, offset, length), key, p);
+    }
+
+    Status Read(std::string_view address, Tier tier, std::string_view key, Generation generation,
+                uint64_t offset, std::span<std::byte> out) override {
+        Payload p;
+        p.receive = out;
+        return Run(address, ReadHeader(tier, key, generation, offset, out.size()), key, p);
+    }
+
+    Status ReadTo(std::string_view address, Tier tier, std::string_view key,
+                  Generation generation, uint64_t offset, uint64_t length,
+                  ByteSink& sink) override {
+        Payload p;
+        p.sink = &sink;
+        return Run(address, ReadHeader(tier, key, generation, offset, length), key, p);
+    }
+
+private:
+    // Where a request's payload comes from and a response's payload goes: a span, or a
+    // stream (net/byte_stream.h). At most one of each side is set.
+    struct Payload {
+        std::span<const std::byte> send;
+        ByteSource* source = nullptr;
+        std::span<std::byte> receive;
+        ByteSink* sink = nullptr;
+    };
+
+    static data::RequestHeader WriteHeader(std::string_view key, Generation generation,
+                                           uint64_t offset, uint64_t length) {
         data::RequestHeader h;
         h.op = data::Op::kWrite;
         h.tier = Tier::kMemory;
         h.key_length = static_cast<uint32_t>(key.size());
         h.generation = generation;
         h.offset = offset;
-        h.length = data.size();
-        return Run(address, h, key, data, {});
+        h.length = length;
+        return h;
     }
 
-    Status Read(std::string_view address, Tier tier, std::string_view key, Generation generation,
-                uint64_t offset, std::span<std::byte> out) override {
+    static data::RequestHeader ReadHeader(Tier tier, std::string_view key, Generation generation,
+                                          uint64_t offset, uint64_t length) {
         data::RequestHeader h;
         h.op = data::Op::kRead;
         h.tier = tier;
         h.key_length = static_cast<uint32_t>(key.size());
         h.generation = generation;
         h.offset = offset;
-        h.length = out.size();
-        return Run(address, h, key, {}, out);
+        h.length = length;
+        return h;
     }
 
-private:
+    // Before another attempt: a stream must start again from its first byte.
+    static bool Rewind(const Payload& p) {
+        return (p.source == nullptr || p.source->Rewind()) && (p.sink == nullptr || p.sink->Restart());
+    }
+
     Status Run(std::string_view address, const data::RequestHeader& h, std::string_view key,
-               std::span<const std::byte> payload, std::span<std::byte> out) {
+               const Payload& payload) {
         MC_RETURN_IF_ERROR(ValidateKey(key));
         for (int attempt = 0;; ++attempt) {
             bool pooled = false;
             auto conn = Checkout(address, &pooled, /*fresh=*/attempt > 0);
             if (!conn.ok()) return conn.status();
-            ExchangeResult r = Exchange(conn->get(), h, key, payload, out);
+            // A new connection's hello goes in the same send as the request (one round trip
+            // less); a pooled one has been greeted.
+            ExchangeResult r = Exchange(conn->get(), h, key, payload, /*greet=*/!pooled);
             if (r.transport.ok()) {
                 if (r.reusable) Return(address, std::move(*conn));
                 return r.server;
@@ -67,7 +113,8 @@ private:
             // restarted they are all dead, and a retry on one of them would fail the same way.
             // A timeout is a slow or stalled peer, not a dead connection: asking again would
             // double the caller's deadline.
-            if (!pooled || attempt > 0 || r.transport.Is(StatusCode::kTimeout)) {
+            if (!pooled || attempt > 0 || r.transport.Is(StatusCode::kTimeout) ||
+                !Rewind(payload)) {
                 return r.transport;
             }
             DropIdle(address);
@@ -75,27 +122,52 @@ private:
     }
 
     ExchangeResult Exchange(int fd, const data::RequestHeader& h, std::string_view key,
-                            std::span<const std::byte> payload, std::span<std::byte> out) {
+                            const Payload& payload, bool greet) {
+        data::RequestHeader hello;
+        hello.op = data::Op::kHello;
+        hello.length = options_.auth_token.size();
+        data::RequestBytes hello_header = data::SerializeRequest(hello);
         data::RequestBytes header = data::SerializeRequest(h);
-        iovec iov[3] = {{header.data(), header.size()},
+        iovec iov[5] = {{hello_header.data(), hello_header.size()},
+                        {const_cast<char*>(options_.auth_token.data()), options_.auth_token.size()},
+                        {header.data(), header.size()},
                         {const_cast<char*>(key.data()), key.size()},
-                        {const_cast<std::byte*>(payload.data()), payload.size()}};
-        Status st = net::SendAll(fd, iov);
+                        {const_cast<std::byte*>(payload.send.data()), payload.send.size()}};
+        Status st = net::SendAll(fd, std::span<const iovec>(iov).subspan(greet ? 0 : 2));
+        if (st.ok() && payload.source != nullptr) {
+            bool source_failed = false;
+            st = net::SendStream(fd, *payload.source, h.length, &source_failed);
+            if (st.ok()) {
+                st = payload.source->Finish();
+                source_failed = !st.ok();
+            }
+            // Our side failed (not the connection): answer that, without a retry. The node
+            // waits for bytes that will not come, so the connection is closed, and the
+            // uncommitted range stays unreadable.
+            if (source_failed) return {Status::Ok(), st, false};
+        }
+        if (greet) {
+            // The hello's answer comes first; a refused hello closes the connection, so the
+            // request's send may have failed too: the refusal is the answer.
+            ExchangeResult greeted = ReadResponse(fd, {}, 0);
+            if (!greeted.transport.ok()) return {st.ok() ? greeted.transport : st, {}, false};
+            if (!greeted.server.ok()) return {Status::Ok(), greeted.server, false};
+        }
         if (!st.ok()) {
             // The node may have refused the request (oversized, say) and closed before taking
             // the payload: its answer is more useful than our send error.
-            ExchangeResult answer = ReadResponse(fd, {});
+            ExchangeResult answer = ReadResponse(fd, {}, 0);
             if (answer.transport.ok() && !answer.server.ok()) {
                 answer.reusable = false;
                 return answer;
             }
             return {st, {}, false};
         }
-        return ReadResponse(fd, out);
+        return ReadResponse(fd, payload, h.op == data::Op::kRead ? h.length : 0);
     }
 
-    // Reads a response; payload (if any) lands straight in `out`.
-    static ExchangeResult ReadResponse(int fd, std::span<std::byte> out) {
+    // Reads a response; payload (if any) lands straight in the span or goes to the sink.
+    static ExchangeResult ReadResponse(int fd, const Payload& into, uint64_t expected) {
         data::ResponseBytes raw;
         Status st = net::RecvAll(fd, raw.data(), raw.size());
         if (!st.ok()) return {st, {}, false};
@@ -107,14 +179,19 @@ private:
         st = net::RecvAll(fd, message.data(), message.size());
         if (!st.ok()) return {st, {}, false};
         if (h->status != StatusCode::kOk) return {Status::Ok(), Status(h->status, message)};
-        if (h->length != out.size()) {
+        if (h->length != expected) {
             return {Status::IoError("data channel: response of " + std::to_string(h->length) +
-                                    " bytes, expected " + std::to_string(out.size())),
+                                    " bytes, expected " + std::to_string(expected)),
                     {},
                     false};
         }
-        st = net::RecvAll(fd, out.data(), out.size());
-        if (!st.ok()) return {st, {}, false};
+        st = into.sink != nullptr ? net::RecvStream(fd, *into.sink, expected)
+                                  : net::RecvAll(fd, into.receive.data(), expected);
+        if (!st.ok()) {
+            // A sink that refused bytes is our failure, not the connection's; either way the
+            // stream is out of sync.
+            return {st, {}, false};
+        }
         return {Status::Ok(), Status::Ok()};
     }
 
@@ -135,16 +212,7 @@ private:
         *pooled = false;
         auto hp = net::ParseHostPort(address);
         if (!hp.ok()) return hp.status();
-        auto fd = net::ConnectTcp(*hp, options_.timeout);
-        if (!fd.ok()) return fd.status();
-        data::RequestHeader hello;
-        hello.op = data::Op::kHello;
-        hello.length = options_.auth_token.size();
-        ExchangeResult r = Exchange(fd->get(), hello, {},
-                                    std::as_bytes(std::span(options_.auth_token)), {});
-        if (!r.transport.ok()) return r.transport;
-        if (!r.server.ok()) return r.server;
-        return std::move(*fd);
+        return net::ConnectTcp(*hp, options_.timeout);
     }
 
     void DropIdle(std::string_view address) {

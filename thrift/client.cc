@@ -84,21 +84,40 @@ int64_t Client::client_id() const { return channel_->client_id(); }
 // ---------------- objects ----------------
 
 Status Client::Put(std::string_view key, std::span<const std::byte> value) {
+    return PutWith(key, value.size(),
+                   [&](const std::string& address, Generation generation, uint64_t offset) {
+                       return transport_->WriteMemory(address, key, generation, offset, value);
+                   });
+}
+
+Status Client::PutFrom(std::string_view key, uint64_t size, ByteSource& source) {
+    return PutWith(key, size,
+                   [&](const std::string& address, Generation generation, uint64_t offset) {
+                       return transport_->WriteMemoryFrom(address, key, generation, offset,
+                                                          size, source);
+                   });
+}
+
+Status Client::PutWith(std::string_view key, uint64_t size,
+                       const std::function<Status(const std::string& address,
+                                                  Generation generation, uint64_t offset)>& write) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    if (value.empty()) return Status::InvalidArgument("a value must be at least 1 byte");
+    if (size == 0) return Status::InvalidArgument("a value must be at least 1 byte");
+    if (size > static_cast<uint64_t>(INT64_MAX)) {
+        return Status::InvalidArgument("size " + std::to_string(size) + " is too large");
+    }
     const std::string k(key);
     rpc::PutStartReply started;
     MC_RETURN_IF_ERROR(channel_->Call(
         [&](rpc::MasterServiceClient& c) {
-            c.PutStart(started, client_id(), k, static_cast<int64_t>(value.size()), 0);
+            c.PutStart(started, client_id(), k, static_cast<int64_t>(size), 0);
         },
         Idempotent::kNo));
     const rpc::Replica& range = started.replica;
     Status st = range.data_address.empty()
                     ? Status::Unavailable("the node holding the allocated range is gone")
-                    : transport_->WriteMemory(range.data_address, key,
-                                              static_cast<Generation>(started.generation),
-                                              static_cast<uint64_t>(range.offset), value);
+                    : write(range.data_address, static_cast<Generation>(started.generation),
+                            static_cast<uint64_t>(range.offset));
     if (st.ok()) {
         st = channel_->Call(
             [&](rpc::MasterServiceClient& c) { c.PutEnd(client_id(), k, started.generation); },
@@ -206,8 +225,24 @@ Result<ObjectInfo> Client::GetReplicaList(std::string_view key) {
 Status Client::ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
                             Tier* served_from) {
     const ObjectView& v = info.object;
+    return ReadReplicasWith(
+        info, served_from,
+        [&](const std::string& address, const ReplicaDesc& r) {
+            uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
+            return transport_->Read(address, r.tier, v.key, v.generation, offset,
+                                    out.first(v.size));
+        },
+        [] { return true; });
+}
+
+Status Client::ReadReplicasWith(
+    const ObjectInfo& info, Tier* served_from,
+    const std::function<Status(const std::string& address, const ReplicaDesc& replica)>& read,
+    const std::function<bool()>& again) {
+    const ObjectView& v = info.object;
     Status last = Status::NotFound("key " + QuoteKey(v.key) + " has no complete replica");
     Status corruption;
+    bool tried = false;
     for (size_t i = 0; i < v.replicas.size(); ++i) {
         const ReplicaDesc& r = v.replicas[i];
         if (r.state != ReplicaState::kComplete) continue;
@@ -217,9 +252,9 @@ Status Client::ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
                                        " replica of " + QuoteKey(v.key) + " is gone");
             continue;
         }
-        uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
-        last = transport_->Read(address, r.tier, v.key, v.generation, offset,
-                                out.first(v.size));
+        if (tried && !again()) break;
+        tried = true;
+        last = read(address, r);
         if (last.ok()) {
             if (served_from != nullptr) *served_from = r.tier;
             return last;
@@ -257,6 +292,29 @@ Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out,
         }
         last = ReadReplicas(*info, out, served_from);
         if (last.ok()) return size;
+        if (last.Is(StatusCode::kCorruption)) corruption = last;
+    }
+    return AfterCorruption(corruption, last);
+}
+
+Result<uint64_t> Client::GetTo(std::string_view key, ByteSink& sink, Tier* served_from) {
+    Status last;
+    Status corruption;
+    auto again = [&] { return sink.Restart(); };
+    for (int round = 0; round < 2; ++round) {
+        if (round > 0 && !again()) break;
+        auto info = GetReplicaList(key);
+        if (!info.ok()) return AfterCorruption(corruption, info.status());
+        const ObjectView& v = info->object;
+        last = ReadReplicasWith(
+            *info, served_from,
+            [&](const std::string& address, const ReplicaDesc& r) {
+                uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
+                return transport_->ReadTo(address, r.tier, v.key, v.generation, offset, v.size,
+                                          sink);
+            },
+            again);
+        if (last.ok()) return v.size;
         if (last.Is(StatusCode::kCorruption)) corruption = last;
     }
     return AfterCorruption(corruption, last);

@@ -38,6 +38,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -157,6 +158,11 @@ public:
     Status Put(std::string_view key, std::string_view value) {
         return Put(key, std::as_bytes(std::span(value.data(), value.size())));
     }
+    // Stores a value of `size` bytes taken from `source` as they are sent (a file is sent with
+    // sendfile, a pipe spliced): memory use does not grow with the value. The master checks
+    // `size` (max_value_size, DRAM room) before a byte is read. A source that fails or ends
+    // short fails the put, which is revoked: nothing readable is left.
+    Status PutFrom(std::string_view key, uint64_t size, ByteSource& source);
     // Puts several objects with one PutStart and one PutEnd round trip; one Status per item.
     std::vector<Status> BatchPut(
         std::span<const std::pair<std::string, std::span<const std::byte>>> items);
@@ -168,6 +174,11 @@ public:
     // `served_from`, when given, is set to the tier of the replica the bytes came from.
     Result<uint64_t> GetInto(std::string_view key, std::span<std::byte> out,
                              Tier* served_from = nullptr);
+    // Reads the value into `sink` as it arrives (spliced into a descriptor sink: a file,
+    // /dev/null, a pipe), memory use independent of its size; returns the size. A read that
+    // fails part-way tries the next replica only if the sink can rewind (a regular file, a
+    // memory buffer, /dev/null); otherwise the error is returned with the sink holding a prefix.
+    Result<uint64_t> GetTo(std::string_view key, ByteSink& sink, Tier* served_from = nullptr);
     // Reads several values with one replica-list round trip; one result per key (each a read,
     // as Get).
     std::vector<Result<std::string>> BatchGet(std::span<const std::string> keys);
@@ -253,6 +264,17 @@ private:
     Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport);
     Status ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
                         Tier* served_from = nullptr);
+    // The replica loop of ReadReplicas with `read` doing one replica's transfer; `again`
+    // says whether another replica may be tried after a failure.
+    Status ReadReplicasWith(const ObjectInfo& info, Tier* served_from,
+                            const std::function<Status(const std::string& address,
+                                                       const ReplicaDesc& replica)>& read,
+                            const std::function<bool()>& again);
+    // PutStart, `write` into the allocated range, PutEnd; revoked on any failure after
+    // PutStart.
+    Status PutWith(std::string_view key, uint64_t size,
+                   const std::function<Status(const std::string& address, Generation generation,
+                                              uint64_t offset)>& write);
 
     std::unique_ptr<MasterChannel> channel_;
     std::shared_ptr<DataTransport> transport_;

@@ -35,6 +35,38 @@ one_line() {
     still_serving
 }
 
+@test "a file over the limits is refused before it is read" {
+    # Sparse, so making it costs nothing; reading it would take seconds and, before values
+    # were streamed, as much memory. The master refuses its size at PutStart.
+    truncate -s 3G "$BATS_TEST_TMPDIR/huge"
+    SECONDS=0
+    run --separate-stderr /usr/bin/time -f '%M' -o "$BATS_TEST_TMPDIR/rss" \
+        "$CTL" put bad/huge "$BATS_TEST_TMPDIR/huge"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "mooncakectl: put 'bad/huge': size 3221225472 exceeds max_value_size"* ]]
+    one_line
+    [ "$SECONDS" -lt 5 ]
+    [ "$(cat "$BATS_TEST_TMPDIR/rss")" -lt 65536 ]  # KiB: nothing of the value was held
+    # Within max_value_size but beyond the daemon's DRAM: refused as no space, also at once.
+    "$CTL" tune set max_value_size=1TiB >/dev/null
+    truncate -s 600G "$BATS_TEST_TMPDIR/huge"
+    SECONDS=0
+    run --separate-stderr "$CTL" put bad/huge "$BATS_TEST_TMPDIR/huge"
+    "$CTL" tune set max_value_size=1GiB >/dev/null
+    [ "$status" -eq 1 ]
+    [ "$SECONDS" -lt 5 ]
+    one_line
+    run -3 "$CTL" stat bad/huge
+    # A pipe has no size: it is spooled (bounded memory) and refused once it passes the limit.
+    "$CTL" tune set max_value_size=8MiB >/dev/null
+    run --separate-stderr bash -c "head -c 20000000 /dev/zero | '$CTL' put bad/huge"
+    "$CTL" tune set max_value_size=1GiB >/dev/null
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == "mooncakectl: put 'bad/huge': size over 8388608 exceeds max_value_size (8MiB)" ]]
+    run -3 "$CTL" stat bad/huge
+    still_serving
+}
+
 @test "a key over 4096 bytes, or empty, is a usage error (2)" {
     local long
     long=$(head -c 4097 /dev/zero | tr '\0' k)

@@ -107,6 +107,22 @@ teardown_file() {
     "$CTL" rm basic/big64-stdin
 }
 
+@test "a piped value past the in-memory bound is spooled and stored whole" {
+    # 9 MiB through a pipe: more than put holds in memory (4 MiB), so it spools; and a get
+    # into a pipe, into /dev/null and into a file that already holds more.
+    head -c 9437185 /dev/urandom >"$BATS_TEST_TMPDIR/piped"
+    cat "$BATS_TEST_TMPDIR/piped" | "$CTL" put basic/piped
+    "$CTL" get basic/piped | cmp "$BATS_TEST_TMPDIR/piped" -
+    "$CTL" get basic/piped --out /dev/null
+    head -c 20000000 /dev/zero >"$BATS_TEST_TMPDIR/longer"
+    "$CTL" get basic/piped --out "$BATS_TEST_TMPDIR/longer"
+    cmp "$BATS_TEST_TMPDIR/piped" "$BATS_TEST_TMPDIR/longer"
+    "$CTL" get basic/piped >"$BATS_TEST_TMPDIR/redirected"
+    cmp "$BATS_TEST_TMPDIR/piped" "$BATS_TEST_TMPDIR/redirected"
+    sleep 0.3
+    "$CTL" rm basic/piped
+}
+
 @test "keys with spaces, slashes and non-ASCII bytes" {
     local spaced="a key/with spaces/and/slashes"
     local utf8=$'caf\xc3\xa9/\xe6\x97\xa5\xe6\x9c\xac'

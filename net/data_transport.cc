@@ -1,0 +1,33 @@
+// The DataTransport defaults for streamed transfers: gather in memory, then the span call.
+#include "net/data_transport.h"
+
+#include <memory>
+
+namespace mooncake {
+
+Status DataTransport::WriteMemoryFrom(std::string_view address, std::string_view key,
+                                      Generation generation, uint64_t offset, uint64_t length,
+                                      ByteSource& source) {
+    auto value = std::make_unique_for_overwrite<std::byte[]>(length);
+    uint64_t got = 0;
+    while (got < length) {
+        auto n = source.Read({value.get() + got, static_cast<size_t>(length - got)});
+        if (!n.ok()) return n.status();
+        if (*n == 0) {
+            return Status::IoError("the value's source ended after " + std::to_string(got) +
+                                   " of " + std::to_string(length) + " bytes");
+        }
+        got += *n;
+    }
+    return WriteMemory(address, key, generation, offset, {value.get(), length});
+}
+
+Status DataTransport::ReadTo(std::string_view address, Tier tier, std::string_view key,
+                             Generation generation, uint64_t offset, uint64_t length,
+                             ByteSink& sink) {
+    auto value = std::make_unique_for_overwrite<std::byte[]>(length);
+    MC_RETURN_IF_ERROR(Read(address, tier, key, generation, offset, {value.get(), length}));
+    return sink.Take({value.get(), length});
+}
+
+}  // namespace mooncake
