@@ -7,7 +7,8 @@
 // path (PutStart + PutEnd on one registered node whose segment the master only accounts for),
 // optionally offloading them (--phase=both: MEMORY + LOCAL_DISK replicas) and then dropping
 // the MEMORY copy (--phase=disk). The offload tasks are handed out and acknowledged as a node
-// would (OffloadObjectHeartbeat + NotifyOffloadSuccess), with no bytes moved. Reports two measures of what the store grew by:
+// would (OffloadObjectHeartbeat + NotifyOffloadSuccess), with no bytes moved, and a heartbeat
+// takes the released ranges. Reports two measures of what the store grew by:
 //   rss     resident set (/proc/self/statm) after malloc_trim, before and after
 //   malloc  the allocator's own count of bytes in use (mallinfo2().uordblks)
 // each as bytes per object minus the key length. Keys are made on the fly ("k" + zero-padded
@@ -108,6 +109,11 @@ int Run(const Options& o) {
                 Check(store->Evict(KeyOf(i, o.key_len)).status(), "Evict");
             }
         }
+        // The node takes what the master queued for it (released DRAM ranges) as its
+        // heartbeat does, so the figure is the objects', not a backlog's.
+        // The second confirms the first (the master keeps what a node has not confirmed).
+        Check(store->Heartbeat(*node).status(), "Heartbeat");
+        Check(store->Heartbeat(*node).status(), "Heartbeat");
     }
     const Sample after = Measure();
     InvariantReport report = store->CheckInvariants();
