@@ -10,7 +10,8 @@
 // would (OffloadObjectHeartbeat + NotifyOffloadSuccess), with no bytes moved, and a heartbeat
 // takes the released ranges. Reports two measures of what the store grew by:
 //   rss     resident set (/proc/self/statm) after malloc_trim, before and after
-//   malloc  the allocator's own count of bytes in use (mallinfo2().uordblks)
+//   malloc  the allocator's own count of bytes in use (mallinfo2: uordblks + hblkhd, the
+//           chunks in use and the blocks it mmapped for large requests such as hash buckets)
 // each as bytes per object minus the key length. Keys are made on the fly ("k" + zero-padded
 // index, exactly --key_len bytes), so the bench holds none of them itself.
 // Value size (--value_size, default 64) only matters for DRAM accounting, not for master memory.
@@ -47,7 +48,8 @@ struct Sample {
 Sample Measure() {
     malloc_trim(0);
     Sample s;
-    s.malloc = mallinfo2().uordblks;
+    const struct mallinfo2 mi = mallinfo2();
+    s.malloc = mi.uordblks + mi.hblkhd;  // heap chunks in use + mmapped blocks (large tables)
     long pages_total = 0;
     long pages_resident = 0;
     if (FILE* f = std::fopen("/proc/self/statm", "r")) {
