@@ -13,27 +13,23 @@ namespace {
 void ListFirst(EvictionLists& lists, ObjectMeta& meta, uint8_t to) {
     EvictionHook& hook = meta.eviction;
     auto& list = lists.lists[to];
-    if (hook.listed) {
-        list.splice(list.begin(), lists.lists[hook.list], hook.it);
-    } else {
-        list.push_front(&meta);
-        hook.it = list.begin();
-        hook.listed = true;
-    }
+    if (hook.listed) lists.lists[hook.list].erase(&meta);
+    list.push_front(&meta);
+    hook.listed = true;
     hook.list = to;
 }
 
 void Unlist(EvictionLists& lists, ObjectMeta& meta) {
     EvictionHook& hook = meta.eviction;
     if (!hook.listed) return;
-    lists.lists[hook.list].erase(hook.it);
+    lists.lists[hook.list].erase(&meta);
     hook.listed = false;
 }
 
 // Appends the coldest Evictable(now) objects of `list`, about `per_shard` bytes, scored by
 // `score(meta)`.
 template <typename Score>
-void CollectList(const std::list<ObjectMeta*>& list, size_t shard, uint64_t per_shard, Nanos now,
+void CollectList(const EvictionList& list, size_t shard, uint64_t per_shard, Nanos now,
                  Score score, std::vector<EvictionCandidate>& out) {
     uint64_t collected = 0;
     for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
@@ -114,7 +110,7 @@ public:
                 return HitDensityEstimator::Score(table_, meta.eviction.cls,
                                                   now_ - meta.eviction.last_access);
             };
-            for (const std::list<ObjectMeta*>& list : lists.lists) {
+            for (const EvictionList& list : lists.lists) {
                 CollectList(list, shard, per_shard, now_, score, out);
             }
         }

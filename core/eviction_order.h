@@ -14,11 +14,11 @@
 
 #include <array>
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/eviction_list.h"
 #include "core/eviction_policy.h"
 #include "core/object.h"
 #include "core/put_hint.h"
@@ -28,7 +28,7 @@ namespace mooncake {
 // One shard's MEMORY objects, most recent first in each list. LruOrder uses lists[0];
 // HitDensityOrder one list per access class.
 struct EvictionLists {
-    std::array<std::list<ObjectMeta*>, HitDensityEstimator::kClasses> lists;
+    std::array<EvictionList, HitDensityEstimator::kClasses> lists;
 };
 
 // An object a round may evict, as seen when collected (re-checked under its shard lock).

@@ -37,7 +37,8 @@ MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& me
     : config_(config),
       clock_(clock),
       metrics_(metrics),
-      in_(std::make_unique<StoreInternals>(*this, config, clock, metrics, epoch)) {}
+      in_((SegmentAllocator::SetGranularity(config.dram_alloc_granularity()),
+           std::make_unique<StoreInternals>(*this, config, clock, metrics, epoch))) {}
 
 MasterStore::~MasterStore() = default;
 

@@ -85,7 +85,7 @@ void ObjectMeta::AddDisk(ObjectTallies& t, NodeId node) {
 void ObjectMeta::AddMemory(ObjectTallies& t, NodeId node, uint64_t offset, bool first) {
     Replica r{Tier::kMemory, ReplicaState::kComplete, node, offset, 0};
     if (first) {
-        replicas_.insert(replicas_.begin(), r);
+        replicas_.insert_front(r);
     } else {
         replicas_.push_back(r);
     }
@@ -94,7 +94,7 @@ void ObjectMeta::AddMemory(ObjectTallies& t, NodeId node, uint64_t offset, bool 
 
 Replica ObjectMeta::TakeReplica(ObjectTallies& t, size_t index) {
     Replica r = replicas_[index];
-    replicas_.erase(replicas_.begin() + static_cast<ptrdiff_t>(index));
+    replicas_.erase(index);
     if (r.tier == Tier::kMemory) {
         if (r.state == ReplicaState::kProcessing) t.PutsInProgress(-1);
         if (r.state == ReplicaState::kComplete) t.NodeMemoryObjects(r.node, -1);

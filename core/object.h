@@ -25,10 +25,10 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <optional>
 #include <string>
-#include <vector>
+
+#include "core/compact.h"
 
 #include "core/clock.h"
 #include "core/master_types.h"
@@ -36,13 +36,19 @@
 
 namespace mooncake {
 
+// 24 bytes: the wide fields first so the two enums and the pin count share one word.
 struct Replica {
-    Tier tier = Tier::kMemory;
-    ReplicaState state = ReplicaState::kProcessing;
+    Replica() = default;
+    Replica(Tier t, ReplicaState s, NodeId n, uint64_t off, uint32_t p)
+        : node(n), offset(off), pins(p), tier(t), state(s) {}
+
     NodeId node = kNoNode;
     uint64_t offset = 0;  // MEMORY: range start in the node's segment
     uint32_t pins = 0;    // sources of in-flight offload/promotion
+    Tier tier = Tier::kMemory;
+    ReplicaState state = ReplicaState::kProcessing;
 };
+static_assert(sizeof(Replica) == 24);
 
 struct PromotionState {
     NodeId holder = kNoNode;
@@ -73,14 +79,16 @@ public:
 
 struct ObjectMeta;
 // The eviction order's per-object state (core/eviction_order.h), guarded by the shard lock.
+// The list links live here (core/eviction_list.h is intrusive): no heap node per object.
 struct EvictionHook {
-    bool listed = false;  // in one of its shard's eviction lists (counted in memory_objects)
-    uint8_t list = 0;     // which one, while listed
-    std::list<ObjectMeta*>::iterator it;
+    ObjectMeta* prev = nullptr;  // towards the list's most recent end
+    ObjectMeta* next = nullptr;  // towards its least recent end
     // HitDensityOrder's statistics (LruOrder leaves them alone).
+    Nanos last_access{0};
     uint32_t accesses = 0;  // the Put and every Get since
     uint8_t cls = 0;        // class of the last access
-    Nanos last_access{0};
+    bool listed = false;    // in one of its shard's eviction lists (counted in memory_objects)
+    uint8_t list = 0;       // which one, while listed
 };
 
 enum class Phase { kEmpty, kWriting, kMemoryOnly, kBothTiers, kDiskOnly };
@@ -96,8 +104,9 @@ struct ObjectMeta {
     uint64_t recency = 0;
     uint64_t hash = 0;  // AdmissionSketch::Hash(key)
     EvictionHook eviction;  // listed while it has a COMPLETE MEMORY replica
-    std::optional<OffloadState> offload;
-    std::optional<PromotionState> promotion;
+    // Task state, boxed: 8 bytes per object, allocated only while a task is in flight.
+    Boxed<OffloadState> offload;
+    Boxed<PromotionState> promotion;
 
     // ---- phase and predicates ----
     Phase phase() const;
@@ -121,7 +130,7 @@ struct ObjectMeta {
     const Replica* Find(Tier tier, ReplicaState state) const;
     const Replica* CompleteMemory() const { return Find(Tier::kMemory, ReplicaState::kComplete); }
     const Replica* CompleteDisk() const { return Find(Tier::kLocalDisk, ReplicaState::kComplete); }
-    const std::vector<Replica>& replicas() const { return replicas_; }
+    const SmallVector<Replica, 2>& replicas() const { return replicas_; }
     bool NoReplicas() const { return replicas_.empty(); }
 
     // ---- transitions ----
@@ -151,7 +160,8 @@ struct ObjectMeta {
     void UnpinSource(Tier tier);
 
 private:
-    std::vector<Replica> replicas_;
+    // MEMORY and LOCAL_DISK fit inline; a rejoin reporting more spills to the heap.
+    SmallVector<Replica, 2> replicas_;
 };
 
 }  // namespace mooncake

@@ -91,8 +91,9 @@ size_t StoreInternals::Clean(uint64_t target) {
     MutexLock evict_lock(eviction_mu);
     // Keys spread evenly over shards, so twice each shard's fair share of the cold end covers
     // the global cold end closely enough — cleaning need not be exact, and this keeps a round
-    // cheap however large the cache is.
-    uint64_t per_shard = 2 * target / ObjectTable::kShardCount + SegmentAllocator::RoundUp(1);
+    // cheap however large the cache is. Plus one block of slack, so a small share still
+    // reaches past the shard's coldest object.
+    uint64_t per_shard = 2 * target / ObjectTable::kShardCount + kSegmentAlignment;
     uint64_t covered = offload.clean_pending_bytes();
     size_t queued = 0;
     for (const Candidate& c : CollectCandidates(*this, per_shard)) {

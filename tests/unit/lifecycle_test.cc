@@ -43,8 +43,8 @@ TEST_F(LifecycleTest, PutStartRecordsInvisibleProcessingReplica) {
     EXPECT_EQ(start->replica.state, ReplicaState::kProcessing);
     EXPECT_EQ(start->replica.node, node);
     EXPECT_EQ(start->replica.size, 100u);
-    EXPECT_EQ(start->replica.offset % kSegmentAlignment, 0u);
-    EXPECT_EQ(DramUsed(), kObject);  // rounded up to 4 KiB
+    EXPECT_EQ(start->replica.offset % 64, 0u);
+    EXPECT_EQ(DramUsed(), 128u);  // rounded up to dram_alloc_granularity (64 B)
 
     // Invisible to readers in every form.
     EXPECT_EQ(Get("k"), StatusCode::kNotReady);
