@@ -342,12 +342,7 @@ bool NodeWorker::RunPromotion(NodeId id, const PromotionTask& task) {
         AlignedBuffer buffer(AlignUp(task.size));
         std::span<std::byte> bytes = buffer.span().first(task.size);
         st = Fault("disk.read");
-        // Foreground, not background: the disk store throttles background I/O (rate limit,
-        // queue_depth / 4 slots) and offload writes hold those slots through their fdatasync,
-        // so a promotion read queued behind them waited for every durable write ahead of it
-        // (issue 21: trigger->COMPLETE p99 of seconds under load). A promotion is on the path
-        // of the next read of a hot key; offloads are the work that can wait.
-        if (st.ok()) st = disk_->Read(task.key, task.generation, bytes, IoPriority::kForeground);
+        if (st.ok()) st = disk_->Read(task.key, task.generation, bytes, IoPriority::kBackground);
         if (st.ok()) st = Fault("promotion.before_copy");
         if (st.ok()) st = CopyToStaging(id, task, bytes);
         disk_->Unpin(task.key, task.generation);
