@@ -3,7 +3,7 @@
 namespace mooncake {
 
 void DepartedObjects::Add(const std::string& key, Generation generation) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     by_key_[key] = generation;
     order_.emplace_back(key, generation);
     while (by_key_.size() > kMaxEntries && !order_.empty()) {
@@ -25,7 +25,7 @@ void DepartedObjects::Add(const std::string& key, Generation generation) {
 
 bool DepartedObjects::Take(std::string_view key, Generation generation) {
     if (size() == 0) return false;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_key_.find(std::string(key));
     if (it == by_key_.end() || it->second != generation) return false;
     by_key_.erase(it);
@@ -35,7 +35,7 @@ bool DepartedObjects::Take(std::string_view key, Generation generation) {
 
 void DepartedObjects::Forget(std::string_view key) {
     if (size() == 0) return;  // the common case costs one relaxed load
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_key_.find(std::string(key));
     if (it == by_key_.end()) return;
     Dropped(it->first, it->second);
@@ -50,19 +50,19 @@ void DepartedObjects::Dropped(const std::string& key, Generation generation) {
 }
 
 void DepartedObjects::KeepTombstones(bool on) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     keep_tombstones_ = on;
 }
 
 std::vector<std::pair<std::string, Generation>> DepartedObjects::TakeNewTombstones() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<std::pair<std::string, Generation>> out;
     out.swap(new_tombstones_);
     return out;
 }
 
 void DepartedObjects::AddTombstone(const std::string& key, Generation generation) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (tombstones_.size() >= kMaxEntries) return;
     tombstones_[key] = generation;
     tombstone_count_.store(tombstones_.size(), std::memory_order_relaxed);
@@ -70,14 +70,14 @@ void DepartedObjects::AddTombstone(const std::string& key, Generation generation
 
 bool DepartedObjects::IsTombstone(std::string_view key, Generation generation) const {
     if (tombstone_count_.load(std::memory_order_relaxed) == 0) return false;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = tombstones_.find(std::string(key));
     return it != tombstones_.end() && it->second == generation;
 }
 
 void DepartedObjects::ForgetPrefix(std::string_view prefix) {
     if (size() == 0) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = by_key_.begin(); it != by_key_.end();) {
         if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
             Dropped(it->first, it->second);

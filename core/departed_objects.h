@@ -14,13 +14,13 @@
 #include <atomic>
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/types.h"
 
 namespace mooncake {
@@ -50,15 +50,15 @@ public:
     bool IsTombstone(std::string_view key, Generation generation) const;
 
 private:
-    void Dropped(const std::string& key, Generation generation);  // mu_ held
-    mutable std::mutex mu_;
-    std::unordered_map<std::string, Generation> by_key_;  // GUARDED_BY(mu_)
+    void Dropped(const std::string& key, Generation generation) MC_REQUIRES(mu_);
+    mutable Mutex mu_;
+    std::unordered_map<std::string, Generation> by_key_ MC_GUARDED_BY(mu_);
     // Insertion order for trimming; may name keys already forgotten (skipped then).
-    std::deque<std::pair<std::string, Generation>> order_;  // GUARDED_BY(mu_)
+    std::deque<std::pair<std::string, Generation>> order_ MC_GUARDED_BY(mu_);
     std::atomic<size_t> size_{0};
-    bool keep_tombstones_ = false;                                         // GUARDED_BY(mu_)
-    std::vector<std::pair<std::string, Generation>> new_tombstones_;       // GUARDED_BY(mu_)
-    std::unordered_map<std::string, Generation> tombstones_;               // GUARDED_BY(mu_)
+    bool keep_tombstones_ MC_GUARDED_BY(mu_) = false;
+    std::vector<std::pair<std::string, Generation>> new_tombstones_ MC_GUARDED_BY(mu_);
+    std::unordered_map<std::string, Generation> tombstones_ MC_GUARDED_BY(mu_);
     std::atomic<size_t> tombstone_count_{0};
 };
 

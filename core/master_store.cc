@@ -211,8 +211,8 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
             if (estimate < threshold) {
                 in_->m.promotion_failed_admission.Inc();
             } else {
-                in_->TryPromote(key, view.generation, view.size, hash, estimate,
-                                StoreInternals::Trigger::kHit);
+                in_->promotion.TryPromote(key, view.generation, view.size, hash, estimate,
+                                          PromotionPipeline::Trigger::kHit);
             }
         }
     }

@@ -10,9 +10,11 @@
 // lock (plus lock-free sketch and counter updates). Lock order, outermost first:
 //   StoreInternals::eviction_mu -> Shard::mu (one at a time) -> NodeTable::mu_ ->
 //   leaves: Segment::mu_, NodeState::queue_mu_, DramPool::room_mu_,
-//           StoreInternals::retry_mu, DepartedObjects::mu_, HitDensityEstimator's mutexes.
+//           PromotionPipeline::retry_mu_ (never held with a shard lock),
+//           DepartedObjects::mu_, AdaptivePromotionGate::mu_, HitDensityEstimator's mutexes.
 // (MetricsRegistry's callback mutex is held while a gauge callback takes NodeTable::mu_.)
-// The annotated ones are checked by scripts/thread-safety.sh (clang -Wthread-safety).
+// The annotated ones (core/mutex.h) are checked by scripts/thread-safety.sh (clang
+// -Wthread-safety); the promotion pipeline's own state is core/promotion_pipeline.h.
 // No method calls back into the caller while holding a lock.
 #pragma once
 

@@ -164,8 +164,8 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         fail("offload_in_flight " + Num(m.offload_in_flight.Value()) + " != tasks " +
              std::to_string(t.offload_tasks));
     }
-    if (in_->promotion_in_flight_bytes.load() != t.promotion_in_flight_bytes) {
-        fail("promotion bytes in flight " + std::to_string(in_->promotion_in_flight_bytes.load()) +
+    if (in_->promotion.bytes_in_flight() != t.promotion_in_flight_bytes) {
+        fail("promotion bytes in flight " + std::to_string(in_->promotion.bytes_in_flight()) +
              " != walk " + std::to_string(t.promotion_in_flight_bytes));
     }
     if (in_->table.live() != t.objects) {

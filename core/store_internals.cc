@@ -21,7 +21,9 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       table(epoch),
       nodes(epoch),
       dram(nodes, config_),
-      offload(config_, clock_, nodes, dram, m) {
+      offload(config_, clock_, nodes, dram, m),
+      promotion(config_, clock_, table, nodes, dram, m, sketch, gate, gate_applies,
+                [this](uint64_t size) { return PeekVictims(size); }) {
     registry.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},
                               [this] { return static_cast<double>(dram.Capacity()); });
     registry.AddCallbackGauge("dram_used_bytes", "DRAM allocated in live nodes' segments", {},
@@ -34,7 +36,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
                               [this] { return static_cast<double>(nodes.size()); });
     registry.AddCallbackGauge("promotion_in_flight_bytes", "bytes of promotions in flight", {},
                               [this] {
-                                  return static_cast<double>(promotion_in_flight_bytes.load());
+                                  return static_cast<double>(promotion.bytes_in_flight());
                               });
     registry.AddCallbackGauge("disk_used_bytes", "LOCAL_DISK bytes allocated on live nodes (whole 4 KiB blocks per object)", {},
                               [this] {
@@ -127,24 +129,8 @@ void StoreInternals::NodeDiskObjects(NodeId id, int delta, uint64_t bytes) {
     }
 }
 
-void StoreInternals::EndPromotion(ObjectMeta& meta) {
-    PromotionState& p = *meta.promotion;
-    if (p.staging) {
-        PushReleased(p.staging->node, {*meta.key, meta.generation, p.staging->offset, meta.size});
-        dram.Free(p.staging->node, p.staging->offset, meta.size);
-    }
-    meta.UnpinSource(Tier::kLocalDisk);
-    meta.promotion.reset();
-    promotion_in_flight.fetch_sub(1, std::memory_order_relaxed);
-    promotion_in_flight_bytes.fetch_sub(meta.size, std::memory_order_relaxed);
-    m.promotion_in_flight.Dec();
-}
-
 void StoreInternals::CancelTasks(ObjectMeta& meta) {
-    if (meta.promotion) {
-        EndPromotion(meta);
-        m.promotion_cancelled.Inc();
-    }
+    if (meta.promotion) promotion.Cancel(meta);
     if (meta.offload) {
         offload.End(meta);
         m.offload_cancelled.Inc();

@@ -1,7 +1,7 @@
 // The inside of MasterStore: the parts that own their state and lock — ObjectTable (shards),
-// NodeTable (nodes, their queues and segments), DramPool, EvictionOrder — wired together,
-// plus what is still shared between the store_*.cc operations: the eviction engine, the
-// offload and promotion task bookkeeping, object teardown and the metric handles.
+// NodeTable (nodes, their queues and segments), DramPool, EvictionOrder, OffloadPipeline,
+// PromotionPipeline — wired together, plus what is still shared between the store_*.cc
+// operations: the eviction engine, object teardown and the metric handles.
 // Only core/store_*.cc and core/master_store.cc include this.
 #pragma once
 
@@ -19,6 +19,7 @@
 #include "core/master_store.h"
 #include "core/metrics.h"
 #include "core/offload_pipeline.h"
+#include "core/promotion_pipeline.h"
 #include "core/store_metrics.h"
 #include "core/mutex.h"
 #include "core/node_table.h"
@@ -29,14 +30,6 @@
 #include "core/thread_annotations.h"
 
 namespace mooncake {
-
-// A refused promotion candidate, remembered for retry when room appears.
-struct RetryCandidate {
-    Generation generation = kNoGeneration;
-    Nanos next_try{0};
-    Nanos expiry{0};
-    Nanos backoff{0};
-};
 
 class StoreInternals : public ObjectTallies {
 public:
@@ -69,6 +62,7 @@ public:
     // ---- DRAM ----
     DramPool dram;
     OffloadPipeline offload;
+    PromotionPipeline promotion;  // after everything it is handed
     // Allocates, evicting for room (Evict); see DramPool::Allocate.
     Result<DramPool::Allocation> AllocateWithEviction(uint64_t size, NodeId preferred, Nanos wait);
     std::atomic<int64_t> puts_in_progress{0};  // PROCESSING MEMORY replicas of unended Puts
@@ -84,10 +78,7 @@ public:
     };
     // Evicts about `target` bytes, least recently used first, never leased or pinned objects.
     EvictResult Evict(uint64_t target);
-    struct VictimInfo {
-        bool found = false;
-        uint32_t max_estimate = 0;
-    };
+    using VictimInfo = mooncake::VictimInfo;  // core/promotion_pipeline.h
     // The objects an allocation of `size` would displace, without touching them.
     VictimInfo PeekVictims(uint64_t size);
     // Queues LOCAL_DISK copies (MEMORY kept) for the coldest `target` bytes lacking one.
@@ -142,23 +133,6 @@ public:
         }
         return out;
     }
-
-    // ---- promotion ----
-    std::atomic<int64_t> promotion_in_flight{0};
-    std::atomic<uint64_t> promotion_in_flight_bytes{0};
-    enum class Trigger { kHit, kManual, kManualForce, kRetry, kProactive };
-    // Gates 2..5 (gate 1 is applied by the caller for hits). Returns the outcome.
-    enum class GateResult { kQueued, kAdmissionGated, kWatermarkGated, kDeduplicated, kQueueFull,
-                            kNotEligible };
-    GateResult TryPromote(std::string_view key, Generation generation, uint64_t size,
-                          uint64_t hash, uint32_t estimate, Trigger trigger);
-    uint64_t PromotionBytesLimit() const;
-    void EndPromotion(ObjectMeta& meta);  // frees staging, unpins source, erases the task
-
-    Mutex retry_mu;
-    std::unordered_map<std::string, RetryCandidate> retry MC_GUARDED_BY(retry_mu);
-    void RememberRefused(std::string_view key, Generation generation);
-    std::atomic<size_t> proactive_cursor{0};
 
     // ---- ticks ----
     Nanos next_reap{0};

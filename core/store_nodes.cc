@@ -136,8 +136,7 @@ Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view ke
     }
     // The bytes are gone whatever we think: a promotion reading them cannot succeed.
     if (meta.promotion && meta.promotion->holder == node_id) {
-        in_->EndPromotion(meta);
-        in_->m.promotion_cancelled.Inc();
+        in_->promotion.Cancel(meta);
     }
     // The node deleted the record itself: no DiskDelete to send back.
     (void)meta.TakeReplica(*in_, static_cast<size_t>(index));
