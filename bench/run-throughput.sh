@@ -7,8 +7,8 @@
 # bench/net/throughput_bench.cc; it sizes the daemons' DRAM from the largest Put cell (16 x 256
 # MiB = 4 GiB: ~4.3 GiB standalone, ~2.4 GiB per node) and says so on stderr.
 #
-#   bench/run-throughput.sh             # full matrix, median of 3 rounds (~15-30 min loaded)
-#   QUICK=1 bench/run-throughput.sh     # one round, smaller cells (a few minutes)
+#   bench/run-throughput.sh             # full matrix, median of 3 rounds, 1 GiB cells (~30 min)
+#   QUICK=1 bench/run-throughput.sh     # median of 3 rounds, 256 MiB cells (~10 min loaded)
 #   bench/run-throughput.sh --json      # the rows as a JSON array on stdout instead of a table
 #   bench/run-throughput.sh -- --topology standalone --sizes 65536 --threads 1,4
 #                                       # anything after -- goes to throughput_bench
@@ -29,6 +29,7 @@ while [[ $# -gt 0 ]]; do
 done
 build=${BUILD_DIR:-build-bench}
 out=${OUT_DIR:-bench/results}
+user_args=("${driver_args[@]}")
 [[ -n "${QUICK:-}" ]] && driver_args=(--quick "${driver_args[@]}")
 targets=(throughput_bench mooncaked)
 missing=0
@@ -147,7 +148,7 @@ if [[ -z "${NO_WRITE:-}" ]]; then
     [[ -n $reading ]] || reading=$'<!-- reading:begin -->\n(no reading yet)\n<!-- reading:end -->'
     cmd="bench/run-throughput.sh"
     [[ -n "${QUICK:-}" ]] && cmd="QUICK=1 $cmd"
-    [[ ${#driver_args[@]} -gt 0 ]] && cmd="$cmd -- ${driver_args[*]}"
+    [[ ${#user_args[@]} -gt 0 ]] && cmd="$cmd -- ${user_args[*]}"
     {
         echo "# Throughput: every op against a raw TCP copy of the same bytes (bench/run-throughput.sh)"
         echo

@@ -177,7 +177,9 @@ Plan MakePlan(size_t size, int threads, bool quick) {
     p.threads = threads;
     const size_t cell_bytes = (quick ? 256 : 1024) * kMiB;
     const size_t max_ops = quick ? 4000 : 16000;
-    size_t ops = std::clamp<size_t>(cell_bytes / size, 1, max_ops);
+    // At least 4 values a cell (one 256 MiB value is too short a sample on a busy box); one
+    // per thread at most where that would pass 16 x 256 MiB of DRAM per cell.
+    size_t ops = std::clamp<size_t>(cell_bytes / size, 4, max_ops);
     p.per_thread = static_cast<int>(std::max<size_t>(1, ops / static_cast<size_t>(threads)));
     p.batch = static_cast<int>(std::clamp<size_t>(kBatchBytes / size, 1, 32));
     p.get_keys = static_cast<int>(std::clamp<size_t>(kGetSetBudget / size, 1, p.ops()));
@@ -377,7 +379,7 @@ void Print(const Row& r) {
 
 struct Options {
     bool quick = false;
-    int rounds = 3;
+    int rounds = 3;  // --quick: 3 too, on smaller cells
     std::vector<std::string> topologies{"standalone", "cluster"};
     std::vector<size_t> sizes{4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20};
     std::vector<int> threads{1, 4, 16};
@@ -492,7 +494,11 @@ void Run(const Options& o) {
         } else {
             std::fprintf(stderr, "throughput_bench: master + 2 nodes, DRAM %s and disk %s each\n",
                          SizeFlag(dram / 2 + 256 * kMiB).c_str(), SizeFlag(disk).c_str());
-            cluster = std::make_unique<test::Cluster>(common);
+            // Heartbeats late by seconds on a loaded box must not expire a node mid-run (the
+            // harness shortens the expiry to 3 s for the failure tests).
+            std::vector<std::string> master_args = common;
+            master_args.push_back("--client_live_ttl_sec=60");
+            cluster = std::make_unique<test::Cluster>(master_args);
             for (int n = 0; n < 2; ++n) {
                 std::vector<std::string> args = common;
                 args.push_back("--disk_size=" + SizeFlag(disk));
@@ -562,7 +568,7 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    if (o.quick && !rounds_given) o.rounds = 2;
+    if (o.quick && !rounds_given) o.rounds = 3;
     for (const auto& t : o.topologies) {
         if (t != "standalone" && t != "cluster") {
             std::fprintf(stderr, "throughput_bench: unknown topology %s\n", t.c_str());
