@@ -479,7 +479,9 @@ void Run(const Options& o) {
     // room under the eviction watermark.
     const size_t dram = std::max(need, kGetSetBudget) * 21 / 20 + 64 * kMiB;
     const size_t disk = disk_need * 2 + 256 * kMiB;
-    const std::vector<std::string> common = {"--log_level=warn", "--offload_on_evict=false"};
+    // Defaults otherwise: offload only on eviction (the Put cells fit in DRAM, so they write
+    // no disk), promotion on (turned off around the LOCAL_DISK cell).
+    const std::vector<std::string> common = {"--log_level=warn"};
     for (const std::string& topology : o.topologies) {
         std::unique_ptr<test::Standalone> standalone;
         std::unique_ptr<test::Cluster> cluster;
