@@ -59,9 +59,10 @@ awk 'BEGIN { printf "[" } NR > 1 { printf ",\n" } { printf "%s", $0 } END { prin
 awk "$awk_lib"'
     BEGIN { print "| topology | op | size | threads | values | store GB/s | raw GB/s | ratio | ops/s |";
             print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" }
-    { printf "| %s | %s | %s | %d | %d | %.3f | %.3f | %.2f | %.0f |\n", field("topology"),
+    { bad = field("failed_checks") + 0 > 0 ? " (" field("failed_checks") " checks failed: not valid)" : ""
+      printf "| %s | %s | %s | %d | %d | %.3f | %.3f | %.2f%s | %.0f |\n", field("topology"),
         opname(field("op")), human(field("size")), field("threads"), field("ops"),
-        field("store_gbps"), field("raw_gbps"), field("ratio"), field("ops_per_s") }' \
+        field("store_gbps"), field("raw_gbps"), field("ratio"), bad, field("ops_per_s") }' \
     "$tmp/rows.jsonl" > "$tmp/table.md"
 
 # Batch vs single, and the goals (Get and Put >= 0.8 of raw at >= 64 KiB; BatchGet >= Get).
