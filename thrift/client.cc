@@ -5,6 +5,7 @@
 
 #include "MasterService.h"
 #include "thrift/convert.h"
+#include "thrift/fan_out.h"
 #include "thrift/master_channel.h"
 #include "thrift/rpc_limits.h"
 
@@ -51,8 +52,12 @@ Status CheckBatch(size_t n) {
 
 }  // namespace
 
-Client::Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport)
-    : channel_(std::move(channel)), transport_(std::move(transport)) {}
+Client::Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport,
+               size_t batch_parallelism)
+    : channel_(std::move(channel)),
+      transport_(std::move(transport)),
+      batch_width_(std::max<size_t>(1, batch_parallelism)),
+      fan_out_(std::make_unique<FanOut>(batch_width_ - 1)) {}
 
 Client::~Client() = default;
 
@@ -72,9 +77,14 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view master,
         TcpTransportOptions tcp;
         tcp.timeout = options.data_timeout;
         tcp.auth_token = options.auth_token;
+        // Every caller thread and batch worker holds a connection per node while it transfers;
+        // keeping fewer idle than that closes and reopens connections (a connect and a Hello
+        // round trip each) whenever the load dips, as it does between two batches of 16 threads.
+        tcp.max_idle_per_peer = std::max<size_t>(tcp.max_idle_per_peer, 64);
         transport = NewTcpTransport(tcp);
     }
-    return std::unique_ptr<Client>(new Client(std::move(*channel), std::move(transport)));
+    return std::unique_ptr<Client>(
+        new Client(std::move(*channel), std::move(transport), options.batch_parallelism));
 }
 
 const std::string& Client::master() const { return channel_->address(); }
@@ -166,22 +176,27 @@ std::vector<Status> Client::BatchPut(
         for (size_t i : index) out[i] = st;
         return out;
     }
-    std::vector<rpc::KeyGeneration> to_end, to_revoke;
-    std::vector<size_t> end_index;
-    for (size_t j = 0; j < started.size(); ++j) {
+    // The bytes, batch_width_ writes at a time (each on its own pooled connection).
+    fan_out_->Run(started.size(), batch_width_, [&](size_t j) {
         size_t i = index[j];
         out[i] = rpc::FromOutcome(started[j].outcome);
-        if (!out[i].ok()) continue;
+        if (!out[i].ok()) return;
         const rpc::PutStartReply& reply = started[j].reply;
-        rpc::KeyGeneration kg;
-        kg.key = items[i].first;
-        kg.generation = reply.generation;
         out[i] = reply.replica.data_address.empty()
                      ? Status::Unavailable("the node holding the allocated range is gone")
                      : transport_->WriteMemory(reply.replica.data_address, items[i].first,
                                                static_cast<Generation>(reply.generation),
                                                static_cast<uint64_t>(reply.replica.offset),
                                                items[i].second);
+    });
+    std::vector<rpc::KeyGeneration> to_end, to_revoke;
+    std::vector<size_t> end_index;
+    for (size_t j = 0; j < started.size(); ++j) {
+        size_t i = index[j];
+        if (!rpc::FromOutcome(started[j].outcome).ok()) continue;  // no range was allocated
+        rpc::KeyGeneration kg;
+        kg.key = items[i].first;
+        kg.generation = started[j].reply.generation;
         if (out[i].ok()) {
             to_end.push_back(std::move(kg));
             end_index.push_back(i);
@@ -334,12 +349,12 @@ Result<std::string> Client::Get(std::string_view key) {
     return AfterCorruption(corruption, last);
 }
 
-std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> keys) {
-    std::vector<Result<std::string>> out;
+std::vector<Result<ObjectInfo>> Client::BatchReplicaLists(std::span<const std::string> keys) {
+    std::vector<Result<ObjectInfo>> out;
     out.reserve(keys.size());
     Status st = CheckBatch(keys.size());
     std::vector<rpc::ObjectResult> wire;
-    if (st.ok()) {
+    if (st.ok() && !keys.empty()) {
         std::vector<std::string> list(keys.begin(), keys.end());
         st = channel_->Call([&](rpc::MasterServiceClient& c) { c.BatchGetReplicaList(wire, list); },
                             Idempotent::kYes);
@@ -347,29 +362,100 @@ std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> k
     for (size_t i = 0; i < keys.size(); ++i) {
         if (!st.ok()) {
             out.emplace_back(st);
-            continue;
-        }
-        if (i >= wire.size()) {
+        } else if (i >= wire.size()) {
             out.emplace_back(Status::Internal("BatchGetReplicaList answered too few items"));
-            continue;
-        }
-        if (Status item = rpc::FromOutcome(wire[i].outcome); !item.ok()) {
+        } else if (Status item = rpc::FromOutcome(wire[i].outcome); !item.ok()) {
             out.emplace_back(item);
-            continue;
-        }
-        ObjectInfo info = FromWireInfo(wire[i].object);
-        std::string value(info.object.size, '\0');
-        Status read =
-            ReadReplicas(info, std::as_writable_bytes(std::span(value.data(), value.size())));
-        if (read.ok()) {
-            out.emplace_back(std::move(value));
         } else {
-            auto again = Get(keys[i]);  // the replicas moved meanwhile: one fresh look
-            if (!again.ok() && read.Is(StatusCode::kCorruption)) {
-                out.emplace_back(AfterCorruption(read, again.status()));
-            } else {
-                out.push_back(std::move(again));
+            out.emplace_back(FromWireInfo(wire[i].object));
+        }
+    }
+    return out;
+}
+
+void Client::BatchRead(
+    std::span<const std::string> keys,
+    const std::function<std::span<std::byte>(size_t, uint64_t, Status*)>& buffer_for,
+    std::vector<Status>& out) {
+    out.assign(keys.size(), Status::Ok());
+    std::vector<Result<ObjectInfo>> lists = BatchReplicaLists(keys);
+    fan_out_->Run(keys.size(), batch_width_, [&](size_t i) {
+        // As GetInto: the batch's list, then (when its replicas moved meanwhile) one fresh one.
+        Status last;
+        Status corruption;
+        for (int round = 0; round < 2; ++round) {
+            Result<ObjectInfo> fresh = round == 0 ? std::move(lists[i]) : GetReplicaList(keys[i]);
+            if (!fresh.ok()) {
+                last = fresh.status();
+                break;
             }
+            Status refused;
+            std::span<std::byte> buffer = buffer_for(i, fresh->object.size, &refused);
+            if (!refused.ok()) {
+                last = refused;
+                break;
+            }
+            last = ReadReplicas(*fresh, buffer);
+            if (last.ok()) break;
+            if (last.Is(StatusCode::kCorruption)) corruption = last;
+        }
+        out[i] = AfterCorruption(corruption, last);
+    });
+}
+
+std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> keys) {
+    std::vector<std::string> values(keys.size());
+    std::vector<Status> read;
+    BatchRead(
+        keys,
+        [&](size_t i, uint64_t size, Status*) {
+            values[i].assign(size, '\0');
+            return std::as_writable_bytes(std::span(values[i].data(), values[i].size()));
+        },
+        read);
+    std::vector<Result<std::string>> out;
+    out.reserve(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (read[i].ok()) {
+            out.emplace_back(std::move(values[i]));
+        } else {
+            out.emplace_back(read[i]);
+        }
+    }
+    return out;
+}
+
+std::vector<Result<uint64_t>> Client::BatchGetInto(std::span<const std::string> keys,
+                                                   std::span<const std::span<std::byte>> outs) {
+    std::vector<Result<uint64_t>> out;
+    out.reserve(keys.size());
+    if (outs.size() != keys.size()) {
+        Status st = Status::InvalidArgument("BatchGetInto: " + std::to_string(outs.size()) +
+                                            " buffers for " + std::to_string(keys.size()) +
+                                            " keys");
+        for (size_t i = 0; i < keys.size(); ++i) out.emplace_back(st);
+        return out;
+    }
+    std::vector<uint64_t> sizes(keys.size(), 0);
+    std::vector<Status> read;
+    BatchRead(
+        keys,
+        [&](size_t i, uint64_t size, Status* refused) -> std::span<std::byte> {
+            if (outs[i].size() < size) {
+                *refused = Status::InvalidArgument(
+                    "buffer of " + std::to_string(outs[i].size()) + " bytes is too small for " +
+                    QuoteKey(keys[i]) + " (" + std::to_string(size) + " bytes)");
+                return {};
+            }
+            sizes[i] = size;
+            return outs[i].first(size);
+        },
+        read);
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (read[i].ok()) {
+            out.emplace_back(sizes[i]);
+        } else {
+            out.emplace_back(read[i]);
         }
     }
     return out;

@@ -55,6 +55,7 @@
 
 namespace mooncake {
 
+class FanOut;
 class MasterChannel;
 
 struct ClientOptions {
@@ -69,6 +70,10 @@ struct ClientOptions {
     std::string cluster_id;
     // Replaces the TCP data transport (an in-process node, an RDMA transport, a test fake).
     std::shared_ptr<DataTransport> transport;
+    // Transfers of one BatchGet / BatchPut in flight at once (each on its own pooled data
+    // connection; 1: one after another). The client's batch workers (batch_parallelism - 1
+    // threads, started by the first batch) are shared by all its callers.
+    size_t batch_parallelism = 4;
 };
 
 // Where a replica's node is, parallel to ObjectView::replicas.
@@ -163,7 +168,8 @@ public:
     // `size` (max_value_size, DRAM room) before a byte is read. A source that fails or ends
     // short fails the put, which is revoked: nothing readable is left.
     Status PutFrom(std::string_view key, uint64_t size, ByteSource& source);
-    // Puts several objects with one PutStart and one PutEnd round trip; one Status per item.
+    // Puts several objects with one PutStart and one PutEnd round trip, the values' bytes
+    // written batch_parallelism at a time; one Status per item.
     std::vector<Status> BatchPut(
         std::span<const std::pair<std::string, std::span<const std::byte>>> items);
 
@@ -179,9 +185,14 @@ public:
     // fails part-way tries the next replica only if the sink can rewind (a regular file, a
     // memory buffer, /dev/null); otherwise the error is returned with the sink holding a prefix.
     Result<uint64_t> GetTo(std::string_view key, ByteSink& sink, Tier* served_from = nullptr);
-    // Reads several values with one replica-list round trip; one result per key (each a read,
-    // as Get).
+    // Reads several values with one replica-list round trip, batch_parallelism reads at a
+    // time; one result per key (each a read, as Get).
     std::vector<Result<std::string>> BatchGet(std::span<const std::string> keys);
+    // The same into the caller's buffers (outs[i] for keys[i], which must hold the whole value;
+    // else kInvalidArgument for that key, nothing read): no allocation per value. One result
+    // per key: the value's size, or why it was not read.
+    std::vector<Result<uint64_t>> BatchGetInto(std::span<const std::string> keys,
+                                               std::span<const std::span<std::byte>> outs);
 
     // Removes the key (its DRAM now, its disk copies at the holders' next heartbeat).
     // Refused with kHasLease while leased, unless `force`.
@@ -261,7 +272,8 @@ public:
     int64_t client_id() const;
 
 private:
-    Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport);
+    Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport,
+           size_t batch_parallelism);
     Status ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
                         Tier* served_from = nullptr);
     // The replica loop of ReadReplicas with `read` doing one replica's transfer; `again`
@@ -275,9 +287,18 @@ private:
     Status PutWith(std::string_view key, uint64_t size,
                    const std::function<Status(const std::string& address, Generation generation,
                                               uint64_t offset)>& write);
+    // The replica lists of `keys` in one round trip (one result per key).
+    std::vector<Result<ObjectInfo>> BatchReplicaLists(std::span<const std::string> keys);
+    // BatchGet / BatchGetInto: reads keys[i] into the buffer buffer_for(i, size) returns (an
+    // empty span: refused, the status already in out[i]), batch_width_ reads at a time.
+    void BatchRead(std::span<const std::string> keys,
+                   const std::function<std::span<std::byte>(size_t, uint64_t, Status*)>& buffer_for,
+                   std::vector<Status>& out);
 
     std::unique_ptr<MasterChannel> channel_;
     std::shared_ptr<DataTransport> transport_;
+    const size_t batch_width_;
+    std::unique_ptr<FanOut> fan_out_;  // batch_width_ - 1 workers
 };
 
 }  // namespace mooncake
