@@ -2,43 +2,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 
 #include "core/metrics.h"
 
 namespace mooncake {
-
-// One arm's mini-DRAM: an exact LRU of sampled keys, by bytes.
-struct AdaptivePromotionGate::Sim {
-    struct Entry {
-        uint64_t hash;
-        uint64_t size;
-    };
-    std::list<Entry> lru;  // most recent first
-    std::unordered_map<uint64_t, std::list<Entry>::iterator> where;
-    uint64_t used = 0;
-
-    bool Contains(uint64_t hash) const { return where.count(hash) != 0; }
-    void Touch(uint64_t hash) { lru.splice(lru.begin(), lru, where.at(hash)); }
-    void EvictFor(uint64_t size, uint64_t capacity) {
-        while (!lru.empty() && used + size > capacity) {
-            used -= lru.back().size;
-            where.erase(lru.back().hash);
-            lru.pop_back();
-        }
-    }
-    void Insert(uint64_t hash, uint64_t size, uint64_t capacity) {
-        if (size > capacity) return;
-        EvictFor(size, capacity);
-        lru.push_front({hash, size});
-        where[hash] = lru.begin();
-        used += size;
-    }
-    void Clear() {
-        lru.clear();
-        where.clear();
-        used = 0;
-    }
-};
 
 const char* AdaptivePromotionGate::ArmName(Arm arm) {
     switch (arm) {
@@ -56,8 +24,8 @@ AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, Capacity
 AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes,
                                              EstimateFn estimate, Options options)
     : options_(options), capacity_bytes_(std::move(capacity_bytes)), estimate_(std::move(estimate)) {
+    current_.store(static_cast<uint8_t>(options_.cold_start), std::memory_order_relaxed);
     for (int a = 0; a < kArms; ++a) {
-        sims_[static_cast<size_t>(a)] = new Sim();
         const char* arm = ArmName(static_cast<Arm>(a));
         for (int promoted = 0; promoted < 2; ++promoted) {
             decisions_[static_cast<size_t>(a)][static_cast<size_t>(promoted)] = &registry.GetCounter(
@@ -78,9 +46,7 @@ AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, Capacity
                                      "times promotion_gate=adaptive changed arm");
 }
 
-AdaptivePromotionGate::~AdaptivePromotionGate() {
-    for (Sim* s : sims_) delete s;
-}
+AdaptivePromotionGate::~AdaptivePromotionGate() = default;
 
 int AdaptivePromotionGate::SampleShift() const { return shift_.load(std::memory_order_relaxed); }
 
@@ -100,8 +66,10 @@ void AdaptivePromotionGate::MaybeResize() {
     if (shift != shift_.load(std::memory_order_relaxed)) {
         // A different sample: the old simulations describe other keys. Start over.
         shift_.store(shift, std::memory_order_relaxed);
-        for (Sim* s : sims_) s->Clear();
+        for (Sim& s : sims_) s.Clear();
         score_ = {};
+        lead_ = {};
+        disagree_ = {};
     }
     sim_capacity_ = sim_capacity;
 }
@@ -128,13 +96,15 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
     const uint64_t cap_objects = std::max<uint64_t>(sim_capacity_ / std::max<uint64_t>(mean_size_, 1), 1);
     const uint32_t count = estimate;
     const uint32_t need = std::max<uint32_t>(threshold, 1);
-    for (int a = 0; a < kArms; ++a) {
-        Sim& sim = *sims_[static_cast<size_t>(a)];
+    std::array<bool, kArms> hit{};
+    for (size_t a = 0; a < kArms; ++a) {
+        Sim& sim = sims_[a];
         if (sim.Contains(hash)) {
             sim.Touch(hash);
             if (!put) {
-                score_[static_cast<size_t>(a)] += 1;
-                sim_hits_[static_cast<size_t>(a)]->Inc();
+                hit[a] = true;
+                score_[a] += 1;
+                sim_hits_[a]->Inc();
             }
             continue;
         }
@@ -166,26 +136,57 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
         }
         if (promote) sim.Insert(hash, size, sim_capacity_);
     }
-    // Old behaviour fades: halve the scores every decay_capacities x mini capacity accesses.
+    if (!put) {
+        for (size_t a = 0; a < kArms; ++a) {
+            for (size_t b = 0; b < kArms; ++b) {
+                if (hit[a] == hit[b]) continue;
+                lead_[a][b] += hit[a] ? 1 : -1;
+                disagree_[a][b] += 1;
+            }
+        }
+    }
+    // Old behaviour fades: halve the evidence every decay_capacities x mini capacity accesses.
     if (++since_decay_ >= options_.decay_capacities * cap_objects) {
         since_decay_ = 0;
         for (double& s : score_) s /= 2;
+        for (auto& row : lead_) for (double& v : row) v /= 2;
+        for (auto& row : disagree_) for (double& v : row) v /= 2;
     }
-    if (sampled_ % 64 == 0) Decide();
+    if (!warm_ && ++cold_accesses_ >= options_.warmup_capacities * cap_objects) {
+        // Enough traffic to judge by, and no arm has shown itself better yet: stop
+        // displacing until one does (Options::start).
+        warm_ = true;
+        SwitchTo(static_cast<size_t>(options_.start));
+    }
+    if (warm_ && sampled_ % 64 == 0) Decide();
+}
+
+void AdaptivePromotionGate::SwitchTo(size_t arm) {
+    auto cur = static_cast<size_t>(current_.load(std::memory_order_relaxed));
+    if (arm == cur) return;
+    current_.store(static_cast<uint8_t>(arm), std::memory_order_relaxed);
+    arm_gauge_[cur]->Set(0);
+    arm_gauge_[arm]->Set(1);
+    switches_->Inc();
 }
 
 void AdaptivePromotionGate::Decide() {
     auto cur = static_cast<size_t>(current_.load(std::memory_order_relaxed));
+    // A sign test on the accesses where two arms disagree (one hits, the other misses): if
+    // they were equally good, the lead would be a fair +-1 walk over `disagree` steps, so
+    // a lead past z standard deviations (plus a floor) is evidence, whatever the hit ratio.
     size_t best = cur;
-    for (size_t a = 0; a < kArms; ++a) {
-        if (score_[a] > score_[best]) best = a;
+    double best_excess = 0;
+    for (size_t b = 0; b < kArms; ++b) {
+        if (b == cur) continue;
+        double excess = lead_[b][cur] - options_.switch_z * std::sqrt(disagree_[b][cur]) -
+                        options_.min_lead;
+        if (excess > best_excess) {
+            best = b;
+            best_excess = excess;
+        }
     }
-    if (best == cur) return;
-    if (score_[best] <= score_[cur] * (1 + options_.switch_margin) + options_.min_lead) return;
-    current_.store(static_cast<uint8_t>(best), std::memory_order_relaxed);
-    arm_gauge_[cur]->Set(0);
-    arm_gauge_[best]->Set(1);
-    switches_->Inc();
+    SwitchTo(best);
 }
 
 void AdaptivePromotionGate::CountDecision(Arm arm, bool promoted) {

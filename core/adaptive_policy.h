@@ -2,7 +2,7 @@
 // into full DRAM is judged, by running miniature simulations of the same cache on a hashed
 // sample of the keys (as in Waldspurger et al., "Cache Modeling and Optimization using
 // Miniature Simulations", USENIX ATC 2017) — one per way of deciding — and following the one
-// that hits most (starting with `compare`, the fixed gate's default):
+// that shows itself best:
 //
 //   always   promote every candidate past the admission threshold, displacing the LRU victim
 //            (what reference-lru does; best on the Mooncake traces and on Zipf popularity)
@@ -15,8 +15,11 @@
 // rate; it reads the store's own admission sketch (the estimate the real gate sees, and the
 // victims' estimates for the comparison) and the same admission threshold, on the same
 // sequence (a Put inserts; a Get of a key not in the mini-DRAM is a LOCAL_DISK hit that may
-// promote). The gate's answer is the arm with the most (decayed) mini-DRAM hits;
-// it switches only when another arm leads by a margin, so noise does not flap it. The
+// promote). The gate switches to another arm when that arm's (decayed) lead over the current
+// one, counted on the sampled reads where exactly one of the two hits, passes a sign test
+// (switch_z standard deviations of a fair coin, plus min_lead hits): a hit ratio a few tenths
+// of a percent better is found at any hit ratio, and noise does not flap it. A fresh store
+// follows `compare`; once warm, until an arm is ahead, it follows `never` (Options::start). The
 // eviction order the arms model is LRU: the store uses the gate only with eviction_policy=lru
 // (with hit_density it keeps promotion_compare_victims), so gate, comparison and order agree.
 //
@@ -46,16 +49,25 @@ public:
 
     struct Options {
         // The mini-DRAM holds about this many objects (the sampling rate follows from it).
-        uint64_t target_sample_objects = 1024;
+        uint64_t target_sample_objects = 4096;
         // Mini-DRAM hits are halved every this many sampled accesses x mini capacity objects.
         // Long: an arm's hits come in bursts (on a loop, `never` hits only while the loop
         // passes its frozen part), and a short memory flaps between arms, each switch
         // paying for the other arm's promotions.
         uint64_t decay_capacities = 32;
-        // Another arm must beat the current one by this share of the current's hits, and by
-        // at least min_lead hits, before the gate switches.
-        double switch_margin = 0.05;
+        // Switch when another arm's lead over the current one, counted on the sampled reads
+        // where exactly one of the two hits, exceeds switch_z standard deviations of a fair
+        // coin over those reads plus min_lead hits.
+        double switch_z = 2;
         double min_lead = 8;
+        // The arm followed while the simulations have seen fewer than warmup_capacities x
+        // mini capacity sampled accesses (a fresh or tiny store: the fixed gate's default),
+        // and the one followed after that until an arm shows itself better. Not displacing
+        // is the safe prior: on a loop larger than DRAM every arm but `never` thrashes, and
+        // the evidence (`never` hitting the part it kept) comes a whole pass later.
+        Arm cold_start = Arm::kCompare;
+        Arm start = Arm::kNever;
+        uint64_t warmup_capacities = 2;
     };
 
     // `capacity_bytes` reads the store's DRAM capacity (asked again every few thousand
@@ -87,27 +99,64 @@ public:
     int SampleShift() const;
 
 private:
-    struct Sim;
+    // One arm's mini-DRAM: an exact LRU of sampled keys, by bytes.
+    struct Sim {
+        struct Entry {
+            uint64_t hash;
+            uint64_t size;
+        };
+        std::list<Entry> lru;  // most recent first
+        std::unordered_map<uint64_t, std::list<Entry>::iterator> where;
+        uint64_t used = 0;
+
+        bool Contains(uint64_t hash) const { return where.count(hash) != 0; }
+        void Touch(uint64_t hash) { lru.splice(lru.begin(), lru, where.at(hash)); }
+        void EvictFor(uint64_t size, uint64_t capacity) {
+            while (!lru.empty() && used + size > capacity) {
+                used -= lru.back().size;
+                where.erase(lru.back().hash);
+                lru.pop_back();
+            }
+        }
+        void Insert(uint64_t hash, uint64_t size, uint64_t capacity) {
+            if (size > capacity) return;
+            EvictFor(size, capacity);
+            lru.push_front({hash, size});
+            where[hash] = lru.begin();
+            used += size;
+        }
+        void Clear() {
+            lru.clear();
+            where.clear();
+            used = 0;
+        }
+    };
+
     bool Sampled(uint64_t hash) const;
     void MaybeResize();  // mu_ held
     void Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate,
                 uint32_t threshold);  // mu_ held
     void Decide();  // mu_ held
+    void SwitchTo(size_t arm);  // mu_ held
 
     Options options_;
     CapacityFn capacity_bytes_;
     EstimateFn estimate_;
     std::atomic<int> shift_{0};
-    // Until the simulations show otherwise, the fixed gate's default (compare victims).
-    std::atomic<uint8_t> current_{static_cast<uint8_t>(Arm::kCompare)};
+    std::atomic<uint8_t> current_{0};  // an Arm; Options::cold_start until warm
 
     mutable std::mutex mu_;
     uint64_t sim_capacity_ = 0;   // bytes of mini-DRAM
     uint64_t sampled_ = 0;        // sampled accesses since the last resize check
     uint64_t since_decay_ = 0;
+    uint64_t cold_accesses_ = 0;  // sampled accesses while not warm
+    bool warm_ = false;
     uint64_t mean_size_ = 65536;  // EWMA of object sizes (mini capacity in objects)
-    std::array<Sim*, kArms> sims_{};
+    std::array<Sim, kArms> sims_{};
     std::array<double, kArms> score_{};
+    // [a][b]: decayed (hits of a - hits of b), and reads where exactly one of a, b hit.
+    std::array<std::array<double, kArms>, kArms> lead_{};
+    std::array<std::array<double, kArms>, kArms> disagree_{};
 
     std::array<std::array<Counter*, 2>, kArms> decisions_{};  // [arm][promoted]
     std::array<Counter*, kArms> sim_hits_{};

@@ -105,17 +105,16 @@ TEST(StoreReplayTest, PromotionRaisesMemoryHitsOverNoPromotion) {
 // The default gate (promotion_gate=adaptive) on workloads where the right gate is known:
 // a loop larger than DRAM, where displacing for promotions thrashes (the no-promotion LRU
 // keeps a fixed part and hits it), and Zipf popularity, where promoting every returning key
-// (reference-lru) is right. On Zipf the default stays within the suite's 0.005 of the
-// reference; on the loop it pays for the passes it needs to learn (it starts comparing
-// victims, whose promotions break up the resident part), so it must clear thrashing LRU by
-// far and keep most of the no-promotion hits.
+// (reference-lru) is right. On both the default stays within the suite's 0.005 of the
+// better reference: on the loop it is warm after the first pass and, with no arm ahead yet,
+// does not displace (so the second pass keeps the resident part).
 TEST(StoreReplayTest, DefaultGateStopsDisplacingOnALoop) {
     auto trace = LoopTrace(3000, 8);
     Yardsticks with = Compare(trace, 0.25, /*promotion=*/true);
     Yardsticks without = Compare(trace, 0.25, /*promotion=*/false);
     EXPECT_GT(MemHit(without.reference), MemHit(with.reference) + 0.05);  // the loop thrashes LRU
     EXPECT_GT(MemHit(with.store), MemHit(with.reference) + 0.1);
-    EXPECT_GT(MemHit(with.store), 0.7 * MemHit(without.reference));
+    EXPECT_GT(MemHit(with.store), MemHit(without.reference) - 0.005);
 }
 
 TEST(StoreReplayTest, DefaultGatePromotesOnZipf) {

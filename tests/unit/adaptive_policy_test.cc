@@ -1,6 +1,7 @@
 // The adaptive promotion gate's rules (core/adaptive_policy.h), on small synthetic sequences
-// where the right decision is known. The gate keeps no clock (its sims count accesses), so
-// the sequences need no ManualClock; the store-level behaviour is covered by tests/replay.
+// where the right decision is known. The gate keeps no clock (its sims count accesses, and
+// its evidence decays per access), so the sequences need no ManualClock; the store-level
+// behaviour is covered by tests/replay.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -60,6 +61,8 @@ public:
     AdaptivePromotionGate gate_;
 };
 
+// A fresh gate follows the fixed default (compare victims) until its simulations have seen
+// two mini-capacities of traffic.
 TEST(AdaptivePromotionGateTest, StartsComparingWithEveryLabelExported) {
     GateDriver d;
     EXPECT_EQ(d.gate_.Current(), Arm::kCompare);
@@ -75,15 +78,51 @@ TEST(AdaptivePromotionGateTest, StartsComparingWithEveryLabelExported) {
     EXPECT_EQ(d.Metric("promotion_gate_switches_total"), 0);
 }
 
-// A working set that fits: every arm hits the same, so the gate never moves.
+// Warm and without evidence, the gate stops displacing: a working set that fits gives every
+// arm the same hits, so after the one switch to `never` it never moves.
 TEST(AdaptivePromotionGateTest, TiesDoNotFlap) {
     GateDriver d;
+    d.Loop(50, 3);  // 150 sampled accesses: under 2 x 100, still cold
+    EXPECT_EQ(d.gate_.Current(), Arm::kCompare);
     d.Loop(50, 200);
     auto s = d.gate_.Scores();
     EXPECT_EQ(s[0], s[1]);
     EXPECT_EQ(s[1], s[2]);
-    EXPECT_EQ(d.gate_.Current(), Arm::kCompare);
-    EXPECT_EQ(d.Metric("promotion_gate_switches_total"), 0);
+    EXPECT_EQ(d.gate_.Current(), Arm::kNever);
+    EXPECT_EQ(d.Metric("promotion_gate_switches_total"), 1);
+}
+
+// A loop larger than DRAM seen for the first time: in the second pass every arm but `never`
+// thrashes, and `never`'s hits only come at the end of that pass. The gate must not have
+// displaced anything in the meantime (it is warm after the first pass, with no evidence).
+TEST(AdaptivePromotionGateTest, SecondPassOfALoopIsNotDisplaced) {
+    GateDriver d;
+    d.Loop(300, 1);
+    EXPECT_EQ(d.gate_.Current(), Arm::kNever);
+    for (uint64_t k = 0; k < 200; ++k) {  // the part of pass 2 before the resident third
+        d.Read(k);
+        ASSERT_EQ(d.gate_.Current(), Arm::kNever) << "displacing at read " << k;
+    }
+}
+
+// Evidence is judged by a sign test on the reads where two arms disagree, not relative to
+// the hit count: at a high hit ratio a small but steady lead must still switch. A hot set
+// of 40 keys read 100 times a round (every arm hits) and 50 keys put long ago read twice a
+// round (the sketch ages between rounds, so the second read reaches the threshold):
+// promoting keeps all 90 resident (almost every read hits), not displacing misses the 100
+// (4000 / 4100: a lead under 5 %, which the former 5 %-of-hits margin never passed).
+TEST(AdaptivePromotionGateTest, SmallSteadyLeadAtHighHitRatioSwitches) {
+    GateDriver d;
+    d.Loop(50, 1, /*first=*/1000);  // the warm keys, put once
+    d.Loop(100, 3, /*first=*/2000);  // fills DRAM with others: the warm keys leave
+    for (int round = 0; round < 40; ++round) {
+        for (int r = 0; r < 100; ++r) d.Loop(40, 1, /*first=*/3000);
+        d.Loop(50, 2, /*first=*/1000);
+    }
+    auto s = d.gate_.Scores();
+    EXPECT_GT(s[static_cast<size_t>(Arm::kAlways)], s[static_cast<size_t>(Arm::kNever)]);
+    EXPECT_LT(s[static_cast<size_t>(Arm::kAlways)], s[static_cast<size_t>(Arm::kNever)] * 1.05);
+    EXPECT_NE(d.gate_.Current(), Arm::kNever);
 }
 
 // A loop three times DRAM: promoting every returning key evicts the next ones to be read
@@ -126,7 +165,7 @@ TEST(AdaptivePromotionGateTest, StaleFrequencyHandsOverToAlways) {
     EXPECT_GT(s[static_cast<size_t>(Arm::kAlways)], s[static_cast<size_t>(Arm::kCompare)]);
     EXPECT_GT(s[static_cast<size_t>(Arm::kCompare)], s[static_cast<size_t>(Arm::kNever)]);
     EXPECT_EQ(d.gate_.Current(), Arm::kAlways);
-    EXPECT_EQ(d.Metric("promotion_gate_switches_total"), 1);
+    EXPECT_GE(d.Metric("promotion_gate_switches_total"), 1);
     EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", "always"}}), 1);
     EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", "compare"}}), 0);
 }
@@ -148,7 +187,7 @@ TEST(AdaptivePromotionGateTest, LargeDramIsSampled) {
     AdaptivePromotionGate gate(registry, [] { return uint64_t{1} << 30; },  // 262144 x 4 KiB
                                [](uint64_t) { return 0u; });
     gate.OnPut(1, kObject);  // the first access sizes the sample
-    EXPECT_EQ(gate.SampleShift(), 8);  // 262144 / 2^8 = 1024 >= 1024 > 262144 / 2^9
+    EXPECT_EQ(gate.SampleShift(), 6);  // 262144 / 2^6 = 4096 >= 4096 > 262144 / 2^7
 }
 
 }  // namespace
