@@ -6,8 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/json.h"
-#include "cli/text.h"
+#include "cli/printers.h"
 
 namespace mooncake::cli {
 namespace {
@@ -17,57 +16,6 @@ struct ScrubOptions {
     double max_time_sec = 3600;
 };
 
-std::string Render(const std::vector<ScrubResult>& results, Format format) {
-    if (format == Format::kJson) {
-        JsonWriter json;
-        json.BeginArray();
-        for (const ScrubResult& r : results) {
-            json.BeginObject();
-            json.Key("node");
-            json.String(r.node);
-            json.Key("checked");
-            json.Uint(r.checked);
-            json.Key("checked_bytes");
-            json.Uint(r.checked_bytes);
-            json.Key("io_errors");
-            json.Uint(r.io_errors);
-            json.Key("corrupt");
-            json.BeginArray();
-            for (const auto& [key, generation] : r.corrupt) {
-                json.BeginObject();
-                json.Key("key");
-                json.String(key);
-                json.Key("generation");
-                json.Uint(generation);
-                json.EndObject();
-            }
-            json.EndArray();
-            if (!r.error.empty()) {
-                json.Key("error");
-                json.String(r.error);
-            }
-            json.EndObject();
-        }
-        json.EndArray();
-        return json.Finish();
-    }
-    std::string out;
-    for (const ScrubResult& r : results) {
-        if (!r.error.empty()) {
-            out += "node " + r.node + ": not scrubbed: " + r.error + "\n";
-            continue;
-        }
-        out += "node " + r.node + ": " + std::to_string(r.checked) + " records (" +
-               HumanSize(r.checked_bytes) + ") read, " + std::to_string(r.corrupt.size()) +
-               " corrupt, " + std::to_string(r.io_errors) + " unreadable\n";
-        for (const auto& [key, generation] : r.corrupt) {
-            out += "  corrupt: " + QuoteKey(key) + " generation " + std::to_string(generation) +
-                   " (dropped; the key is removed)\n";
-        }
-    }
-    return out;
-}
-
 int RunScrub(Context& ctx, const ScrubOptions& opts) {
     int exit_code = kExitOk;
     Client* client = ctx.client(&exit_code);
@@ -76,7 +24,7 @@ int RunScrub(Context& ctx, const ScrubOptions& opts) {
         static_cast<NodeId>(opts.node),
         std::chrono::milliseconds(static_cast<int64_t>(opts.max_time_sec * 1000.0)));
     if (!results.ok()) return ctx.Fail(results.status(), "scrub");
-    ctx.Print(Render(*results, ctx.format()));
+    ctx.Print(RenderScrub(*results, ctx.format()));
     size_t corrupt = 0, failed = 0;
     for (const ScrubResult& r : *results) {
         corrupt += r.corrupt.size();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 
 #include "cli/text.h"
 #include "core/types.h"
@@ -51,6 +52,18 @@ std::string TaskState(const TaskView& t) {
     if (t.staged) return "staged";
     if (t.delivered) return "delivered";
     return "queued";
+}
+
+// 2026-12-01T19:30:00.123Z
+std::string Iso8601(int64_t ms) {
+    std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[40];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    char out[48];
+    std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
+    return out;
 }
 
 }  // namespace
@@ -378,6 +391,87 @@ std::string RenderInvariants(const InvariantReport& r, Format format) {
         out += "  " + std::string(name) + ": " + std::to_string(value) + "\n";
     }
     return out;
+}
+
+std::string RenderScrub(const std::vector<ScrubResult>& results, Format format) {
+    if (format == Format::kJson) {
+        JsonWriter json;
+        json.BeginArray();
+        for (const ScrubResult& r : results) {
+            json.BeginObject();
+            json.Key("node");
+            json.String(r.node);
+            json.Key("checked");
+            json.Uint(r.checked);
+            json.Key("checked_bytes");
+            json.Uint(r.checked_bytes);
+            json.Key("io_errors");
+            json.Uint(r.io_errors);
+            json.Key("corrupt");
+            json.BeginArray();
+            for (const auto& [key, generation] : r.corrupt) {
+                json.BeginObject();
+                json.Key("key");
+                json.String(key);
+                json.Key("generation");
+                json.Uint(generation);
+                json.EndObject();
+            }
+            json.EndArray();
+            if (!r.error.empty()) {
+                json.Key("error");
+                json.String(r.error);
+            }
+            json.EndObject();
+        }
+        json.EndArray();
+        return json.Finish();
+    }
+    std::string out;
+    for (const ScrubResult& r : results) {
+        if (!r.error.empty()) {
+            out += "node " + r.node + ": not scrubbed: " + r.error + "\n";
+            continue;
+        }
+        out += "node " + r.node + ": " + std::to_string(r.checked) + " records (" +
+               HumanSize(r.checked_bytes) + ") read, " + std::to_string(r.corrupt.size()) +
+               " corrupt, " + std::to_string(r.io_errors) + " unreadable\n";
+        for (const auto& [key, generation] : r.corrupt) {
+            out += "  corrupt: " + QuoteKey(key) + " generation " + std::to_string(generation) +
+                   " (dropped; the key is removed)\n";
+        }
+    }
+    return out;
+}
+
+std::string RenderMasters(const std::vector<ha::MasterListing>& masters, Format format) {
+    if (format == Format::kJson) {
+        JsonWriter json;
+        json.BeginArray();
+        for (const auto& m : masters) {
+            json.BeginObject();
+            json.Key("address");
+            json.String(m.address);
+            json.Key("role");
+            json.String(m.leader ? "leader" : "standby");
+            json.Key("epoch");
+            json.Uint(m.epoch);
+            json.Key("since");
+            json.String(Iso8601(m.since_ms));
+            json.Key("since_ms");
+            json.Int(m.since_ms);
+            json.EndObject();
+        }
+        json.EndArray();
+        return json.Finish();
+    }
+    Table table({"ADDRESS", "ROLE", "EPOCH", "SINCE"});
+    table.AlignRight(2);
+    for (const auto& m : masters) {
+        table.AddRow({m.address, m.leader ? "leader" : "standby", std::to_string(m.epoch),
+                      Iso8601(m.since_ms)});
+    }
+    return table.Render();
 }
 
 std::string RenderHot(const std::vector<HotKey>& keys, Format format) {

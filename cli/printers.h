@@ -16,6 +16,9 @@
 //   tasks           [{kind: "promotion"|"offload", key, size, generation, node_id, node,
 //                   age_ms, state: "queued"|"delivered"|"staged"}]
 //   hot             [{key, size, estimate}]
+//   scrub           [{node, checked, checked_bytes, io_errors, corrupt:[{key, generation}],
+//                   error (only when the node was not scrubbed)}]
+//   masters         [{address, role: "leader"|"standby", epoch, since (ISO 8601), since_ms}]
 //   tune get/set    {knob: value}; bool -> true/false, int/double -> number, size -> number
 //                   of bytes, enum/string -> string
 //   rm/promote/offload/evict
@@ -35,6 +38,7 @@
 #include "cli/json.h"
 #include "core/master_types.h"
 #include "core/status.h"
+#include "etcd/leader_discovery.h"
 #include "thrift/client.h"
 
 namespace mooncake::cli {
@@ -74,6 +78,10 @@ std::string RenderInvariants(const InvariantReport& report, Format format);
 std::string RenderTasks(const std::vector<TaskView>& tasks,
                         const std::map<NodeId, std::string>& node_names, Format format);
 std::string RenderHot(const std::vector<HotKey>& keys, Format format);
+// scrub: per node what was read, what was corrupt (dropped, its key removed), or why not.
+std::string RenderScrub(const std::vector<ScrubResult>& results, Format format);
+// masters: the leader and the standbys of an HA cluster, as etcd lists them.
+std::string RenderMasters(const std::vector<ha::MasterListing>& masters, Format format);
 // tune get: every row of `knobs` (already filtered to the asked name, if any).
 std::string RenderKnobs(const std::vector<KnobInfo>& knobs, Format format);
 // tune set: the knobs set, old value -> new value (table) or name -> new value (JSON).

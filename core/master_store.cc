@@ -290,7 +290,7 @@ void MasterStore::AddTombstones(const std::vector<std::pair<std::string, Generat
     for (const auto& [key, generation] : list) in_->departed.AddTombstone(key, generation);
 }
 
-Result<bool> MasterStore::Exists(std::string_view key) {
+Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     bool disk_only = false;
     {
@@ -300,7 +300,7 @@ Result<bool> MasterStore::Exists(std::string_view key) {
         if (it == shard.objects.end() || !it->second.Readable()) return false;
         disk_only = it->second.DiskOnly();
     }
-    if (disk_only && config_.prefetch_on_exist()) {
+    if (disk_only && (prefetch || config_.prefetch_on_exist())) {
         // The engine reads right after it checks: start the read's promotion now, through the
         // Get path's own trigger (same gates, same counters).
         in_->m.prefetch_on_exist.Inc();

@@ -182,9 +182,9 @@ void MasterService::Remove(const std::string& key, bool force) {
     ThrowIfError(store_.Remove(key, force));
 }
 
-bool MasterService::Exists(const std::string& key) {
+bool MasterService::Exists(const std::string& key, bool prefetch) {
     Call call(*this, "Exists");
-    auto r = store_.Exists(key);
+    auto r = store_.Exists(key, prefetch);
     ThrowIfError(r.status());
     return *r;
 }
@@ -257,11 +257,11 @@ void MasterService::BatchRemove(std::vector<rpc::Outcome>& out,
 }
 
 void MasterService::BatchExists(std::vector<rpc::ExistsResult>& out,
-                                const std::vector<std::string>& keys) {
+                                const std::vector<std::string>& keys, bool prefetch) {
     Call call(*this, "BatchExists");
     CheckBatch(keys.size());
     for (const std::string& key : keys) {
-        auto r = store_.Exists(key);
+        auto r = store_.Exists(key, prefetch);
         rpc::ExistsResult result;
         result.outcome = rpc::ToOutcome(r.status());
         result.exists = r.ok() && *r;

@@ -54,7 +54,7 @@ public:
     void PutRevoke(int64_t client_id, const std::string& key, int64_t generation) override;
     void GetReplicaList(rpc::ObjectInfo& out, const std::string& key) override;
     void Remove(const std::string& key, bool force) override;
-    bool Exists(const std::string& key) override;
+    bool Exists(const std::string& key, bool prefetch) override;
     void BatchPutStart(std::vector<rpc::PutStartResult>& out, int64_t client_id,
                        const std::vector<rpc::PutStartItem>& items,
                        int64_t preferred_node) override;
@@ -66,8 +66,8 @@ public:
                              const std::vector<std::string>& keys) override;
     void BatchRemove(std::vector<rpc::Outcome>& out, const std::vector<std::string>& keys,
                      bool force) override;
-    void BatchExists(std::vector<rpc::ExistsResult>& out,
-                     const std::vector<std::string>& keys) override;
+    void BatchExists(std::vector<rpc::ExistsResult>& out, const std::vector<std::string>& keys,
+                     bool prefetch) override;
     void RemoveByPrefix(rpc::RemovePrefixReply& out, const std::string& prefix,
                         bool force) override;
 

@@ -26,13 +26,14 @@ constexpr int kExitUsage = 2;
 
 constexpr const char* kUsage =
     "usage: mooncake-tierfs MOUNTPOINT [--master HOST:PORT] [-f] [-s] [-d] [-o OPT[,OPT...]]\n"
-    "                       [--timeout MS] [--auth_token_file FILE]\n";
+    "                       [--timeout MS] [--auth_token_file FILE] [--cluster_id ID]\n";
 
 constexpr const char* kHelp =
     "Mounts the FUSE view of a mooncake-tier store: keys/, MEMORY/, LOCAL_DISK/, stats and\n"
     "config/. Read-only unless -o rw. See mooncake-tierfs(8).\n"
     "\n"
-    "  --master HOST:PORT  the master (default: $MOONCAKE_MASTER, else 127.0.0.1:50051)\n"
+    "  --master HOST:PORT  the master (default: $MOONCAKE_MASTER, else 127.0.0.1:50051);\n"
+    "                      etcd://HOST:PORT[;HOST:PORT...] follows an HA cluster's leader\n"
     "  -f                  stay in the foreground\n"
     "  -s                  one thread\n"
     "  -d                  libfuse debug output (implies -f)\n"
@@ -44,6 +45,8 @@ constexpr const char* kHelp =
     "  --timeout MS        bound of one call to the master (default 1000)\n"
     "  --auth_token_file FILE  the daemon's access token (else $MOONCAKE_AUTH_TOKEN_FILE, else\n"
     "                      $MOONCAKE_AUTH_TOKEN); needed by -o rw writes when the daemon has one\n"
+    "  --cluster_id ID     with --master etcd://: the cluster (default $MOONCAKE_CLUSTER_ID,\n"
+    "                      else mooncake_cluster)\n"
     "  -h, --help          this help\n"
     "  -V, --version       the version\n";
 
@@ -57,6 +60,7 @@ struct Args {
     std::vector<std::string> fuse_options;  // passed to libfuse as -o
     int timeout_ms = 1000;
     std::string auth_token_file;  // --auth_token_file; the token itself is never on argv
+    std::string cluster_id;       // --cluster_id; empty: $MOONCAKE_CLUSTER_ID or the default
 };
 
 // Splits "a,b,c" into options, honoring no escapes (mount options here have no commas).
@@ -127,6 +131,10 @@ int ParseArgs(int argc, char** argv, Args* args) {
             const char* v = value("--auth_token_file");
             if (v == nullptr || *v == '\0') return usage_error("--auth_token_file needs FILE");
             args->auth_token_file = v;
+        } else if (a == "--cluster_id" || a.substr(0, 13) == "--cluster_id=") {
+            const char* v = value("--cluster_id");
+            if (v == nullptr || *v == '\0') return usage_error("--cluster_id needs ID");
+            args->cluster_id = v;
         } else if (!a.empty() && a[0] == '-') {
             return usage_error("unknown option '" + std::string(a) + "'");
         } else if (args->mountpoint.empty()) {
@@ -163,6 +171,7 @@ int main(int argc, char** argv) {
     client_options.rpc_timeout = std::chrono::milliseconds(args.timeout_ms);
     client_options.retries = 0;  // MasterConnection retries a fast failure once itself
     client_options.client_name = "mooncake-tierfs";
+    client_options.cluster_id = args.cluster_id;
     // --auth_token_file, else $MOONCAKE_AUTH_TOKEN_FILE, else $MOONCAKE_AUTH_TOKEN.
     auto token = mooncake::ResolveClientToken(args.auth_token_file);
     if (!token.ok()) {

@@ -323,7 +323,7 @@ std::vector<Step> Steps() {
                          c.recv_GetReplicaList(o);
                      });
                  }});
-    s.push_back({"Exists", [](Recorder& r, Ctx&) { CALL(send_Exists("k1"), c.recv_Exists()); }});
+    s.push_back({"Exists", [](Recorder& r, Ctx&) { CALL(send_Exists("k1", false), c.recv_Exists()); }});
     s.push_back({"Stat", [](Recorder& r, Ctx&) {
                      CALL(send_Stat("k1"), {
                          rpc::ObjectInfo o;
@@ -373,7 +373,7 @@ std::vector<Step> Steps() {
                      });
                  }});
     s.push_back({"BatchExists", [](Recorder& r, Ctx&) {
-                     CALL(send_BatchExists({"b1", "x"}), {
+                     CALL(send_BatchExists({"b1", "x"}, false), {
                          std::vector<rpc::ExistsResult> out;
                          c.recv_BatchExists(out);
                      });

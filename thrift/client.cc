@@ -511,23 +511,24 @@ Result<RemovePrefixResult> Client::RemoveByPrefix(std::string_view prefix, bool 
                               static_cast<uint64_t>(wire.skipped)};
 }
 
-Result<bool> Client::Exists(std::string_view key) {
+Result<bool> Client::Exists(std::string_view key, bool prefetch) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     bool exists = false;
     const std::string k(key);
     MC_RETURN_IF_ERROR(channel_->Call(
-        [&](rpc::MasterServiceClient& c) { exists = c.Exists(k); }, Idempotent::kYes));
+        [&](rpc::MasterServiceClient& c) { exists = c.Exists(k, prefetch); }, Idempotent::kYes));
     return exists;
 }
 
-std::vector<Result<bool>> Client::BatchExists(std::span<const std::string> keys) {
+std::vector<Result<bool>> Client::BatchExists(std::span<const std::string> keys,
+                                              bool prefetch) {
     std::vector<Result<bool>> out;
     out.reserve(keys.size());
     Status st = CheckBatch(keys.size());
     std::vector<rpc::ExistsResult> wire;
     if (st.ok()) {
         std::vector<std::string> list(keys.begin(), keys.end());
-        st = channel_->Call([&](rpc::MasterServiceClient& c) { c.BatchExists(wire, list); },
+        st = channel_->Call([&](rpc::MasterServiceClient& c) { c.BatchExists(wire, list, prefetch); },
                             Idempotent::kYes);
     }
     for (size_t i = 0; i < keys.size(); ++i) {

@@ -201,8 +201,11 @@ public:
     Result<RemovePrefixResult> RemoveByPrefix(std::string_view prefix, bool force = false);
 
     // True when the key has a COMPLETE replica. Not an access.
-    Result<bool> Exists(std::string_view key);
-    std::vector<Result<bool>> BatchExists(std::span<const std::string> keys);
+    // `prefetch`: a LOCAL_DISK-only key is read as Get reads it, so the master's promotion
+    // trigger (its admission gate) may bring it to MEMORY before the read that follows.
+    Result<bool> Exists(std::string_view key, bool prefetch = false);
+    std::vector<Result<bool>> BatchExists(std::span<const std::string> keys,
+                                          bool prefetch = false);
 
     // The replicas a reader would use (COMPLETE, MEMORY first). This IS an access: it grants
     // a read lease, refreshes recency and may trigger promotion, exactly like Get.

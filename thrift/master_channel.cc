@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "MasterService.h"
-#include "daemon/ha/leader_discovery.h"
+#include "etcd/leader_discovery.h"
 #include "mooncake_constants.h"
 #include "thrift/convert.h"
 #include "thrift/rpc_limits.h"

@@ -278,7 +278,9 @@ service MasterService {
   // A read: grants a lease, refreshes recency, may trigger promotion.
   ObjectInfo GetReplicaList(1: binary key) throws (1: StoreError error),
   void Remove(1: binary key, 2: bool force) throws (1: StoreError error),
-  bool Exists(1: binary key) throws (1: StoreError error),
+  // prefetch: a LOCAL_DISK-only key runs the read's promotion trigger (as the knob
+  // prefetch_on_exist does for every Exists); otherwise inspection, not an access.
+  bool Exists(1: binary key, 2: bool prefetch) throws (1: StoreError error),
 
   list<PutStartResult> BatchPutStart(1: i64 client_id, 2: list<PutStartItem> items,
                                      3: i64 preferred_node) throws (1: StoreError error),
@@ -288,7 +290,8 @@ service MasterService {
       throws (1: StoreError error),
   list<ObjectResult> BatchGetReplicaList(1: list<binary> keys) throws (1: StoreError error),
   list<Outcome> BatchRemove(1: list<binary> keys, 2: bool force) throws (1: StoreError error),
-  list<ExistsResult> BatchExists(1: list<binary> keys) throws (1: StoreError error),
+  list<ExistsResult> BatchExists(1: list<binary> keys, 2: bool prefetch)
+      throws (1: StoreError error),
   RemovePrefixReply RemoveByPrefix(1: binary prefix, 2: bool force)
       throws (1: StoreError error),
 

@@ -14,8 +14,8 @@
 
 #include "core/knobs.h"
 #include "core/status.h"
-#include "daemon/ha/cluster_keys.h"
-#include "daemon/ha/etcd_client.h"
+#include "etcd/cluster_keys.h"
+#include "etcd/etcd_client.h"
 
 namespace mooncake::ha {
 

@@ -28,8 +28,8 @@
 #include <string>
 #include <thread>
 
-#include "daemon/ha/cluster_keys.h"
-#include "daemon/ha/etcd_client.h"
+#include "etcd/cluster_keys.h"
+#include "etcd/etcd_client.h"
 
 namespace mooncake {
 class Counter;

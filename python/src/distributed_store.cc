@@ -381,14 +381,10 @@ int64_t DistributedStore::GetSize(const std::string& key) {
 
 int DistributedStore::IsExist(const std::string& key, bool prefetch) {
     MC_SESSION_OR(kInvalidParams);
-    auto e = client.Exists(key);
+    // ExistOptions.prefetch_to_memory: the master reads a LOCAL_DISK-only key as a Get
+    // would, so its promotion trigger (admission gate included) decides, as for a read.
+    auto e = client.Exists(key, prefetch);
     if (!e.ok()) return ToMooncakeError(e.status());
-    if (*e && prefetch) {
-        // ExistOptions.prefetch_to_memory: ask the master to promote now (a manual promotion:
-        // no admission gate; the master still refuses under DRAM pressure). Best effort.
-        std::string k = key;
-        (void)client.Promote(std::span(&k, 1));
-    }
     return *e ? 1 : 0;
 }
 
@@ -397,14 +393,11 @@ std::vector<int> DistributedStore::BatchIsExist(const std::vector<std::string>& 
     std::shared_lock lock(mu_);
     if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
     if (keys.empty()) return {};
-    std::vector<Result<bool>> found = session_->client->BatchExists(keys);
+    std::vector<Result<bool>> found = session_->client->BatchExists(keys, prefetch);
     std::vector<int> out(keys.size(), kInternalError);
-    std::vector<std::string> present;
     for (size_t i = 0; i < keys.size() && i < found.size(); ++i) {
         out[i] = found[i].ok() ? (*found[i] ? 1 : 0) : ToMooncakeError(found[i].status());
-        if (out[i] == 1 && prefetch) present.push_back(keys[i]);
     }
-    if (!present.empty()) (void)session_->client->Promote(present);
     return out;
 }
 

@@ -160,6 +160,40 @@ TEST(RenderHot, Shapes) {
               "[\n  {\n    \"key\": \"h\",\n    \"size\": 100,\n    \"estimate\": 9\n  }\n]\n");
 }
 
+TEST(RenderScrub, NamesEveryCorruptKeyAndEveryNodeNotScrubbed) {
+    ScrubResult ok{"127.0.0.1:7001", 12, 12 * 4096, 1, {{"bad", 7}}, ""};
+    ScrubResult down{"127.0.0.1:7002", 0, 0, 0, {}, "Unavailable: connect refused"};
+    std::string table = RenderScrub({ok, down}, Format::kTable);
+    EXPECT_EQ(table,
+              "node 127.0.0.1:7001: 12 records (48 KiB) read, 1 corrupt, 1 unreadable\n"
+              "  corrupt: 'bad' generation 7 (dropped; the key is removed)\n"
+              "node 127.0.0.1:7002: not scrubbed: Unavailable: connect refused\n");
+    std::string json = RenderScrub({ok, down}, Format::kJson);
+    EXPECT_NE(json.find("\"corrupt\": [\n      {\n        \"key\": \"bad\",\n"
+                        "        \"generation\": 7\n"),
+              std::string::npos)
+        << json;
+    EXPECT_NE(json.find("\"error\": \"Unavailable: connect refused\""), std::string::npos) << json;
+    // A node that was scrubbed carries no "error" field.
+    EXPECT_EQ(json.find("\"error\""), json.rfind("\"error\""));
+}
+
+TEST(RenderMasters, LeaderAndStandbyWithIsoTimes) {
+    std::vector<ha::MasterListing> masters = {{"10.0.0.1:50051", true, 4, 1764617400123},
+                                              {"10.0.0.2:50051", false, 4, 1764617300000}};
+    std::string json = RenderMasters(masters, Format::kJson);
+    EXPECT_NE(json.find("\"role\": \"leader\",\n    \"epoch\": 4,\n"
+                        "    \"since\": \"2025-12-01T19:30:00.123Z\",\n"
+                        "    \"since_ms\": 1764617400123"),
+              std::string::npos)
+        << json;
+    EXPECT_NE(json.find("\"role\": \"standby\""), std::string::npos) << json;
+    std::string table = RenderMasters(masters, Format::kTable);
+    EXPECT_NE(table.find("10.0.0.1:50051  leader       4  2025-12-01T19:30:00.123Z"),
+              std::string::npos)
+        << table;
+}
+
 std::vector<KnobInfo> Knobs() {
     return {
         {"promotion_on_hit", "true", "true", "true|false", "bool", true, ""},

@@ -3,6 +3,8 @@
 // --master etcd://. Every scenario ends with the fault suite's check (SettleAndCheck:
 // invariants clean, every acknowledged key byte-identical or, if its node died, NotFound).
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -282,6 +284,42 @@ TEST(Ha, RemovalWhileNodeAwaySurvivesFailover) {
             << keys[i].key << " was removed while its node was away and came back";
     }
     SettleAndCheck(*c.client, keys, "after a removal while away and a failover");
+}
+
+// Scenario: mooncake-tierfs mounted with --master etcd:// and --cluster_id (the cluster is not
+// the default one) shows the store through the leader, and still does after the leader is
+// killed: a key put through the new leader appears in keys/.
+TEST(Ha, TierFsFollowsTheLeaderOfItsCluster) {
+    if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+        GTEST_SKIP() << "mounting needs root and /dev/fuse";
+    }
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    c.AddNode("4MiB", false);
+    ASSERT_TRUE(c.WaitForNodes(1));
+    ASSERT_TRUE(c.client->Put("fs-before", "through the first leader").ok());
+    const std::string mnt = c.dir.Sub("mnt");
+    ASSERT_EQ(::mkdir(mnt.c_str(), 0755), 0);
+    Daemon view("tierfs", {mnt, "-f", "--master", c.EtcdUrl(), "--cluster_id", c.cluster_id},
+                c.dir);
+    view.UseBinary(TIERFS_PATH);
+    ASSERT_TRUE(view.Start());
+    auto listed = [&](const std::string& key) {
+        struct stat st{};
+        return ::stat((mnt + "/keys/" + key).c_str(), &st) == 0;
+    };
+    EXPECT_TRUE(WaitFor([&] { return listed("fs-before"); }, 10s)) << view.Log();
+
+    HaCluster::Master* old = c.Leader();
+    ASSERT_NE(old, nullptr);
+    old->daemon->Kill();
+    ASSERT_NE(c.NewLeader(old, kTakeoverBound + 2s), nullptr);
+    ASSERT_TRUE(WaitFor([&] { return c.client->Put("fs-after", "through the new one").ok(); },
+                        kTakeoverBound + 5s));
+    EXPECT_TRUE(WaitFor([&] { return listed("fs-after") && listed("fs-before"); }, 15s))
+        << view.Log();
+    view.Stop(SIGTERM);
+    Shell("fusermount3 -u -z " + mnt);
 }
 
 // Failover time (kill -9 of the leader to the first successful Get through etcd://) over 10

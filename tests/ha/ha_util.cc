@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "daemon/ha/cluster_keys.h"
-#include "daemon/ha/etcd_client.h"
-#include "daemon/ha/leader_discovery.h"
+#include "etcd/cluster_keys.h"
+#include "etcd/etcd_client.h"
+#include "etcd/leader_discovery.h"
 #include "tests/fault/fault_util.h"
 
 namespace mooncake::test {
@@ -74,30 +74,16 @@ bool HaCluster::RestartMaster(Master& m) { return m.daemon->Start(); }
 
 Cluster::NodeProcess& HaCluster::AddNode(const std::string& dram, bool with_disk,
                                          const std::string& fault_spec) {
-    auto node = std::make_unique<Cluster::NodeProcess>();
-    node->name = "127.0.0.1:" + std::to_string(FreePort());
-    std::vector<std::string> args = {"--role=node",
-                                     "--listen=" + node->name,
-                                     "--data_port=" + std::to_string(FreePort()),
-                                     "--master=" + EtcdUrl(),
-                                     "--cluster_id=" + cluster_id,
-                                     "--metrics_port=0",
-                                     "--log_level=debug",
-                                     "--dram_size=" + dram};
-    if (with_disk) {
-        node->disk_dir = dir.Sub("disk-" + std::to_string(nodes.size()));
-        args.push_back("--disk_dir=" + node->disk_dir);
-        args.push_back("--disk_size=64MiB");
-    }
-    node->daemon = std::make_unique<Daemon>("node" + std::to_string(nodes.size()), args, dir);
+    NodeLaunch launch{.master = EtcdUrl(),
+                      .dram = dram,
+                      .with_disk = with_disk,
+                      .index = nodes.size(),
+                      .extra_args = {"--cluster_id=" + cluster_id}};
     if (!fault_spec.empty()) {
-        node->daemon->UseBinary(FaultDaemonPath());
-        for (const auto& [name, value] : FaultDir(faults_dir).Env(fault_spec)) {
-            node->daemon->SetEnv(name, value);
-        }
+        launch.binary = FaultDaemonPath();
+        launch.env = FaultDir(faults_dir).Env(fault_spec);
     }
-    node->daemon->Start();
-    nodes.push_back(std::move(node));
+    nodes.push_back(StartNode(dir, launch));
     return *nodes.back();
 }
 

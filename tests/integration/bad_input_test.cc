@@ -149,13 +149,14 @@ TEST_F(BadInputTest, OversizedRpcFrameIsRefused) {
 
 TEST_F(BadInputTest, CallsBeforeHelloAndWrongVersionsAreRefused) {
     RawMaster raw(server_->rpc_port);
-    ExpectStoreError(rpc::ErrorCode::ILLEGAL_CLIENT, [&] { raw.client->Exists("canary"); });
+    ExpectStoreError(rpc::ErrorCode::ILLEGAL_CLIENT,
+                     [&] { raw.client->Exists("canary", false); });
     ExpectStoreError(rpc::ErrorCode::ILLEGAL_CLIENT, [&] { raw.client->Remove("canary", true); });
     rpc::HelloReply reply;
     ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
                      [&] { raw.client->Hello(reply, 999, "", "from the future"); });
     raw.Hello();
-    EXPECT_TRUE(raw.client->Exists("canary"));
+    EXPECT_TRUE(raw.client->Exists("canary", false));
     ExpectStillServing();
 }
 
@@ -393,7 +394,7 @@ TEST_F(BadInputTest, BadKeysSizesAndBatchesInRpcsAreRefused) {
     ExpectStoreError(rpc::ErrorCode::NOT_FOUND,
                      [&] { raw.client->GetReplicaList(info, "no-such-key"); });
     ExpectStoreError(rpc::ErrorCode::NOT_FOUND, [&] { raw.client->Remove("no-such-key", true); });
-    EXPECT_FALSE(raw.client->Exists("no-such-key"));
+    EXPECT_FALSE(raw.client->Exists("no-such-key", false));
     std::vector<rpc::ManualResult> manual;
     raw.client->Promote(manual, {"no-such-key"}, false);
     ASSERT_EQ(manual.size(), 1u);
@@ -406,7 +407,7 @@ TEST_F(BadInputTest, BadKeysSizesAndBatchesInRpcsAreRefused) {
     EXPECT_THROW(raw.client->PutEnd(cid + 12345, "half", put.generation), rpc::StoreError);
     EXPECT_THROW(raw.client->PutRevoke(cid + 12345, "half", put.generation), rpc::StoreError);
     raw.client->PutRevoke(cid, "half", put.generation);
-    EXPECT_FALSE(raw.client->Exists("half"));
+    EXPECT_FALSE(raw.client->Exists("half", false));
     // Batches over the limit, unknown tiers, bad knobs.
     std::vector<std::string> many(rpc::kMaxBatchKeys + 1, "k");
     std::vector<rpc::ObjectResult> objects;
@@ -436,7 +437,7 @@ TEST_F(BadInputTest, OversizedRpcStringIsRefused) {
     // before the handler runs.
     RawMaster raw(server_->rpc_port);
     raw.Hello();
-    EXPECT_ANY_THROW(raw.client->Exists(std::string(9 << 20, 'k')));
+    EXPECT_ANY_THROW(raw.client->Exists(std::string(9 << 20, 'k'), false));
     ExpectStillServing();
 }
 

@@ -245,29 +245,38 @@ Cluster::Cluster(std::vector<std::string> master_args) {
     client = ConnectWhenUp(master_address);
 }
 
-Cluster::NodeProcess& Cluster::AddNode(const std::string& dram, bool with_disk,
-                                       std::vector<std::string> extra_args) {
-    auto node = std::make_unique<NodeProcess>();
-    uint16_t port = FreePort();
-    node->name = "127.0.0.1:" + std::to_string(port);
+std::unique_ptr<Cluster::NodeProcess> StartNode(TempDir& dir, const NodeLaunch& launch) {
+    auto node = std::make_unique<Cluster::NodeProcess>();
+    node->name = "127.0.0.1:" + std::to_string(FreePort());
     std::vector<std::string> args = {"--role=node",
                                      "--listen=" + node->name,
                                      "--data_port=" + std::to_string(FreePort()),
-                                     "--master=" + master_address,
+                                     "--master=" + launch.master,
                                      "--metrics_port=0",
                                      "--log_level=debug",
-                                     "--dram_size=" + dram};
-    if (with_disk) {
-        node->disk_dir = dir.Sub("disk-" + std::to_string(nodes.size()));
+                                     "--dram_size=" + launch.dram};
+    if (launch.with_disk) {
+        node->disk_dir = dir.Sub("disk-" + std::to_string(launch.index));
         args.push_back("--disk_dir=" + node->disk_dir);
         args.push_back("--disk_size=64MiB");
     }
-    args.insert(args.end(), extra_args.begin(), extra_args.end());
-    node->daemon = std::make_unique<Daemon>("node" + std::to_string(nodes.size()), args, dir);
-    if (!node_binary.empty()) node->daemon->UseBinary(node_binary);
-    for (const auto& [n, v] : node_env) node->daemon->SetEnv(n, v);
+    args.insert(args.end(), launch.extra_args.begin(), launch.extra_args.end());
+    node->daemon = std::make_unique<Daemon>("node" + std::to_string(launch.index), args, dir);
+    if (!launch.binary.empty()) node->daemon->UseBinary(launch.binary);
+    for (const auto& [n, v] : launch.env) node->daemon->SetEnv(n, v);
     node->daemon->Start();
-    nodes.push_back(std::move(node));
+    return node;
+}
+
+Cluster::NodeProcess& Cluster::AddNode(const std::string& dram, bool with_disk,
+                                       std::vector<std::string> extra_args) {
+    nodes.push_back(StartNode(dir, {.master = master_address,
+                                    .dram = dram,
+                                    .with_disk = with_disk,
+                                    .index = nodes.size(),
+                                    .extra_args = std::move(extra_args),
+                                    .binary = node_binary,
+                                    .env = node_env}));
     return *nodes.back();
 }
 

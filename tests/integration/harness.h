@@ -137,6 +137,20 @@ public:
     std::vector<std::unique_ptr<NodeProcess>> nodes;
 };
 
+// How to start one `mooncaked --role node` of a test: the one place a test node's flags are
+// written (Cluster and tests/ha's HaCluster both start nodes with it).
+struct NodeLaunch {
+    std::string master;      // --master: HOST:PORT or etcd://...
+    std::string dram;        // --dram_size, like "4MiB"
+    bool with_disk = false;  // a 64 MiB LOCAL_DISK store in <dir>/disk-<index>
+    size_t index = 0;        // names the daemon "node<index>" and its disk directory
+    std::vector<std::string> extra_args;
+    std::string binary;  // empty: MooncakedPath()
+    std::vector<std::pair<std::string, std::string>> env;
+};
+// Starts the node on fresh loopback ports (RPC and data).
+std::unique_ptr<Cluster::NodeProcess> StartNode(TempDir& dir, const NodeLaunch& launch);
+
 // Runs `cmd` with /bin/sh, output discarded; true when it exits 0.
 bool Shell(const std::string& cmd);
 

@@ -389,7 +389,7 @@ TEST_F(SecurityTest, WrongTokenIsRefusedAtHello) {
     });
     EXPECT_EQ(e.code, rpc::ErrorCode::ILLEGAL_CLIENT);
     // Still not greeted: even a read is refused on that connection.
-    e = ErrorOf([&] { raw.client->Exists("canary"); });
+    e = ErrorOf([&] { raw.client->Exists("canary", false); });
     EXPECT_EQ(e.code, rpc::ErrorCode::ILLEGAL_CLIENT);
 
     int fd = RawConnect(server_->data_port);

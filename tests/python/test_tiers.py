@@ -123,22 +123,30 @@ def test_prefetch_on_exist_knob_promotes_without_a_read(prefetch_master, tmp_pat
 
 
 def test_without_knob_exist_does_not_promote_but_exist_options_do(tmp_path):
-    m = Master(tmp_path, *TIER_FLAGS, "--promotion_on_hit=false")
+    # prefetch_to_memory runs the read's promotion trigger on the master (its admission gate
+    # and counters), as the knob does for every Exists; a plain Exists is inspection only.
+    m = Master(tmp_path, *TIER_FLAGS, "--promotion_on_hit", "--promotion_compare_victims=false")
     s = disk_store(m, tmp_path)
     try:
         ref = overflow(s, "eo")
         cold = wait_cold(s, ref)
-        assert len(cold) >= 1
-        key = cold[0]
+        assert len(cold) >= 2
+        key, batch_key = cold[0], cold[1]
+        counted = m.metric("prefetch_on_exist_total")
         assert s.is_exist(key) == 1
         assert s.batch_is_exist([key]) == [1]
         time.sleep(2)
         assert types(s, key) == ["LOCAL_DISK"]
+        assert m.metric("prefetch_on_exist_total") == counted
         opts = ExistOptions()
         opts.prefetch_to_memory = True
         assert s.is_exist(key, opts) == 1
+        assert s.batch_is_exist([batch_key, "eo-missing"], opts) == [1, 0]
+        assert m.metric("prefetch_on_exist_total") == counted + 2
         assert wait_for(lambda: "MEMORY" in types(s, key), 15), types(s, key)
+        assert wait_for(lambda: "MEMORY" in types(s, batch_key), 15), types(s, batch_key)
         assert s.get(key) == ref[key]
+        assert s.get(batch_key) == ref[batch_key]
     finally:
         s.close()
         m.stop()

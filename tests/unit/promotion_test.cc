@@ -122,6 +122,30 @@ TEST_F(PromotionTest, PromotionRepeatedGetsFireAndNextGetListsMemoryFirst) {
     ExpectInvariants();
 }
 
+// ExistOptions.prefetch_to_memory (Exists with prefetch): the check counts as the read it
+// precedes, through the same admission gate; a plain Exists is inspection and counts nothing.
+TEST_F(PromotionTest, PromotionExistsWithPrefetchRunsTheReadsTriggerAndGate) {
+    NodeId node = NodeWithDiskObjects(2);
+    ASSERT_TRUE(*store().Exists(D(0)));
+    EXPECT_EQ(Attempts(), 0);
+    EXPECT_EQ(Metric("prefetch_on_exist_total"), 0);
+    // Threshold 2: one prefetching Exists is one access, gated like one Get.
+    ASSERT_TRUE(*store().Exists(D(0), /*prefetch=*/true));
+    EXPECT_EQ(Attempts(), 1);
+    EXPECT_EQ(Failed("admission_gated"), 1);
+    EXPECT_EQ(Queued(), 0);
+    // The read that follows reaches the threshold and queues the promotion.
+    ASSERT_EQ(Get(D(0)), StatusCode::kOk);
+    EXPECT_EQ(Queued(), 1);
+    EXPECT_EQ(Metric("prefetch_on_exist_total"), 1);
+    // A key that is not there: false, nothing counted.
+    EXPECT_FALSE(*store().Exists("absent", /*prefetch=*/true));
+    EXPECT_EQ(Metric("prefetch_on_exist_total"), 1);
+    ASSERT_EQ(RunPromotions(node), 1u);
+    EXPECT_EQ(Metric("promotion_completed_total"), 1);
+    ExpectInvariants();
+}
+
 TEST_F(PromotionTest, PromotionThresholdZeroActsAsOne) {
     config_.Set("promotion_admission_threshold", "0").ok();
     NodeWithDiskObjects(1);

@@ -1,4 +1,4 @@
-#include "daemon/ha/etcd_client.h"
+#include "etcd/etcd_client.h"
 
 #include <httplib.h>
 

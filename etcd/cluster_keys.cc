@@ -1,4 +1,4 @@
-#include "daemon/ha/cluster_keys.h"
+#include "etcd/cluster_keys.h"
 
 #include <chrono>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "daemon/ha/leader_discovery.h"
+#include "etcd/leader_discovery.h"
 
 #include <algorithm>
 #include <thread>

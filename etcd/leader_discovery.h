@@ -1,5 +1,5 @@
 // LeaderDiscovery: `--master etcd://HOST:PORT[;HOST:PORT...]` means "whoever leads cluster
-// <cluster id> now". Reads the leader key the masters campaign for (daemon/ha/cluster_keys.h)
+// <cluster id> now". Reads the leader key the masters campaign for (etcd/cluster_keys.h)
 // and the masters' registrations, for clients, nodes and `mooncakectl masters`.
 //
 // Thread-safety: every method may be called from any thread.
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/status.h"
-#include "daemon/ha/cluster_keys.h"
-#include "daemon/ha/etcd_client.h"
+#include "etcd/cluster_keys.h"
+#include "etcd/etcd_client.h"
 
 namespace mooncake::ha {
 
