@@ -130,6 +130,17 @@ Result<Segment::WriteLease> Segment::BeginWrite(std::string_view key, Generation
             auto prev = std::prev(it);
             if (prev->first + prev->second->length > offset) it = prev;
         }
+        // A write that reaches the node after a newer generation of the same key took the
+        // range is stale (a put revoked, say, whose bytes were still on their way when the
+        // key was put again): it must not replace the newer record. Generations only grow.
+        for (auto scan = it; scan != records_.end() && scan->first < offset + length; ++scan) {
+            if (scan->second->key == key && scan->second->generation > generation) {
+                return Status::StaleGeneration(
+                    "generation " + std::to_string(generation) + " of " + QuoteKey(key) +
+                    " is older than generation " + std::to_string(scan->second->generation) +
+                    " already at offset " + std::to_string(scan->first));
+            }
+        }
         while (it != records_.end() && it->first < offset + length) {
             bytes_held_.fetch_sub(it->second->length, std::memory_order_relaxed);
             replaced.push_back(std::move(it->second));

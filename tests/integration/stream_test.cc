@@ -240,9 +240,10 @@ TEST(StreamClientTest, ASourceThatFailsMidPutLeavesNothingAndIsRevoked) {
     // Revoked at once (not at put_timeout_sec): the key can be put again, and its DRAM was
     // given back (16 MiB holds one 5 MiB value at a time only twice over).
     SpanSource good(Bytes(value));
-    ASSERT_TRUE(s.client->PutFrom("stream/broken", value.size(), good).ok());
+    Status again = s.client->PutFrom("stream/broken", value.size(), good);
+    ASSERT_TRUE(again.ok()) << again.ToString();
     auto back = s.client->Get("stream/broken");
-    ASSERT_TRUE(back.ok());
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_TRUE(*back == value);
 }
 
