@@ -158,7 +158,8 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
         warm_ = true;
         SwitchTo(static_cast<size_t>(options_.start));
     }
-    if (warm_ && sampled_ % 64 == 0) Decide();
+    // Every read (9 comparisons): a small store's evidence must act on the reads that give it.
+    if (warm_ && !put) Decide();
 }
 
 void AdaptivePromotionGate::SwitchTo(size_t arm) {
@@ -174,13 +175,14 @@ void AdaptivePromotionGate::Decide() {
     auto cur = static_cast<size_t>(current_.load(std::memory_order_relaxed));
     // A sign test on the accesses where two arms disagree (one hits, the other misses): if
     // they were equally good, the lead would be a fair +-1 walk over `disagree` steps, so
-    // a lead past z standard deviations (plus a floor) is evidence, whatever the hit ratio.
+    // a lead past z standard deviations (and at least a floor of hits) is evidence, whatever
+    // the hit ratio.
     size_t best = cur;
     double best_excess = 0;
     for (size_t b = 0; b < kArms; ++b) {
         if (b == cur) continue;
-        double excess = lead_[b][cur] - options_.switch_z * std::sqrt(disagree_[b][cur]) -
-                        options_.min_lead;
+        double excess = lead_[b][cur] - std::max(options_.switch_z * std::sqrt(disagree_[b][cur]),
+                                                 options_.min_lead);
         if (excess > best_excess) {
             best = b;
             best_excess = excess;

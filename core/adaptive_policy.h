@@ -17,7 +17,7 @@
 // sequence (a Put inserts; a Get of a key not in the mini-DRAM is a LOCAL_DISK hit that may
 // promote). The gate switches to another arm when that arm's (decayed) lead over the current
 // one, counted on the sampled reads where exactly one of the two hits, passes a sign test
-// (switch_z standard deviations of a fair coin, plus min_lead hits): a hit ratio a few tenths
+// (switch_z standard deviations of a fair coin, and at least min_lead hits): a hit ratio a few tenths
 // of a percent better is found at any hit ratio, and noise does not flap it. A fresh store
 // follows `compare`; once warm, until an arm is ahead, it follows `never` (Options::start). The
 // eviction order the arms model is LRU: the store uses the gate only with eviction_policy=lru
@@ -57,7 +57,7 @@ public:
         uint64_t decay_capacities = 32;
         // Switch when another arm's lead over the current one, counted on the sampled reads
         // where exactly one of the two hits, exceeds switch_z standard deviations of a fair
-        // coin over those reads plus min_lead hits.
+        // coin over those reads, and min_lead hits.
         double switch_z = 2;
         double min_lead = 8;
         // The arm followed while the simulations have seen fewer than warmup_capacities x
