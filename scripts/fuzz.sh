@@ -34,31 +34,51 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 failed=()
 summary=()
 start=$(date +%s)
-for t in "${targets[@]}"; do
-  bin="$build_dir/bin/$t"
-  [ -x "$bin" ] || { echo "fuzz: no binary for $t" >&2; failed+=("$t"); continue; }
+# One target: its result line in $work/$t/summary, its exit status in $work/$t/rc.
+fuzz_one() {
+  local t=$1 bin="$build_dir/bin/$1" rc=0 execs rate cov
   mkdir -p "$work/$t/corpus"
+  if [ ! -x "$bin" ]; then
+    echo "fuzz: no binary for $t" >&2
+    printf '%-22s %12s %10s %8s  %s\n' "$t" - - - "FAILED (no binary)" >"$work/$t/summary"
+    echo 1 >"$work/$t/rc"
+    return
+  fi
   cp -r "fuzz/corpus/$t/." "$work/$t/corpus/"
-  args=(-max_total_time="$secs" -print_final_stats=1 -timeout=25 -rss_limit_mb=2560
-        -artifact_prefix="$work/$t/")
+  local args=(-max_total_time="$secs" -print_final_stats=1 -timeout=25 -rss_limit_mb=2560
+              -artifact_prefix="$work/$t/")
   [ -f "fuzz/$t.dict" ] && args+=(-dict="fuzz/$t.dict")
   echo "fuzz: $t for ${secs}s"
-  rc=0
   "$bin" "${args[@]}" "$work/$t/corpus" >"$work/$t/log" 2>&1 || rc=$?
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$work/$t/log" | tail -1)
   rate=$(awk '/stat::average_exec_per_sec/ {print $2}' "$work/$t/log" | tail -1)
   cov=$(grep -oE 'cov: [0-9]+' "$work/$t/log" | tail -1 | awk '{print $2}')
-  summary+=("$(printf '%-22s %12s %10s %8s  %s' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" \
-    "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")")")
-  if [ $rc -ne 0 ]; then
-    failed+=("$t")
-    grep -E 'ERROR|SUMMARY|fuzz property|runtime error|Test unit written' "$work/$t/log" \
-      | head -20 >&2 || true
-    tail -40 "$work/$t/log" >&2
-    for a in "$work/$t"/crash-* "$work/$t"/leak-* "$work/$t"/timeout-* "$work/$t"/oom-*; do
-      [ -e "$a" ] && cp "$a" "$artifacts/$t-$(basename "$a")" && echo "fuzz: kept $artifacts/$t-$(basename "$a")" >&2
-    done
-  fi
+  printf '%-22s %12s %10s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" \
+    "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")" >"$work/$t/summary"
+  echo "$rc" >"$work/$t/rc"
+}
+
+# Each libFuzzer process is single-threaded: run JOBS (default 2) targets at a time, each
+# still for the full SECONDS on its own core.
+jobs_max=${JOBS:-2}
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  fuzz_one "$t" &
+done
+wait
+
+for t in "${targets[@]}"; do
+  summary+=("$(cat "$work/$t/summary")")
+  [ "$(cat "$work/$t/rc")" = 0 ] && continue
+  failed+=("$t")
+  [ -f "$work/$t/log" ] || continue
+  echo "----- fuzz: $t" >&2
+  grep -E 'ERROR|SUMMARY|fuzz property|runtime error|Test unit written' "$work/$t/log" \
+    | head -20 >&2 || true
+  tail -40 "$work/$t/log" >&2
+  for a in "$work/$t"/crash-* "$work/$t"/leak-* "$work/$t"/timeout-* "$work/$t"/oom-*; do
+    [ -e "$a" ] && cp "$a" "$artifacts/$t-$(basename "$a")" && echo "fuzz: kept $artifacts/$t-$(basename "$a")" >&2
+  done
 done
 
 echo
