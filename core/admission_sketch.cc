@@ -36,35 +36,44 @@ uint64_t AdmissionSketch::Hash(std::string_view key) {
     return Mix(h ^ key.size());
 }
 
-std::atomic<uint8_t>* AdmissionSketch::CounterFor(uint64_t hash, int row) const {
-    size_t line = static_cast<size_t>(hash % lines_);
+size_t AdmissionSketch::SlotOf(uint64_t hash, int row) {
     // Row r uses its own 16-byte quarter of the line, indexed by 4 bits of the hash that the
     // line choice did not consume (the high bits, mixed once more per row).
     uint64_t h2 = Mix(hash + static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL);
-    size_t slot = static_cast<size_t>(row) * 16 + static_cast<size_t>(h2 >> 60);
-    return &counters_[line * kLine + slot];
+    return static_cast<size_t>(row) * 16 + static_cast<size_t>(h2 >> 60);
 }
 
 uint32_t AdmissionSketch::Increment(uint64_t hash) {
+    std::atomic<uint8_t>* line = Line(hash);
     uint32_t estimate = 255;
     for (int row = 0; row < kDepth; ++row) {
-        std::atomic<uint8_t>* c = CounterFor(hash, row);
-        uint8_t v = c->load(std::memory_order_relaxed);
-        while (v < 255 && !c->compare_exchange_weak(v, static_cast<uint8_t>(v + 1),
-                                                    std::memory_order_relaxed)) {
+        std::atomic<uint8_t>& c = line[SlotOf(hash, row)];
+        uint8_t v = c.load(std::memory_order_relaxed);
+        while (v < 255 && !c.compare_exchange_weak(v, static_cast<uint8_t>(v + 1),
+                                                   std::memory_order_relaxed)) {
         }
         estimate = std::min<uint32_t>(estimate, v < 255 ? v + 1u : 255u);
     }
-    uint64_t seen = since_aging_.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (seen >= window_.load(std::memory_order_relaxed)) {
+    CountForAging();
+    HalveSome();
+    return estimate;
+}
+
+void AdmissionSketch::CountForAging() {
+    Stripe& mine = stripes_[ThreadStripe()];
+    const uint64_t unfolded = mine.unfolded.fetch_add(1, std::memory_order_relaxed) + 1;
+    uint64_t folded = since_aging_.load(std::memory_order_relaxed);
+    if (folded + unfolded >= window_.load(std::memory_order_relaxed)) {
         // One thread wins the reset and starts a sweep; the sweep itself is shared out.
-        if (since_aging_.compare_exchange_strong(seen, 0, std::memory_order_relaxed)) {
+        if (since_aging_.compare_exchange_strong(folded, 0, std::memory_order_relaxed)) {
+            mine.unfolded.fetch_sub(unfolded, std::memory_order_relaxed);
             aging_cursor_.store(0, std::memory_order_relaxed);
             agings_.fetch_add(1, std::memory_order_relaxed);
         }
+    } else if (unfolded >= kFold) {
+        mine.unfolded.fetch_sub(unfolded, std::memory_order_relaxed);
+        since_aging_.fetch_add(unfolded, std::memory_order_relaxed);
     }
-    HalveSome();
-    return estimate;
 }
 
 void AdmissionSketch::HalveSome() {
@@ -87,9 +96,11 @@ void AdmissionSketch::HalveSome() {
 }
 
 uint32_t AdmissionSketch::Estimate(uint64_t hash) const {
+    const std::atomic<uint8_t>* line = Line(hash);
     uint32_t estimate = 255;
     for (int row = 0; row < kDepth; ++row) {
-        estimate = std::min<uint32_t>(estimate, CounterFor(hash, row)->load(std::memory_order_relaxed));
+        estimate = std::min<uint32_t>(estimate,
+                                      line[SlotOf(hash, row)].load(std::memory_order_relaxed));
     }
     return estimate;
 }
@@ -105,6 +116,7 @@ void AdmissionSketch::AgeNow() {
                            std::memory_order_relaxed);
     }
     since_aging_.store(0, std::memory_order_relaxed);
+    for (Stripe& stripe : stripes_) stripe.unfolded.store(0, std::memory_order_relaxed);
     aging_cursor_.store(total, std::memory_order_relaxed);
     agings_.fetch_add(1, std::memory_order_relaxed);
 }

@@ -5,14 +5,23 @@
 // Aging: once `window` increments have been seen, every counter is halved — spread over the
 // next increments (each halves a small chunk), so no reader ever waits for a full sweep.
 //
+// The aging count is striped per thread (core/thread_stripe.h) and folded into the shared
+// count every kFold increments, so concurrent readers do not pass one cache line back and
+// forth on every Get; a thread compares the shared count plus its own unfolded share with the
+// window, so one thread alone ages at exactly the window, as an exact count would.
+//
 // Thread-safety: lock-free; Increment and Estimate may race freely (relaxed atomics; an
-// estimate may be off by the increments racing it, which admission tolerates).
+// estimate may be off by the increments racing it, and an aging by up to kFold increments per
+// other thread, which admission tolerates).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string_view>
+
+#include "core/thread_stripe.h"
 
 namespace mooncake {
 
@@ -28,7 +37,7 @@ public:
     uint32_t Estimate(uint64_t hash) const;
     // Starts loading the key's cache line, so a later Increment does not wait for it.
     void Prefetch(uint64_t hash) const {
-        __builtin_prefetch(&counters_[static_cast<size_t>(hash % lines_) * kLine], 1);
+        __builtin_prefetch(Line(hash), 1);
     }
 
     // Increments between agings. 0 keeps the current window.
@@ -43,15 +52,26 @@ private:
     static constexpr int kDepth = 4;
     static constexpr size_t kLine = 64;
     static constexpr size_t kChunk = 256;  // counters halved per increment while aging
+    static constexpr uint64_t kFold = 64;  // a stripe's increments moved to since_aging_ at once
 
-    std::atomic<uint8_t>* CounterFor(uint64_t hash, int row) const;
+    // The key's cache line (lines_ is a power of two).
+    std::atomic<uint8_t>* Line(uint64_t hash) const {
+        return &counters_[static_cast<size_t>(hash & (lines_ - 1)) * kLine];
+    }
+    static size_t SlotOf(uint64_t hash, int row);
+    void CountForAging();
     void HalveSome();
+
+    struct alignas(64) Stripe {
+        std::atomic<uint64_t> unfolded{0};
+    };
 
     uint64_t width_;
     size_t lines_;
     std::unique_ptr<std::atomic<uint8_t>[]> counters_;  // lines_ * 64
     std::atomic<uint64_t> window_;
-    std::atomic<uint64_t> since_aging_{0};
+    std::atomic<uint64_t> since_aging_{0};  // folded increments since the last aging
+    std::array<Stripe, kThreadStripes> stripes_;
     std::atomic<size_t> aging_cursor_;  // == total counters when no aging is in progress
     std::atomic<uint64_t> agings_{0};
 };

@@ -203,8 +203,9 @@ void Counter::IncSlow(double v) {
 }
 
 double Counter::Value() const {
-    return static_cast<double>(whole_.load(std::memory_order_relaxed)) +
-           fraction_.load(std::memory_order_relaxed);
+    uint64_t whole = 0;
+    for (const Stripe& stripe : stripes_) whole += stripe.whole.load(std::memory_order_relaxed);
+    return static_cast<double>(whole) + fraction_.load(std::memory_order_relaxed);
 }
 
 // ---- Histogram ----

@@ -26,6 +26,7 @@
 // family is the one given first; later differing help is ignored.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -38,6 +39,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/thread_stripe.h"
+
 namespace mooncake {
 
 // Label (name, value) pairs. A series is identified by the set: {a,b} and {b,a} are the same
@@ -49,9 +52,10 @@ bool IsValidMetricName(std::string_view name);  // [a-zA-Z_:][a-zA-Z0-9_:]*
 bool IsValidLabelName(std::string_view name);   // [a-zA-Z_][a-zA-Z0-9_]*, not "__..."
 
 // Monotonic. Whole-number increments (the usual Inc() and byte counts) are one atomic integer
-// add; fractional ones go through a CAS loop on a double. Exact up to 2^64 whole units.
-// Cache-line aligned so hot counters owned by different threads do not false-share.
-class alignas(64) Counter {
+// add on the calling thread's stripe (core/thread_stripe.h: a counter every Get bumps would
+// otherwise bounce one cache line between cores); fractional ones go through a CAS loop on a
+// double. Value() adds the stripes up. Exact up to 2^64 whole units.
+class Counter {
 public:
     Counter() = default;
     Counter(const Counter&) = delete;
@@ -62,7 +66,7 @@ public:
         if (v >= 0 && v < 0x1p53) {
             const auto whole = static_cast<uint64_t>(v);
             if (static_cast<double>(whole) == v) {
-                whole_.fetch_add(whole, std::memory_order_relaxed);
+                stripes_[ThreadStripe()].whole.fetch_add(whole, std::memory_order_relaxed);
                 return;
             }
         }
@@ -73,8 +77,11 @@ public:
 private:
     void IncSlow(double v);
 
-    std::atomic<uint64_t> whole_{0};
-    std::atomic<double> fraction_{0};
+    struct alignas(64) Stripe {
+        std::atomic<uint64_t> whole{0};
+    };
+    std::array<Stripe, kThreadStripes> stripes_;
+    alignas(64) std::atomic<double> fraction_{0};
 };
 
 class alignas(64) Gauge {

@@ -133,6 +133,25 @@ TEST(AdmissionSketchTest, ConcurrentIncrementsAreNotLost) {
     for (int t = 0; t < kThreads; ++t) EXPECT_EQ(s.Estimate(H("own" + std::to_string(t))), 50u);
 }
 
+// Each thread folds its count into the shared one every 64 increments: concurrent readers
+// still age once per `window` increments, give or take what the other threads have not
+// folded yet.
+TEST(AdmissionSketchTest, ConcurrentIncrementsAgeOncePerWindow) {
+    AdmissionSketch s(1024);
+    s.set_window(1000);
+    constexpr int kThreads = 4;
+    constexpr int kEach = 2500;  // 10000 increments: 10 windows
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < kEach; ++i) s.Increment(H("k" + std::to_string(t * kEach + i)));
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_LE(s.agings(), 10u);
+    EXPECT_GE(s.agings(), 9u) << "more than the unfolded shares (< 64 per thread) went uncounted";
+}
+
 // ---------------- the store's use of it ----------------
 
 class SketchWindowTest : public testing::StoreFixture {};
