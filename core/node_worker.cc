@@ -52,8 +52,16 @@ NodeWorker::NodeWorker(NodeWorkerOptions options, MasterLink& master, NodeSegmen
                                         "times this node registered with the master")),
       promotion_work_seconds_(metrics.GetHistogram(
           "node_promotion_work_seconds",
-          "seconds from hand-out to commit of a promotion on this node (disk read, staging, "
-          "copy, commit)",
+          "seconds a promotion worker of this node spent on one promotion (disk read, "
+          "staging, copy, commit)",
+          LatencyBucketsSeconds())),
+      promotion_read_seconds_(metrics.GetHistogram(
+          "node_promotion_read_seconds", "seconds a promotion's read of its LOCAL_DISK source took",
+          LatencyBucketsSeconds())),
+      promotion_staging_seconds_(metrics.GetHistogram(
+          "node_promotion_staging_seconds",
+          "seconds a promotion waited for its DRAM staging range (PromotionAllocStart, retries "
+          "while offloads free room included)",
           LatencyBucketsSeconds())) {
     if (disk_ != nullptr) {
         // Runs on whichever thread dropped the record; queued, the next heartbeat reports it.
@@ -320,6 +328,8 @@ Status NodeWorker::CopyToStaging(NodeId id, const PromotionTask& task,
            WaitForRoom(deadline, backoff)) {
         staged = master_.PromotionAllocStart(id, task.key, task.generation, task.size);
     }
+    promotion_staging_seconds_.Observe(
+        std::chrono::duration<double>(clock_.Now() - (deadline - options_.staging_wait)).count());
     if (!staged.ok()) return staged.status();
     if (staged->replica.node == id) {
         return segment_.Write(task.key, task.generation, staged->replica.offset, bytes);
@@ -342,7 +352,12 @@ bool NodeWorker::RunPromotion(NodeId id, const PromotionTask& task) {
         AlignedBuffer buffer(AlignUp(task.size));
         std::span<std::byte> bytes = buffer.span().first(task.size);
         st = Fault("disk.read");
-        if (st.ok()) st = disk_->Read(task.key, task.generation, bytes, IoPriority::kBackground);
+        if (st.ok()) {
+            const Nanos read_start = clock_.Now();
+            st = disk_->Read(task.key, task.generation, bytes, IoPriority::kPromotion);
+            promotion_read_seconds_.Observe(
+                std::chrono::duration<double>(clock_.Now() - read_start).count());
+        }
         if (st.ok()) st = Fault("promotion.before_copy");
         if (st.ok()) st = CopyToStaging(id, task, bytes);
         disk_->Unpin(task.key, task.generation);

@@ -144,6 +144,10 @@ private:
     Counter& promotions_failed_;
     Counter& registrations_;
     Histogram& promotion_work_seconds_;
+    // The two phases of that work that can wait: the source's disk read, and the staging
+    // (PromotionAllocStart, with its waits for DRAM room).
+    Histogram& promotion_read_seconds_;
+    Histogram& promotion_staging_seconds_;
 
     std::atomic<NodeId> id_{kNoNode};
     std::atomic<bool> stopping_{false};

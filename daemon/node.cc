@@ -37,7 +37,9 @@ Node::Node(NodeOptions options, MasterLink& master, Segment& segment, DiskStore*
           "node_promotion_batches_total",
           "promotion long-polls that returned work (tasks per round trip = tasks / batches)")),
       promotion_tasks_(metrics.GetCounter("node_promotion_tasks_received_total",
-                                          "promotion tasks received by long-polls")) {
+                                          "promotion tasks received by long-polls")),
+      offloads_{"offload", static_cast<size_t>(std::max(1, options_.offload_workers)), {}},
+      promotions_{"promotion", static_cast<size_t>(std::max(1, options_.promotion_workers)), {}} {
     NodeWorkerOptions worker_options;
     worker_options.spec = options_.spec;
     worker_options.room_wait = NodeWorkerOptions::RoomWait::kSleep;  // offloads run meanwhile
@@ -115,10 +117,31 @@ Status Node::Start(const std::atomic<bool>& give_up) {
         backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
     }
     threads_.emplace_back([this] { HeartbeatLoop(); });
-    threads_.emplace_back([this] { OffloadLoop(); });
-    threads_.emplace_back([this] { PromotionPollLoop(); });
-    for (int i = 0; i < std::max(1, options_.promotion_workers); ++i) {
-        threads_.emplace_back([this] { PromotionWorker(); });
+    threads_.emplace_back([this] {
+        PollLoop(offloads_, [this](NodeId id) {
+            return worker_->PollOffloads(id, static_cast<size_t>(config_.offload_batch_max()),
+                                         options_.poll_wait);
+        }, [](size_t) {});
+    });
+    threads_.emplace_back([this] {
+        PollLoop(promotions_, [this](NodeId id) {
+            return worker_->PollPromotions(id, static_cast<size_t>(config_.promotion_batch_max()),
+                                           options_.poll_wait);
+        }, [this](size_t n) {
+            promotion_batches_.Inc();
+            promotion_tasks_.Inc(static_cast<double>(n));
+        });
+    });
+    for (size_t i = 0; i < offloads_.workers; ++i) {
+        threads_.emplace_back([this] {
+            WorkLoop(offloads_, [this](NodeId id, const OffloadTask& t) { worker_->RunOffload(id, t); });
+        });
+    }
+    for (size_t i = 0; i < promotions_.workers; ++i) {
+        threads_.emplace_back([this] {
+            WorkLoop(promotions_,
+                     [this](NodeId id, const PromotionTask& t) { worker_->RunPromotion(id, t); });
+        });
     }
     return Status::Ok();
 }
@@ -153,38 +176,13 @@ void Node::HeartbeatLoop() {
     }
 }
 
-void Node::OffloadLoop() {
-    while (running_.load()) {
-        NodeId id = worker_->id();
-        if (id == kNoNode) {
-            Pause(std::chrono::milliseconds(100));
-            continue;
-        }
-        auto started = std::chrono::steady_clock::now();
-        auto tasks = worker_->PollOffloads(
-            id, static_cast<size_t>(config_.offload_batch_max()), options_.poll_wait);
-        if (!tasks.ok()) {
-            spdlog::debug("offload poll: {}", tasks.status().ToString());
-            Pause(std::chrono::milliseconds(200));
-            continue;
-        }
-        for (const OffloadTask& task : *tasks) worker_->RunOffload(id, task);
-        // An empty answer well before the wait means the master does not know us (yet):
-        // do not spin.
-        if (tasks->empty() &&
-            std::chrono::steady_clock::now() - started < options_.poll_wait / 2) {
-            Pause(std::chrono::milliseconds(50));
-        }
-    }
-}
-
-void Node::PromotionPollLoop() {
-    const size_t workers = static_cast<size_t>(std::max(1, options_.promotion_workers));
+template <typename Task, typename Poll, typename Received>
+void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
     while (running_.load()) {
         {
             // Fetch only when the workers are about to run dry.
             std::unique_lock lock(mu_);
-            cv_.wait(lock, [&] { return !running_.load() || promotions_.size() < workers; });
+            cv_.wait(lock, [&] { return !running_.load() || lane.queued.size() < lane.workers; });
         }
         NodeId id = worker_->id();
         if (id == kNoNode) {
@@ -192,18 +190,16 @@ void Node::PromotionPollLoop() {
             continue;
         }
         auto started = std::chrono::steady_clock::now();
-        auto tasks = worker_->PollPromotions(
-            id, static_cast<size_t>(config_.promotion_batch_max()), options_.poll_wait);
+        Result<std::vector<Task>> tasks = poll(id);
         if (!tasks.ok()) {
-            spdlog::debug("promotion poll: {}", tasks.status().ToString());
+            spdlog::debug("{} poll: {}", lane.what, tasks.status().ToString());
             Pause(std::chrono::milliseconds(200));
             continue;
         }
         if (!tasks->empty()) {
-            promotion_batches_.Inc();
-            promotion_tasks_.Inc(static_cast<double>(tasks->size()));
+            received(tasks->size());
             std::lock_guard lock(mu_);
-            for (PromotionTask& task : *tasks) promotions_.emplace_back(id, std::move(task));
+            for (Task& task : *tasks) lane.queued.emplace_back(id, std::move(task));
             cv_.notify_all();
         } else if (std::chrono::steady_clock::now() - started < options_.poll_wait / 2) {
             // Empty well before the wait: the master does not know us (yet). Do not spin.
@@ -212,18 +208,19 @@ void Node::PromotionPollLoop() {
     }
 }
 
-void Node::PromotionWorker() {
+template <typename Task, typename Run>
+void Node::WorkLoop(Lane<Task>& lane, Run run) {
     for (;;) {
-        std::pair<NodeId, PromotionTask> work;
+        std::pair<NodeId, Task> work;
         {
             std::unique_lock lock(mu_);
-            cv_.wait(lock, [this] { return !running_.load() || !promotions_.empty(); });
+            cv_.wait(lock, [&] { return !running_.load() || !lane.queued.empty(); });
             if (!running_.load()) return;
-            work = std::move(promotions_.front());
-            promotions_.pop_front();
+            work = std::move(lane.queued.front());
+            lane.queued.pop_front();
             cv_.notify_all();  // the poller may want more
         }
-        worker_->RunPromotion(work.first, work.second);
+        run(work.first, work.second);
     }
 }
 

@@ -44,7 +44,12 @@ struct NodeOptions {
     NodeSpec spec;  // name (advertised RPC address), data address, capacities
     std::chrono::milliseconds heartbeat_interval{1000};
     std::chrono::milliseconds poll_wait{1000};  // long-poll wait of the work loops
-    int promotion_workers = 4;                  // promotions worked on at once
+    int promotion_workers = 8;                  // promotions worked on at once
+    // Offloads written at once. Each is a durable disk write; written together they share
+    // the disk store's journal flushes (group commit), so N workers write up to N objects per
+    // fdatasync instead of one. As many as the disk store's background slots (queue_depth/4
+    // of the default 32); promotion reads have slots of their own (IoPriority::kPromotion).
+    int offload_workers = 8;
     // The disk's corruption count, reported to the master with the disk figures (may be null).
     const DiskHealth* disk_health = nullptr;
 };
@@ -69,10 +74,21 @@ public:
 private:
     class TransportPeers;
 
+    // Tasks a long-poll handed this node, waiting for one of `workers` threads.
+    template <typename Task>
+    struct Lane {
+        const char* what;  // "offload" / "promotion", for logs
+        size_t workers;
+        std::deque<std::pair<NodeId, Task>> queued;  // GUARDED_BY(mu_)
+    };
+
     void HeartbeatLoop();
-    void OffloadLoop();
-    void PromotionPollLoop();
-    void PromotionWorker();
+    // Long-polls the master for `lane`'s tasks whenever its workers are about to run dry, so
+    // the rest stay queued on the master (where Remove and eviction can still cancel them).
+    template <typename Task, typename Poll, typename Received>
+    void PollLoop(Lane<Task>& lane, Poll poll, Received received);
+    template <typename Task, typename Run>
+    void WorkLoop(Lane<Task>& lane, Run run);
     // Sleeps up to `d` unless stopping; false when stopping.
     bool Pause(std::chrono::milliseconds d);
 
@@ -92,7 +108,8 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     bool drops_pending_ = false;  // GUARDED_BY(mu_): the disk dropped a record: beat early
-    std::deque<std::pair<NodeId, PromotionTask>> promotions_;  // GUARDED_BY(mu_): to work on
+    Lane<OffloadTask> offloads_;
+    Lane<PromotionTask> promotions_;
     std::vector<std::thread> threads_;
 };
 

@@ -123,6 +123,7 @@ struct DiskStore::Impl {
     const Clock* clock = nullptr;
     std::unique_ptr<RateLimiter> limiter;
     std::unique_ptr<std::counting_semaphore<>> background_slots;
+    std::unique_ptr<std::counting_semaphore<>> promotion_slots;
     uint64_t index_budget = 0;
 
     mutable std::mutex mu;
@@ -234,10 +235,19 @@ struct DiskStore::Impl {
         return st;
     }
 
-    void BackgroundGate(uint64_t bytes) {
-        Nanos wait = limiter->Reserve(bytes, clock->Now());
-        if (wait.count() > 0) std::this_thread::sleep_for(wait);
-        background_slots->acquire();
+    // Before and after the I/O of an operation of `priority` (see IoPriority).
+    void Admit(IoPriority priority, uint64_t bytes) {
+        if (priority == IoPriority::kPromotion) {
+            promotion_slots->acquire();
+        } else if (priority == IoPriority::kBackground) {
+            Nanos wait = limiter->Reserve(bytes, clock->Now());
+            if (wait.count() > 0) std::this_thread::sleep_for(wait);
+            background_slots->acquire();
+        }
+    }
+    void Done(IoPriority priority) {
+        if (priority == IoPriority::kPromotion) promotion_slots->release();
+        if (priority == IoPriority::kBackground) background_slots->release();
     }
 
     struct WritePlan {
@@ -490,6 +500,8 @@ Result<std::unique_ptr<DiskStore>> DiskStore::OpenOnDevice(std::unique_ptr<Devic
     impl->clock = options.clock ? options.clock : &impl->steady_clock;
     impl->limiter = std::make_unique<RateLimiter>(options.background_bytes_per_sec);
     impl->background_slots =
+        std::make_unique<std::counting_semaphore<>>(std::max(1, options.queue_depth / 4));
+    impl->promotion_slots =
         std::make_unique<std::counting_semaphore<>>(std::max(1, options.queue_depth / 4));
     MC_RETURN_IF_ERROR(impl->Init(capacity));
     return std::unique_ptr<DiskStore>(new DiskStore(std::move(impl)));
@@ -759,10 +771,10 @@ Status DiskStore::Write(std::string_view key, Generation gen, std::span<const st
     put.key = std::string(key);
     std::vector<PutEntry> puts;
     puts.push_back(std::move(put));
-    if (priority == IoPriority::kBackground) s.BackgroundGate(data.size());
+    s.Admit(priority, data.size());
     bool data_failed = false;
     Status st = s.journal->Commit(std::move(puts), {}, plan.reqs, &data_failed);
-    if (priority == IoPriority::kBackground) s.background_slots->release();
+    s.Done(priority);
 
     auto o = std::make_shared<Object>();
     o->key = std::string(key);
@@ -838,9 +850,9 @@ Status DiskStore::Read(std::string_view key, Generation gen, std::span<std::byte
         ++o->readers;
         s.lru.splice(s.lru.end(), s.lru, o->lru);
     }
-    if (priority == IoPriority::kBackground) s.BackgroundGate(o->size);
+    s.Admit(priority, o->size);
     Status st = s.ReadData(*o, out);
-    if (priority == IoPriority::kBackground) s.background_slots->release();
+    s.Done(priority);
     bool corrupt = st.ok() && disk_format::Hash(out) != o->hash;
     std::vector<ObjectPtr> victims;
     {

@@ -47,9 +47,10 @@
 // list, the extent allocator and pins; it is held only for in-memory work, never across I/O,
 // the journal or the drop listener. The journal has its own lock (group commit). Reads go
 // straight to the device once the index lookup is done, so a foreground Read never waits for
-// a Write's I/O or flush. Background I/O (offload writes, promotion reads) passes a token
-// bucket of background_bytes_per_sec, and at most queue_depth/4 background operations run at
-// once, so foreground reads keep finding device slots.
+// a Write's I/O or flush. Background I/O (offload writes, scrubs) passes a token bucket of
+// background_bytes_per_sec, and at most queue_depth/4 background operations run at once, so
+// foreground reads keep finding device slots; promotion reads have queue_depth/4 slots of
+// their own (IoPriority), so a burst of offload writes never holds a hot object off DRAM.
 //
 // The drop listener runs on the thread whose call dropped the object, without locks held; it
 // may call back into the store.
@@ -117,7 +118,14 @@ struct ScrubReport {
     uint64_t io_errors = 0;      // reads the device refused (the object is kept)
 };
 
-enum class IoPriority { kForeground, kBackground };
+// Who waits for an I/O, and so how it is scheduled against the others:
+//  - kForeground: a reader is waiting (a Get served from LOCAL_DISK): straight to the device;
+//  - kPromotion: a promotion's read of its source (a hot object on its way to DRAM): its own
+//    queue_depth/4 slots, so offload writes, which hold their slots through a journal flush,
+//    never make it wait; not rate-limited;
+//  - kBackground: offload writes, scrubs: the byte-rate limiter (background_bytes_per_sec)
+//    and queue_depth/4 slots, so foreground reads keep finding device slots.
+enum class IoPriority { kForeground, kPromotion, kBackground };
 enum class DropReason { kEvicted, kCorrupt };
 
 struct DiskStoreStats {
