@@ -125,19 +125,23 @@ size_t MasterStore::RunWatermarkEviction() {
     uint64_t used = in_->dram.Used();
     double high = config_.eviction_high_watermark_ratio();
     if (static_cast<double>(used) <= high * static_cast<double>(capacity)) return 0;
-    uint64_t target = static_cast<uint64_t>(config_.eviction_ratio() *
-                                            static_cast<double>(capacity));
+    auto share = [&](double ratio) {
+        return static_cast<uint64_t>(ratio * static_cast<double>(capacity));
+    };
     if (config_.eviction_watermark_drop()) {
         // Free about eviction_ratio of capacity now, counting DRAM already on its way out.
+        uint64_t target = share(config_.eviction_ratio());
         uint64_t pending = in_->dram.evict_pending_bytes();
         if (target <= pending) return 0;
         return in_->Evict(target - pending).victims;
     }
     // DRAM you pay for is DRAM you use: keep it full, but make sure the coldest
-    // eviction_ratio of it has LOCAL_DISK copies, so an allocation can drop them at once
+    // offload_clean_ratio of it has LOCAL_DISK copies, so an allocation can drop them at once
     // instead of waiting for a disk write. Without offload, dropping is instant already.
+    // (The share covers bursts: at 0.05 a timed replay's bursts of Puts and promotions ran
+    // past it and promotions waited 100-250 ms for offloads; bench/results/replay-timed.md.)
     if (!config_.enable_offload() || !config_.offload_on_evict()) return 0;
-    return in_->Clean(target);
+    return in_->Clean(share(config_.offload_clean_ratio()));
 }
 
 }  // namespace mooncake

@@ -273,10 +273,12 @@ TEST_F(EvictionTest, WatermarkDropWithOffloadOnEvictCountsPendingBytes) {
 }
 
 // The default round (eviction_watermark_drop off) keeps DRAM full but makes sure the coldest
-// eviction_ratio has LOCAL_DISK copies, so a later allocation can drop them without waiting.
+// offload_clean_ratio has LOCAL_DISK copies, so a later allocation can drop them without
+// waiting; eviction_ratio plays no part in it.
 TEST_F(EvictionTest, WatermarkCleanReadiesTheColdEndForInstantDrops) {
     config_.Set("eviction_high_watermark_ratio", "0.9").ok();
-    config_.Set("eviction_ratio", "0.2").ok();
+    config_.Set("eviction_ratio", "0.05").ok();
+    config_.Set("offload_clean_ratio", "0.2").ok();
     NodeId node = AddNode("n1", 100 * kObject);
     for (int i = 0; i < 95; ++i) Put(K(i));
     EXPECT_EQ(store().RunWatermarkEviction(), 20u);
