@@ -101,6 +101,9 @@ int EmptyValue(Context& ctx, const PutOptions& opts, bool from_stdin) {
 // A pipe or terminal: bounded in memory, else spooled (see kPipeMemoryBytes).
 int PutUnsized(Context& ctx, const PutOptions& opts, int fd, bool from_stdin) {
     const std::string what = from_stdin ? "stdin" : "'" + opts.file + "'";
+    // A larger pipe means fewer wake-ups of the writer and of us (best effort: the writer
+    // may own it, or the system cap may be lower).
+    (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
     std::vector<std::byte> buf;
     bool ended = false;
     if (!ReadSome(fd, buf, kPipeMemoryBytes, &ended)) {
@@ -120,24 +123,45 @@ int PutUnsized(Context& ctx, const PutOptions& opts, int fd, bool from_stdin) {
     // Stop reading once the value is known to be too big, rather than at its end.
     const uint64_t max = MaxValueSize(*client);
     uint64_t total = 0;
-    for (;;) {
-        if (!WriteAll(spool.get(), buf)) {
-            return ctx.Error(kExitFailed, "put: spooling " + what + " to a temporary file: " +
-                                              std::strerror(errno));
+    auto too_big = [&] {
+        return ctx.Fail(Status::InvalidArgument("size over " + std::to_string(max) +
+                                                " exceeds max_value_size (" + FormatSize(max) +
+                                                ")"),
+                        "put " + QuoteKey(opts.key));
+    };
+    if (!WriteAll(spool.get(), buf)) {
+        return ctx.Error(kExitFailed, "put: spooling " + what + " to a temporary file: " +
+                                          std::strerror(errno));
+    }
+    total += buf.size();
+    // The rest moves pipe -> spool in the kernel (splice), not through a buffer of ours;
+    // anything splice cannot take (a terminal, say) is read and written in chunks.
+    bool splicing = true;
+    while (!ended) {
+        if (max != 0 && total > max) return too_big();
+        ssize_t n = -1;
+        if (splicing) {
+            n = ::splice(fd, nullptr, spool.get(), nullptr, kChunkBytes, SPLICE_F_MOVE);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EINVAL) splicing = false;
         }
-        total += buf.size();
-        if (max != 0 && total > max) {
-            return ctx.Fail(Status::InvalidArgument("size over " + std::to_string(max) +
-                                                    " exceeds max_value_size (" +
-                                                    FormatSize(max) + ")"),
-                            "put " + QuoteKey(opts.key));
+        if (!splicing) {
+            buf.clear();
+            if (!ReadSome(fd, buf, kChunkBytes, &ended)) n = -1;
+            else if (!WriteAll(spool.get(), buf)) {
+                return ctx.Error(kExitFailed, "put: spooling " + what + " to a temporary file: " +
+                                                  std::strerror(errno));
+            } else {
+                n = static_cast<ssize_t>(buf.size());
+            }
         }
-        if (ended) break;
-        buf.clear();
-        if (!ReadSome(fd, buf, kChunkBytes, &ended)) {
+        if (n < 0) {
             return ctx.Error(kExitFailed, "put: reading " + what + ": " + std::strerror(errno));
         }
+        if (n == 0) ended = true;
+        total += static_cast<uint64_t>(n);
     }
+    if (max != 0 && total > max) return too_big();
     if (::lseek(spool.get(), 0, SEEK_SET) != 0) {
         return ctx.Error(kExitFailed, std::string("put: rewinding the spool: ") +
                                           std::strerror(errno));
