@@ -75,4 +75,8 @@ Status LocalMasterLink::NotifyPromotionFailure(NodeId node, std::string_view key
     return store_.NotifyPromotionFailure(node, key, gen);
 }
 
+Status LocalMasterLink::PutEnd(ClientId client, std::string_view key, Generation gen) {
+    return store_.PutEnd(client, key, gen);
+}
+
 }  // namespace mooncake

@@ -44,6 +44,7 @@ public:
                                             uint64_t size) override;
     Status NotifyPromotionSuccess(NodeId node, std::string_view key, Generation gen) override;
     Status NotifyPromotionFailure(NodeId node, std::string_view key, Generation gen) override;
+    Status PutEnd(ClientId client, std::string_view key, Generation gen) override;
 
 private:
     MasterStore& store_;

@@ -53,6 +53,11 @@ public:
                                                     Generation gen, uint64_t size) = 0;
     virtual Status NotifyPromotionSuccess(NodeId node, std::string_view key, Generation gen) = 0;
     virtual Status NotifyPromotionFailure(NodeId node, std::string_view key, Generation gen) = 0;
+
+    // Ends a client's put on its behalf (MasterStore::PutEnd): the data server calls it after
+    // a write that asked for it (net/data_protocol.h kFlagEndPut) has landed, so the client
+    // saves its own PutEnd round trip. Idempotent, as MasterStore::PutEnd is.
+    virtual Status PutEnd(ClientId client, std::string_view key, Generation gen) = 0;
 };
 
 }  // namespace mooncake

@@ -7,10 +7,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstring>
 
 #include "core/disk/disk_store.h"
+#include "core/master_link.h"
 #include "core/metrics.h"
 #include "daemon/access.h"
 #include "daemon/fault_injection.h"
@@ -29,7 +31,9 @@ constexpr uint64_t kDiscardLimit = 16ull << 20;
 
 Status SendResponse(int fd, const Status& status, std::span<const std::byte> payload = {}) {
     data::ResponseHeader h;
-    h.status = status.code();
+    // Codes newer than the data channel's range (kNotLeader, from a master link) travel as
+    // kUnavailable: the message still says what happened.
+    h.status = status.code() > StatusCode::kInternal ? StatusCode::kUnavailable : status.code();
     std::string_view message = status.message();
     if (message.size() > data::kMaxMessageBytes) message = message.substr(0, data::kMaxMessageBytes);
     h.message_length = status.ok() ? 0 : static_cast<uint32_t>(message.size());
@@ -71,6 +75,11 @@ DataServer::DataServer(DataServerOptions options, Segment& segment, DiskStore* d
                                           "bytes served by data channel reads, by tier",
                                           {{"tier", "LOCAL_DISK"}})),
       writes_(metrics.GetCounter("data_writes_total", "data channel writes into the segment")),
+      put_ends_(metrics.GetCounter("data_put_ends_total",
+                                   "puts ended at the master by this node after their write")),
+      put_ends_refused_(metrics.GetCounter(
+          "data_put_ends_refused_total",
+          "end-put writes whose bytes landed but whose PutEnd the master refused or missed")),
       write_bytes_(metrics.GetCounter("data_write_bytes_total",
                                       "bytes written into the segment over the data channel")),
       errors_(metrics.GetCounter("data_errors_total",
@@ -216,7 +225,7 @@ bool DataServer::HandleRequest(int fd, Credentials& creds) {
             errors_.Inc();
             return SendResponse(fd, st).ok();
         }
-        if (!net::Discard(fd, h->key_length).ok()) return false;
+        if (!net::Discard(fd, h->key_length + data::ExtraRequestBytes(*h)).ok()) return false;
         if (h->op == data::Op::kWrite) return RefusePayload(fd, st, h->length);
         errors_.Inc();
         return SendResponse(fd, st).ok();
@@ -229,18 +238,40 @@ bool DataServer::HandleRequest(int fd, Credentials& creds) {
     }
     std::string key(h->key_length, '\0');
     if (!net::RecvAll(fd, key.data(), key.size()).ok()) return false;
+    std::optional<ClientId> end_put_for;
+    if (h->flags & data::kFlagEndPut) {
+        std::array<std::byte, data::kClientIdBytes> raw_client;
+        if (!net::RecvAll(fd, raw_client.data(), raw_client.size()).ok()) return false;
+        ClientId client = 0;
+        for (size_t i = 0; i < raw_client.size(); ++i) {
+            client |= static_cast<ClientId>(std::to_integer<uint8_t>(raw_client[i])) << (8 * i);
+        }
+        end_put_for = client;
+    }
     if (Status st = ValidateKey(key); !st.ok()) {
         if (h->op == data::Op::kWrite) return RefusePayload(fd, st, h->length);
         errors_.Inc();
         return SendResponse(fd, st).ok();
     }
-    if (h->op == data::Op::kWrite) return HandleWrite(fd, key, h->generation, h->offset, h->length);
+    if (h->op == data::Op::kWrite) {
+        return HandleWrite(fd, key, h->generation, h->offset, h->length, end_put_for);
+    }
     return HandleRead(fd, static_cast<int>(h->tier), key, h->generation, h->offset, h->length);
 }
 
 bool DataServer::HandleWrite(int fd, const std::string& key, uint64_t generation,
-                             uint64_t offset, uint64_t length) {
+                             uint64_t offset, uint64_t length,
+                             std::optional<ClientId> end_put_for) {
     auto start = WallTimer::now();
+    // Read once: the link named here is the one the put is ended at.
+    MasterLink* const link = end_put_for ? put_end_link_.load() : nullptr;
+    if (end_put_for && link == nullptr) {
+        return RefusePayload(fd,
+                             Status::Unavailable("this node cannot end puts (it has no master "
+                                                 "link yet): write without the end-put flag "
+                                                 "and call PutEnd"),
+                             length);
+    }
     uint64_t max = config_.max_value_size();
     if (length == 0 || length > max) {
         return RefusePayload(fd,
@@ -249,18 +280,36 @@ bool DataServer::HandleWrite(int fd, const std::string& key, uint64_t generation
                                                      FormatSize(max) + ")"),
                              length);
     }
-    auto lease = segment_.BeginWrite(key, generation, offset, length);
-    if (!lease.ok()) return RefusePayload(fd, lease.status(), length);
-    // Straight from the socket into the segment; an incomplete write leaves nothing readable.
-    if (!net::RecvAll(fd, lease->data(), length).ok()) {
-        errors_.Inc();
-        return false;
-    }
-    lease->Commit();
+    {
+        auto lease = segment_.BeginWrite(key, generation, offset, length);
+        if (!lease.ok()) return RefusePayload(fd, lease.status(), length);
+        // Straight from the socket into the segment; an incomplete write leaves nothing
+        // readable (and with the end-put flag, the put is not ended).
+        if (!net::RecvAll(fd, lease->data(), length).ok()) {
+            errors_.Inc();
+            return false;
+        }
+        lease->Commit();
+    }  // the range's write lock is released before the master hears of it
     writes_.Inc();
     write_bytes_.Inc(static_cast<double>(length));
+    Status answer = Status::Ok();
+    if (end_put_for) {
+        // The master checks client, generation and that the put is still there (a put
+        // removed or revoked meanwhile is refused: the writer revokes, nothing is readable).
+        // Idempotent: a retried write of a put already ended answers OK again.
+        answer = link->PutEnd(*end_put_for, key, generation);
+        if (answer.ok()) {
+            put_ends_.Inc();
+        } else {
+            put_ends_refused_.Inc();
+            errors_.Inc();
+            answer = Status(answer.code(), "bytes written, but ending the put of " +
+                                               QuoteKey(key) + " failed: " + answer.message());
+        }
+    }
     write_seconds_.Observe(SecondsSince(start));
-    return SendResponse(fd, Status::Ok()).ok();
+    return SendResponse(fd, answer).ok();
 }
 
 bool DataServer::HandleRead(int fd, int tier, const std::string& key, uint64_t generation,

@@ -8,7 +8,12 @@
 // be trusted to be in sync); a well-formed request that is refused gets an error response and
 // the connection stays usable.
 //
-// Thread-safety: Start/Stop from one thread; the rest is internal.
+// A write with kFlagEndPut (net/data_protocol.h) ends the put at the master once its bytes are
+// committed, through the MasterLink given to SetPutEndLink (the in-process store in standalone,
+// the RPC link in node role), and answers with that outcome. Before a link is set such a write
+// is refused (nothing is written).
+//
+// Thread-safety: Start/Stop from one thread; SetPutEndLink from any; the rest is internal.
 #pragma once
 
 #include <atomic>
@@ -17,11 +22,13 @@
 #include <cstdint>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "core/knobs.h"
 #include "core/status.h"
+#include "core/types.h"
 #include "daemon/access.h"
 #include "net/net.h"
 
@@ -31,6 +38,7 @@ class Counter;
 class DiskStore;
 class Gauge;
 class Histogram;
+class MasterLink;
 class MetricsRegistry;
 class Segment;
 
@@ -53,6 +61,9 @@ public:
     Status Start();  // binds and starts accepting
     void Stop();     // closes the listener and every connection, joins all threads
     uint16_t port() const { return port_; }
+    // The master that end-put writes are ended at; it must outlive the server (or be reset to
+    // null first). Null: such writes are refused.
+    void SetPutEndLink(MasterLink* link) { put_end_link_.store(link); }
 
 private:
     struct Conn;
@@ -60,8 +71,9 @@ private:
     void Serve(Conn* conn);
     // One request; false when the connection must close.
     bool HandleRequest(int fd, Credentials& creds);
+    // `end_put_for`: the client whose put a kFlagEndPut write ends (nullopt: a plain write).
     bool HandleWrite(int fd, const std::string& key, uint64_t generation, uint64_t offset,
-                     uint64_t length);
+                     uint64_t length, std::optional<ClientId> end_put_for);
     bool HandleRead(int fd, int tier, const std::string& key, uint64_t generation,
                     uint64_t offset, uint64_t length);
     bool RefusePayload(int fd, const Status& why, uint64_t length);
@@ -76,6 +88,8 @@ private:
     Counter& read_bytes_memory_;
     Counter& read_bytes_disk_;
     Counter& writes_;
+    Counter& put_ends_;
+    Counter& put_ends_refused_;
     Counter& write_bytes_;
     Counter& errors_;
     Counter& refused_connections_;
@@ -87,6 +101,7 @@ private:
     uint16_t port_ = 0;
     std::thread acceptor_;
     std::atomic<bool> stopping_{false};
+    std::atomic<MasterLink*> put_end_link_{nullptr};
     std::mutex mu_;
     std::condition_variable cv_;
     std::list<Conn> conns_;  // GUARDED_BY(mu_)

@@ -93,6 +93,9 @@ Status NodeParts::StartNode(MasterLink& link, const NodeAddresses& addresses,
     options.spec.disk_capacity = disk_ ? disk_->capacity() : 0;
     options.spec.incarnation = incarnation;
     options.disk_health = disk_health_.get();
+    // Writes that ask the node to end their put (net/data_protocol.h kFlagEndPut) end it at
+    // this master: in-process in standalone, over RPC in node role.
+    data_->SetPutEndLink(&link);
     node_ = std::make_unique<Node>(options, link, *segment_, disk_.get(), *peers_, config_,
                                    metrics_);
     return node_->Start(give_up);

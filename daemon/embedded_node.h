@@ -52,8 +52,9 @@ public:
     // Maps the segment and opens (recovers) the disk store.
     Status Open();
     Status StartData(const NodeAddresses& addresses, const std::string& auth_token);
-    // Registers (retrying until `give_up`) and starts the work loops. `incarnation` is random
-    // per node process (or per embedded node), never 0.
+    // Registers (retrying until `give_up`) and starts the work loops; from here on the data
+    // server ends puts at `link` for writes that ask it to. `incarnation` is random per node
+    // process (or per embedded node), never 0. `link` must outlive these parts.
     Status StartNode(MasterLink& link, const NodeAddresses& addresses, uint64_t incarnation,
                      const std::atomic<bool>& give_up);
     void Stop();

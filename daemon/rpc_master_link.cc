@@ -176,6 +176,16 @@ public:
             Idempotent::kYes);
     }
 
+    Status PutEnd(ClientId client, std::string_view key, Generation gen) override {
+        std::string k(key);
+        // Idempotent in core (a put already ended answers OK), so a lost answer is asked again.
+        return channel_->Call(
+            [&](Svc& c) {
+                c.PutEnd(static_cast<int64_t>(client), k, static_cast<int64_t>(gen));
+            },
+            Idempotent::kYes);
+    }
+
 private:
     std::unique_ptr<MasterChannel> channel_;
 };

@@ -23,7 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
         if (!parsed.ok()) return 0;
         const data::RequestHeader h = *parsed;
         FUZZ_CHECK(in.size() == data::kRequestHeaderSize);
-        FUZZ_CHECK(h.flags == 0);
+        // Flags only on a write, only known ones.
+        FUZZ_CHECK(h.flags == 0 || h.op == data::Op::kWrite);
+        FUZZ_CHECK((h.flags & ~data::kKnownFlags) == 0);
+        FUZZ_CHECK(data::ExtraRequestBytes(h) ==
+                   ((h.flags & data::kFlagEndPut) ? data::kClientIdBytes : 0));
         FUZZ_CHECK(h.offset + h.length >= h.offset);
         if (h.op == data::Op::kRead || h.op == data::Op::kWrite) {
             FUZZ_CHECK(h.key_length >= 1 && h.key_length <= mooncake::kMaxKeyBytes);

@@ -186,8 +186,9 @@ void DiskRecoverySeeds() {
 
 void DataHeaderSeeds() {
     auto request = [](data::Op op, Tier tier, uint32_t key_length, Generation gen,
-                      uint64_t offset, uint64_t length) {
+                      uint64_t offset, uint64_t length, uint32_t flags = 0) {
         data::RequestHeader h;
+        h.flags = flags;
         h.op = op;
         h.tier = tier;
         h.key_length = key_length;
@@ -209,6 +210,9 @@ void DataHeaderSeeds() {
     Write("data_header_fuzz", "ping", request(data::Op::kPing, Tier::kMemory, 0, 0, 0, 0));
     Write("data_header_fuzz", "write",
           request(data::Op::kWrite, Tier::kMemory, 12, 0x700000003, 1 << 20, 64 << 10));
+    Write("data_header_fuzz", "write_end_put",
+          request(data::Op::kWrite, Tier::kMemory, 12, 0x700000003, 1 << 20, 64 << 10,
+                  data::kFlagEndPut));
     Write("data_header_fuzz", "read_disk",
           request(data::Op::kRead, Tier::kLocalDisk, 4096, 0x700000009, 0, 1 << 20));
     Write("data_header_fuzz", "response_ok", response(StatusCode::kOk, 0, 4096));

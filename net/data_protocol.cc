@@ -1,5 +1,6 @@
 #include "net/data_protocol.h"
 
+#include <cstdio>
 #include <string>
 
 namespace mooncake::data {
@@ -29,7 +30,7 @@ constexpr int kLastStatusCode = static_cast<int>(StatusCode::kInternal);
 RequestBytes SerializeRequest(const RequestHeader& h) {
     RequestBytes out{};
     Put<uint32_t>(&out[0], kRequestMagic);
-    Put<uint16_t>(&out[4], kVersion);
+    Put<uint16_t>(&out[4], h.flags == 0 ? kVersion : kVersionFlags);
     Put<uint8_t>(&out[6], static_cast<uint8_t>(h.op));
     Put<uint8_t>(&out[7], static_cast<uint8_t>(h.tier));
     Put<uint32_t>(&out[8], h.key_length);
@@ -50,10 +51,11 @@ Result<RequestHeader> ParseRequest(std::span<const std::byte> bytes) {
         return Status::InvalidArgument("not a mooncake data channel request (bad magic)");
     }
     uint16_t version = Get<uint16_t>(p + 4);
-    if (version != kVersion) {
+    if (version != kVersion && version != kVersionFlags) {
         return Status::InvalidArgument("data channel version " + std::to_string(version) +
                                        " is not supported (this side speaks " +
-                                       std::to_string(kVersion) + ")");
+                                       std::to_string(kVersion) + " and " +
+                                       std::to_string(kVersionFlags) + ")");
     }
     RequestHeader h;
     uint8_t op = Get<uint8_t>(p + 6);
@@ -72,7 +74,25 @@ Result<RequestHeader> ParseRequest(std::span<const std::byte> bytes) {
     h.offset = Get<uint64_t>(p + 24);
     h.length = Get<uint64_t>(p + 32);
 
-    if (h.flags != 0) return Status::InvalidArgument("reserved flags must be 0");
+    if (version == kVersion && h.flags != 0) {
+        return Status::InvalidArgument("flags must be 0 in a version 1 header");
+    }
+    if (version == kVersionFlags) {
+        if (h.flags == 0) {
+            return Status::InvalidArgument("a version 2 header carries flags (without, it is "
+                                           "version 1)");
+        }
+        if ((h.flags & ~kKnownFlags) != 0) {
+            return Status::InvalidArgument("unknown request flags 0x" + [&] {
+                char buf[16];
+                std::snprintf(buf, sizeof buf, "%x", h.flags & ~kKnownFlags);
+                return std::string(buf);
+            }());
+        }
+        if (h.op != Op::kWrite) {
+            return Status::InvalidArgument("request flags are only valid on a write");
+        }
+    }
     if (h.offset + h.length < h.offset) return Status::InvalidArgument("offset + length overflows");
     switch (h.op) {
         case Op::kHello:

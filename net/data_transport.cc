@@ -22,6 +22,22 @@ Status DataTransport::WriteMemoryFrom(std::string_view address, std::string_view
     return WriteMemory(address, key, generation, offset, {value.get(), length});
 }
 
+Status DataTransport::WriteMemoryEndingPut(std::string_view address, std::string_view key,
+                                           Generation generation, uint64_t offset,
+                                           std::span<const std::byte> data, ClientId /*client*/,
+                                           bool* ended) {
+    *ended = false;  // the caller ends the put
+    return WriteMemory(address, key, generation, offset, data);
+}
+
+Status DataTransport::WriteMemoryFromEndingPut(std::string_view address, std::string_view key,
+                                               Generation generation, uint64_t offset,
+                                               uint64_t length, ByteSource& source,
+                                               ClientId /*client*/, bool* ended) {
+    *ended = false;
+    return WriteMemoryFrom(address, key, generation, offset, length, source);
+}
+
 Status DataTransport::ReadTo(std::string_view address, Tier tier, std::string_view key,
                              Generation generation, uint64_t offset, uint64_t length,
                              ByteSink& sink) {

@@ -44,6 +44,24 @@ public:
     virtual Status WriteMemoryFrom(std::string_view address, std::string_view key,
                                    Generation generation, uint64_t offset, uint64_t length,
                                    ByteSource& source);
+
+    // A put's write that also asks the node to end the put once the bytes have landed
+    // (MasterStore::PutEnd on behalf of `client`, net/data_protocol.h kFlagEndPut), saving the
+    // writer its own PutEnd round trip to the master. `*ended` says what happened:
+    //   Ok, *ended true:  the bytes are written AND the object is COMPLETE (readable);
+    //   Ok, *ended false: the bytes are written only: this transport cannot ask (the default,
+    //                     e.g. a memcpy into a local segment), the caller calls PutEnd itself;
+    //   an error:         the put failed (a node-side PutEnd refusal included); the caller
+    //                     revokes it, as after any failed write.
+    virtual Status WriteMemoryEndingPut(std::string_view address, std::string_view key,
+                                        Generation generation, uint64_t offset,
+                                        std::span<const std::byte> data, ClientId client,
+                                        bool* ended);
+    // The same for a streamed value (WriteMemoryFrom).
+    virtual Status WriteMemoryFromEndingPut(std::string_view address, std::string_view key,
+                                            Generation generation, uint64_t offset,
+                                            uint64_t length, ByteSource& source,
+                                            ClientId client, bool* ended);
     // Read of `length` bytes handed to `sink` as they arrive. The default reads into memory
     // and writes that to the sink.
     virtual Status ReadTo(std::string_view address, Tier tier, std::string_view key,
@@ -62,7 +80,9 @@ struct TcpTransportOptions {
 // Plain TCP with pooled connections per address. A request that fails on a pooled connection
 // (the peer may have closed it while idle) is retried once on a fresh one: reads and writes
 // of a (key, generation) range are idempotent (a streamed one only if its source or sink can
-// rewind). Streamed transfers use sendfile/splice where the source or sink is a descriptor
+// rewind), and so is ending a put (a retried end-put write of a put already ended answers OK).
+// End-put writes are version 2 headers: a node that predates them refuses them with "data
+// channel version 2 is not supported" (upgrade nodes before clients). Streamed transfers use sendfile/splice where the source or sink is a descriptor
 // (net/stream_io.h).
 std::unique_ptr<DataTransport> NewTcpTransport(const TcpTransportOptions& options);
 

@@ -2,6 +2,7 @@
 #include <poll.h>
 #include <sys/uio.h>
 
+#include <array>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -40,6 +41,31 @@ public:
         return Run(address, WriteHeader(key, generation, offset, length), key, p);
     }
 
+    Status WriteMemoryEndingPut(std::string_view address, std::string_view key,
+                                Generation generation, uint64_t offset,
+                                std::span<const std::byte> data, ClientId client,
+                                bool* ended) override {
+        const auto id = EncodeClient(client);
+        Payload p;
+        p.send = data;
+        p.end_put = id;
+        Status st = Run(address, WriteHeader(key, generation, offset, data.size(), true), key, p);
+        *ended = st.ok();  // the node answers OK only once the put has ended
+        return st;
+    }
+
+    Status WriteMemoryFromEndingPut(std::string_view address, std::string_view key,
+                                    Generation generation, uint64_t offset, uint64_t length,
+                                    ByteSource& source, ClientId client, bool* ended) override {
+        const auto id = EncodeClient(client);
+        Payload p;
+        p.source = &source;
+        p.end_put = id;
+        Status st = Run(address, WriteHeader(key, generation, offset, length, true), key, p);
+        *ended = st.ok();
+        return st;
+    }
+
     Status Read(std::string_view address, Tier tier, std::string_view key, Generation generation,
                 uint64_t offset, std::span<std::byte> out) override {
         Payload p;
@@ -59,16 +85,28 @@ private:
     // Where a request's payload comes from and a response's payload goes: a span, or a
     // stream (net/byte_stream.h). At most one of each side is set.
     struct Payload {
+        std::span<const std::byte> end_put;  // the client id after the key (kFlagEndPut)
         std::span<const std::byte> send;
         ByteSource* source = nullptr;
         std::span<std::byte> receive;
         ByteSink* sink = nullptr;
     };
 
+    // The client id a kFlagEndPut write carries after its key, little-endian.
+    static std::array<std::byte, data::kClientIdBytes> EncodeClient(ClientId client) {
+        std::array<std::byte, data::kClientIdBytes> out;
+        for (size_t i = 0; i < out.size(); ++i) {
+            out[i] = static_cast<std::byte>((client >> (8 * i)) & 0xFF);
+        }
+        return out;
+    }
+
     static data::RequestHeader WriteHeader(std::string_view key, Generation generation,
-                                           uint64_t offset, uint64_t length) {
+                                           uint64_t offset, uint64_t length,
+                                           bool end_put = false) {
         data::RequestHeader h;
         h.op = data::Op::kWrite;
+        h.flags = end_put ? data::kFlagEndPut : 0;
         h.tier = Tier::kMemory;
         h.key_length = static_cast<uint32_t>(key.size());
         h.generation = generation;
@@ -128,10 +166,11 @@ private:
         hello.length = options_.auth_token.size();
         data::RequestBytes hello_header = data::SerializeRequest(hello);
         data::RequestBytes header = data::SerializeRequest(h);
-        iovec iov[5] = {{hello_header.data(), hello_header.size()},
+        iovec iov[6] = {{hello_header.data(), hello_header.size()},
                         {const_cast<char*>(options_.auth_token.data()), options_.auth_token.size()},
                         {header.data(), header.size()},
                         {const_cast<char*>(key.data()), key.size()},
+                        {const_cast<std::byte*>(payload.end_put.data()), payload.end_put.size()},
                         {const_cast<std::byte*>(payload.send.data()), payload.send.size()}};
         Status st = net::SendAll(fd, std::span<const iovec>(iov).subspan(greet ? 0 : 2));
         if (st.ok() && payload.source != nullptr) {

@@ -95,22 +95,30 @@ int64_t Client::client_id() const { return channel_->client_id(); }
 
 Status Client::Put(std::string_view key, std::span<const std::byte> value) {
     return PutWith(key, value.size(),
-                   [&](const std::string& address, Generation generation, uint64_t offset) {
-                       return transport_->WriteMemory(address, key, generation, offset, value);
+                   [&](const std::string& address, Generation generation, uint64_t offset,
+                       bool* ended) {
+                       // The id the put was started under (read after PutStart, as PutEnd's).
+                       const auto client = static_cast<ClientId>(client_id());
+                       return transport_->WriteMemoryEndingPut(address, key, generation, offset,
+                                                               value, client, ended);
                    });
 }
 
 Status Client::PutFrom(std::string_view key, uint64_t size, ByteSource& source) {
     return PutWith(key, size,
-                   [&](const std::string& address, Generation generation, uint64_t offset) {
-                       return transport_->WriteMemoryFrom(address, key, generation, offset,
-                                                          size, source);
+                   [&](const std::string& address, Generation generation, uint64_t offset,
+                       bool* ended) {
+                       const auto client = static_cast<ClientId>(client_id());
+                       return transport_->WriteMemoryFromEndingPut(address, key, generation,
+                                                                   offset, size, source, client,
+                                                                   ended);
                    });
 }
 
 Status Client::PutWith(std::string_view key, uint64_t size,
                        const std::function<Status(const std::string& address,
-                                                  Generation generation, uint64_t offset)>& write) {
+                                                  Generation generation, uint64_t offset,
+                                                  bool* ended)>& write) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     if (size == 0) return Status::InvalidArgument("a value must be at least 1 byte");
     if (size > static_cast<uint64_t>(INT64_MAX)) {
@@ -124,10 +132,14 @@ Status Client::PutWith(std::string_view key, uint64_t size,
         },
         Idempotent::kNo));
     const rpc::Replica& range = started.replica;
+    // The node normally ends the put itself once the bytes have landed (one round trip to
+    // the master less); a transport that cannot ask it (a local memcpy) leaves it to us.
+    bool ended = false;
     Status st = range.data_address.empty()
                     ? Status::Unavailable("the node holding the allocated range is gone")
                     : write(range.data_address, static_cast<Generation>(started.generation),
-                            static_cast<uint64_t>(range.offset));
+                            static_cast<uint64_t>(range.offset), &ended);
+    if (st.ok() && ended) return st;
     if (st.ok()) {
         st = channel_->Call(
             [&](rpc::MasterServiceClient& c) { c.PutEnd(client_id(), k, started.generation); },

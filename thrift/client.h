@@ -18,8 +18,10 @@
 //   others            as in core/status.h
 //
 // Reads and writes: Put = PutStart (master allocates a DRAM range) -> the bytes go straight to
-// the node holding that range over the data channel -> PutEnd; on any failure after PutStart the
-// put is revoked. Get = GetReplicaList (a read: lease, recency, may trigger promotion) -> read
+// the node holding that range over the data channel, and that node ends the put (PutEnd at
+// its master) before it answers, so a Put that returns OK is readable at once; a transport
+// that cannot ask the node (a memcpy into a local segment) sends PutEnd itself. On any failure
+// after PutStart the put is revoked (BatchPut keeps one BatchPutEnd for all its keys). Get = GetReplicaList (a read: lease, recency, may trigger promotion) -> read
 // the first COMPLETE replica that answers, MEMORY first, LOCAL_DISK through its holder node.
 // The value's bytes never pass through the master.
 //
@@ -285,11 +287,11 @@ private:
                             const std::function<Status(const std::string& address,
                                                        const ReplicaDesc& replica)>& read,
                             const std::function<bool()>& again);
-    // PutStart, `write` into the allocated range, PutEnd; revoked on any failure after
-    // PutStart.
+    // PutStart, `write` into the allocated range, PutEnd unless `write` says (*ended) the
+    // node ended the put; revoked on any failure after PutStart.
     Status PutWith(std::string_view key, uint64_t size,
                    const std::function<Status(const std::string& address, Generation generation,
-                                              uint64_t offset)>& write);
+                                              uint64_t offset, bool* ended)>& write);
     // The replica lists of `keys` in one round trip (one result per key).
     std::vector<Result<ObjectInfo>> BatchReplicaLists(std::span<const std::string> keys);
     // BatchGet / BatchGetInto: reads keys[i] into the buffer buffer_for(i, size) returns (an

@@ -16,6 +16,17 @@ Status LocalFirstTransport::WriteMemory(std::string_view address, std::string_vi
     return remote_->WriteMemory(address, key, generation, offset, data);
 }
 
+Status LocalFirstTransport::WriteMemoryEndingPut(std::string_view address, std::string_view key,
+                                                 Generation generation, uint64_t offset,
+                                                 std::span<const std::byte> data,
+                                                 ClientId client, bool* ended) {
+    if (IsLocal(address)) {
+        *ended = false;
+        return local_->Write(key, generation, offset, data);
+    }
+    return remote_->WriteMemoryEndingPut(address, key, generation, offset, data, client, ended);
+}
+
 Status LocalFirstTransport::Read(std::string_view address, Tier tier, std::string_view key,
                                  Generation generation, uint64_t offset,
                                  std::span<std::byte> out) {

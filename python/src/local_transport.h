@@ -25,6 +25,12 @@ public:
 
     Status WriteMemory(std::string_view address, std::string_view key, Generation generation,
                        uint64_t offset, std::span<const std::byte> data) override;
+    // A local range is a memcpy, with no node to end the put (*ended false: the client sends
+    // PutEnd itself); a remote one asks its node (net/data_transport.h).
+    Status WriteMemoryEndingPut(std::string_view address, std::string_view key,
+                                Generation generation, uint64_t offset,
+                                std::span<const std::byte> data, ClientId client,
+                                bool* ended) override;
     Status Read(std::string_view address, Tier tier, std::string_view key,
                 Generation generation, uint64_t offset, std::span<std::byte> out) override;
 

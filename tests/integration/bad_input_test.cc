@@ -463,7 +463,17 @@ TEST_F(BadInputTest, MalformedDataHeadersAreRefusedAndClosed) {
         {"version", [](auto& b) { b[4] = std::byte{9}; }, "version 9"},
         {"op", [](auto& b) { b[6] = std::byte{77}; }, "unknown data channel op"},
         {"tier", [](auto& b) { b[7] = std::byte{5}; }, "unknown tier"},
-        {"flags", [&](auto& b) { set32(b, 12, 1); }, "reserved flags"},
+        {"flags in version 1", [&](auto& b) { set32(b, 12, 1); }, "flags must be 0 in a version 1"},
+        {"end-put flag on a read", [&](auto& b) {
+             b[4] = std::byte{2};
+             set32(b, 12, data::kFlagEndPut);
+         }, "only valid on a write"},
+        {"unknown flag on a write", [&](auto& b) {
+             b[4] = std::byte{2};
+             b[6] = std::byte{2};  // write
+             set32(b, 12, 0x100);
+         }, "unknown request flags"},
+        {"version 2 without flags", [](auto& b) { b[4] = std::byte{2}; }, "version 2 header"},
         {"key length 0", [&](auto& b) { set32(b, 8, 0); }, "key length 0"},
         {"key length 5000", [&](auto& b) { set32(b, 8, 5000); }, "key length 5000"},
         {"generation 0", [&](auto& b) { set64(b, 16, 0); }, "no generation"},

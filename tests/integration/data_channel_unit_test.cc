@@ -70,6 +70,76 @@ TEST(DataProtocolTest, MalformedHeadersAreRefusedWithReasons) {
     EXPECT_FALSE(data::ParseRequest(std::span(bytes).first(10)).ok());
 }
 
+TEST(DataProtocolTest, EndPutFlagRoundTripsOnAWriteAsVersion2) {
+    data::RequestHeader h;
+    h.op = data::Op::kWrite;
+    h.key_length = 9;
+    h.generation = 42;
+    h.offset = 4096;
+    h.length = 65536;
+    h.flags = data::kFlagEndPut;
+    auto bytes = data::SerializeRequest(h);
+    EXPECT_EQ(std::to_integer<int>(bytes[4]), data::kVersionFlags);  // version 2 on the wire
+    auto back = data::ParseRequest(bytes);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(back->flags, data::kFlagEndPut);
+    EXPECT_EQ(data::ExtraRequestBytes(*back), data::kClientIdBytes);
+    EXPECT_EQ(data::SerializeRequest(*back), bytes);
+
+    // Without flags a write stays version 1: a node that predates flags still takes it.
+    h.flags = 0;
+    auto plain = data::SerializeRequest(h);
+    EXPECT_EQ(std::to_integer<int>(plain[4]), data::kVersion);
+    ASSERT_TRUE(data::ParseRequest(plain).ok());
+    EXPECT_EQ(data::ExtraRequestBytes(*data::ParseRequest(plain)), 0u);
+}
+
+TEST(DataProtocolTest, EndPutFlagIsRefusedOffAWriteOrOutOfVersion) {
+    auto refused = [](const data::RequestBytes& bytes, std::string_view why) {
+        auto st = data::ParseRequest(bytes);
+        ASSERT_FALSE(st.ok());
+        EXPECT_NE(st.status().message().find(why), std::string::npos) << st.status().message();
+    };
+    data::RequestHeader h;
+    h.op = data::Op::kRead;
+    h.key_length = 3;
+    h.generation = 1;
+    h.length = 10;
+    h.flags = data::kFlagEndPut;
+    refused(data::SerializeRequest(h), "only valid on a write");
+    data::RequestHeader ping;
+    ping.flags = data::kFlagEndPut;
+    refused(data::SerializeRequest(ping), "only valid on a write");
+    data::RequestHeader hello;
+    hello.op = data::Op::kHello;
+    hello.flags = data::kFlagEndPut;
+    refused(data::SerializeRequest(hello), "only valid on a write");
+
+    // An unknown bit, even next to a known one.
+    h.op = data::Op::kWrite;
+    h.flags = data::kFlagEndPut | 0x80;
+    refused(data::SerializeRequest(h), "unknown request flags 0x80");
+
+    // Flags in a version 1 header (what an old peer must never see as valid), and version 2
+    // without flags (one encoding per header).
+    h.flags = data::kFlagEndPut;
+    auto v1 = data::SerializeRequest(h);
+    v1[4] = std::byte{1};
+    refused(v1, "flags must be 0 in a version 1 header");
+    h.flags = 0;
+    auto v2 = data::SerializeRequest(h);
+    v2[4] = std::byte{2};
+    refused(v2, "version 2 header carries flags");
+    auto v3 = data::SerializeRequest(h);
+    v3[4] = std::byte{3};
+    refused(v3, "version 3 is not supported");
+
+    // Truncated: a flagged header is still exactly 40 bytes.
+    h.flags = data::kFlagEndPut;
+    auto full = data::SerializeRequest(h);
+    EXPECT_FALSE(data::ParseRequest(std::span(full).first(data::kRequestHeaderSize - 1)).ok());
+}
+
 TEST(DataProtocolTest, RandomBytesNeverCrashTheParsers) {
     std::mt19937_64 rng(7);
     size_t accepted = 0;

@@ -211,6 +211,9 @@ public:
         ++promotion_failures;
         return inner_->NotifyPromotionFailure(node, key, gen);
     }
+    Status PutEnd(ClientId client, std::string_view key, Generation gen) override {
+        return inner_->PutEnd(client, key, gen);
+    }
 
     int registrations = 0, drops_reported = 0, offload_failures = 0, alloc_calls = 0,
         promotion_commits = 0, promotion_failures = 0;
