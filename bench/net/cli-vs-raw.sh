@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Large values through the CLI against a raw loopback socket copy of the same bytes, in the
-# same run: `mooncakectl put KEY FILE` and `mooncakectl get KEY --out /dev/null` against a
-# standalone mooncaked, versus bench/net/raw_copy.py (put: FILE sent with sendfile into a
-# receiver's buffer; get: bytes from memory to a receiver that drops them). Rounds interleave
-# store and raw; best of ROUNDS each; ratio = raw time / store time (1.0 = line rate). The
-# CLI's max RSS comes from /usr/bin/time -v of the same commands.
+# same run: `mooncakectl put KEY FILE`, `mooncakectl get KEY --out /dev/null` and
+# `mooncakectl get KEY | cat >/dev/null` (the bytes into a pipe, as a consumer reads them)
+# against a standalone mooncaked, versus bench/net/raw_copy.py (FILE sent with sendfile to a
+# receiver that drops the bytes: the fastest raw copy). Rounds interleave store and raw; best
+# of ROUNDS each; ratio = raw time / store time (1.0 = line rate). The CLI's max RSS comes
+# from /usr/bin/time -v of the same commands.
 #
 #   bench/net/cli-vs-raw.sh                 # 64 and 256 MiB, 3 rounds; BUILD_DIR=build
 #   SIZES_MIB="16 256" ROUNDS=5 bench/net/cli-vs-raw.sh
@@ -42,7 +43,7 @@ for mib in $sizes; do
     bytes=$((mib << 20))
     file=$tmp/value-$mib
     head -c "$bytes" /dev/urandom >"$file"
-    : >"$tmp/put.t"; : >"$tmp/get.t"; : >"$tmp/rawput.t"; : >"$tmp/rawget.t"
+    : >"$tmp/put.t"; : >"$tmp/get.t"; : >"$tmp/getpipe.t"; : >"$tmp/rawput.t"; : >"$tmp/rawget.t"
     for r in $(seq "$rounds"); do
         key=bench/cli-$mib-$r
         t0=$(now)
@@ -50,15 +51,19 @@ for mib in $sizes; do
         t1=$(now)
         /usr/bin/time -v -o "$tmp/get-$r.rss" "${ctl[@]}" get "$key" --out /dev/null
         t2=$(now)
+        "${ctl[@]}" get "$key" | cat >/dev/null
+        t3=$(now)
         echo "$t1 - $t0" | bc >>"$tmp/put.t"
         echo "$t2 - $t1" | bc >>"$tmp/get.t"
+        echo "$t3 - $t2" | bc >>"$tmp/getpipe.t"
         "${ctl[@]}" rm --force "$key" >/dev/null
         python3 bench/net/raw_copy.py put "$file" >>"$tmp/rawput.t"
-        python3 bench/net/raw_copy.py get "$bytes" >>"$tmp/rawget.t"
+        python3 bench/net/raw_copy.py get "$file" >>"$tmp/rawget.t"
     done
     put_rss=$(for r in $(seq "$rounds"); do rss_kib "$tmp/put-$r.rss"; done | sort -n | tail -1)
     get_rss=$(for r in $(seq "$rounds"); do rss_kib "$tmp/get-$r.rss"; done | sort -n | tail -1)
-    for op in put get; do
+    cp "$tmp/rawget.t" "$tmp/rawgetpipe.t"
+    for op in put get getpipe; do
         store=$(best <"$tmp/$op.t")
         raw=$(best <"$tmp/raw$op.t")
         rss=$([[ $op == put ]] && echo "$put_rss" || echo "$get_rss")
@@ -67,7 +72,7 @@ for mib in $sizes; do
             printf '{"op":"%s","size_mib":%d,"store_s":%.4f,"raw_s":%.4f,"ratio":%.2f,"cli_max_rss_kib":%d}\n' \
                 "$op" "$mib" "$store" "$raw" "$ratio" "$rss"
         else
-            printf '%-4s %5d MiB  store %.4f s  raw %.4f s  ratio %.2f  CLI max RSS %d KiB\n' \
+            printf '%-7s %5d MiB  store %.4f s  raw %.4f s  ratio %.2f  CLI max RSS %d KiB\n' \
                 "$op" "$mib" "$store" "$raw" "$ratio" "$rss"
         fi
     done
