@@ -16,7 +16,8 @@ inline constexpr size_t kThreadStripes = 8;
 
 inline size_t ThreadStripe() {
     static std::atomic<size_t> next{0};
-    thread_local const size_t stripe = next.fetch_add(1, std::memory_order_relaxed) % kThreadStripes;
+    thread_local const size_t stripe =
+        next.fetch_add(1, std::memory_order_relaxed) % kThreadStripes;
     return stripe;
 }
 

@@ -134,7 +134,8 @@ Status Node::Start(const std::atomic<bool>& give_up) {
     });
     for (size_t i = 0; i < offloads_.workers; ++i) {
         threads_.emplace_back([this] {
-            WorkLoop(offloads_, [this](NodeId id, const OffloadTask& t) { worker_->RunOffload(id, t); });
+            WorkLoop(offloads_,
+                     [this](NodeId id, const OffloadTask& t) { worker_->RunOffload(id, t); });
         });
     }
     for (size_t i = 0; i < promotions_.workers; ++i) {
