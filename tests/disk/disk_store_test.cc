@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <future>
 #include <latch>
 #include <map>
 #include <mutex>
@@ -493,6 +494,55 @@ TEST(DiskStoreBackgroundTest, BackgroundIoPassesTheRateLimiter) {
     for (auto& th : threads) th.join();
     EXPECT_EQ(failures.load(), 0);
     EXPECT_EQ((*store)->object_count(), 80u);
+}
+
+// A promotion's read has slots of its own: an offload write holding the only background slot
+// (queue_depth 4 -> one of each) through its I/O does not hold a hot object off DRAM.
+TEST(DiskStoreBackgroundTest, PromotionReadsDoNotWaitForBackgroundWrites) {
+    DiskStoreOptions options;
+    options.queue_depth = 4;
+    auto device = std::make_unique<MemoryDevice>(kSmall);
+    MemoryDevice& dev = *device;
+    auto store = DiskStore::OpenOnDevice(device->OpenHandle(), options);
+    ASSERT_TRUE(store.ok());
+    const auto hot = Pattern(8192, 1);
+    ASSERT_TRUE((*store)->Write("hot", 1, hot, IoPriority::kForeground).ok());
+    std::mutex mu;
+    std::condition_variable cv;
+    bool holding = false, release = false;
+    dev.SetFaultHook([&](MemoryDevice::Op op, const IoRequest&) {
+        if (op == MemoryDevice::Op::kWrite) {
+            std::unique_lock lock(mu);
+            holding = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return release; });
+        }
+        return MemoryDevice::Fault{};
+    });
+    std::thread offload([&] {
+        EXPECT_TRUE((*store)->Write("cold", 1, Pattern(8192, 2), IoPriority::kBackground).ok());
+    });
+    {
+        std::unique_lock lock(mu);
+        ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return holding; }));
+    }
+    // The background slot is taken and the write is in flight; the promotion read goes on.
+    std::vector<std::byte> out(hot.size());
+    auto read = std::async(std::launch::async, [&] {
+        return (*store)->Read("hot", 1, out, IoPriority::kPromotion);
+    });
+    const bool done = read.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+    {
+        std::lock_guard lock(mu);
+        release = true;
+        cv.notify_all();
+    }
+    offload.join();
+    ASSERT_TRUE(done) << "the promotion read waited for the background write";
+    EXPECT_TRUE(read.get().ok());
+    EXPECT_EQ(out, hot);
+    dev.SetFaultHook(nullptr);
+    EXPECT_EQ((*store)->object_count(), 2u);
 }
 
 TEST(DiskStoreFormatTest, RefusesForeignNewerAndResizedStores) {
