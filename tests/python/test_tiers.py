@@ -58,8 +58,17 @@ def tier_master(tmp_path_factory):
     m.stop()
 
 
-def test_eviction_offloads_and_local_disk_reads_back(tier_master, tmp_path):
-    s = disk_store(tier_master, tmp_path)
+@pytest.fixture(scope="module")
+def offload_master(tmp_path_factory):
+    """Offload without promotion: a read of a LOCAL_DISK-only key stays a disk read (with
+    promotion on, the access that finds the key cold promotes it in about a millisecond)."""
+    m = Master(tmp_path_factory.mktemp("offload"), *TIER_FLAGS, "--promotion_on_hit=false")
+    yield m
+    m.stop()
+
+
+def test_eviction_offloads_and_local_disk_reads_back(offload_master, tmp_path):
+    s = disk_store(offload_master, tmp_path)
     try:
         small = {f"small{i}": os.urandom(1024) for i in range(8)}
         for k, v in small.items():
@@ -71,16 +80,10 @@ def test_eviction_offloads_and_local_disk_reads_back(tier_master, tmp_path):
         assert len(ref) == 40  # eviction with offload makes room: every put lands
         cold = wait_cold(s, ref)
         assert cold, "no LOCAL_DISK-only key after overflowing DRAM"
-        # A refused promotion candidate is retried in the background when room appears, so a
-        # key that was LOCAL_DISK-only at the last poll may be in MEMORY by now: count only
-        # the keys that are LOCAL_DISK-only just before their read.
-        expected = 0
         before = s.get_offload_rpc_read_count()
         for k in cold[:5]:
-            expected += types(s, k) == ["LOCAL_DISK"]
             assert s.get(k) == ref[k]
-        assert expected > 0, "every cold key was promoted before it was read"
-        assert s.get_offload_rpc_read_count() >= before + expected
+        assert s.get_offload_rpc_read_count() >= before + min(5, len(cold))
     finally:
         s.close()
 
@@ -104,10 +107,13 @@ def test_promotion_on_hit_seen_through_replica_desc(tier_master, tmp_path):
 
 @pytest.fixture(scope="module")
 def prefetch_master(tmp_path_factory):
-    # Victim comparison off: one Exists is one sketch count, and the test is about the knob
-    # running the trigger, not about how hot the key must be to displace others.
+    # The fixed gate without victim comparison: one Exists is one sketch count, and the test is
+    # about the knob running the trigger, not about how hot the key must be to displace others
+    # (the adaptive gate, fed a second's poll of every key by wait_cold, can settle on "never"
+    # and refuse every promotion: seen as a 1-in-4 failure).
     m = Master(tmp_path_factory.mktemp("prefetch"), *TIER_FLAGS, "--promotion_on_hit",
-               "--prefetch_on_exist", "--promotion_compare_victims=false")
+               "--prefetch_on_exist", "--promotion_gate=fixed",
+               "--promotion_compare_victims=false")
     yield m
     m.stop()
 
