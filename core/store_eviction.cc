@@ -138,10 +138,10 @@ size_t MasterStore::RunWatermarkEviction() {
     // DRAM you pay for is DRAM you use: keep it full, but make sure the coldest
     // offload_clean_ratio of it has LOCAL_DISK copies, so an allocation can drop them at once
     // instead of waiting for a disk write. Without offload, dropping is instant already.
-    // The share is a trade: in the timed replay at 0.05 bursts of Puts and promotions ran past
-    // it and promotions waited 100-250 ms for offloads (p99 9 ms at 0.2), but each round
-    // collects and ranks about twice the share of DRAM's objects, so 0.2 costs four times the
-    // CPU per tick (bench/results/replay-timed.md). Default 0.05.
+    // The share is a trade: in the timed replay on a busy box bursts of Puts and promotions
+    // ran past 0.05 and promotions waited 100-250 ms for offloads (p99 61 ms at 0.2), but
+    // each round collects and ranks about twice the share of DRAM's objects, so 0.2 costs
+    // four times the CPU per tick (bench/results/replay-timed.md). Default 0.05.
     if (!config_.enable_offload() || !config_.offload_on_evict()) return 0;
     return in_->Clean(share(config_.offload_clean_ratio()));
 }
