@@ -157,6 +157,9 @@ private:
     NodeId applied_for_ = kNoNode;
 
     mutable std::mutex mu_;
+    // One FlushDrops at a time, held through its reports: when FlushDrops returns, every drop
+    // queued before the call has reached the master (RunOffload relies on it).
+    std::mutex flush_mu_;
     std::deque<DiskDelete> dropped_;    // GUARDED_BY(mu_): disk records to report
     std::function<void()> drop_notify_;  // GUARDED_BY(mu_)
 };
