@@ -326,7 +326,8 @@ Status NodeWorker::CopyToStaging(NodeId id, const PromotionTask& task,
                                  std::span<const std::byte> bytes) {
     // NotReady: the master is offloading colder objects to make room and keeps the task; ask
     // again (a repeated call hands back the same range once it is allocated).
-    const Nanos deadline = clock_.Now() + options_.staging_wait;
+    const Nanos started = clock_.Now();
+    const Nanos deadline = started + options_.staging_wait;
     auto backoff = std::chrono::milliseconds(2);
     auto staged = master_.PromotionAllocStart(id, task.key, task.generation, task.size);
     while (!staged.ok() && staged.status().Is(StatusCode::kNotReady) &&
@@ -334,7 +335,7 @@ Status NodeWorker::CopyToStaging(NodeId id, const PromotionTask& task,
         staged = master_.PromotionAllocStart(id, task.key, task.generation, task.size);
     }
     promotion_staging_seconds_.Observe(
-        std::chrono::duration<double>(clock_.Now() - (deadline - options_.staging_wait)).count());
+        std::chrono::duration<double>(clock_.Now() - started).count());
     if (!staged.ok()) return staged.status();
     if (staged->replica.node == id) {
         return segment_.Write(task.key, task.generation, staged->replica.offset, bytes);

@@ -82,8 +82,8 @@ struct TcpTransportOptions {
 // of a (key, generation) range are idempotent (a streamed one only if its source or sink can
 // rewind), and so is ending a put (a retried end-put write of a put already ended answers OK).
 // End-put writes are version 2 headers: a node that predates them refuses them with "data
-// channel version 2 is not supported" (upgrade nodes before clients). Streamed transfers use sendfile/splice where the source or sink is a descriptor
-// (net/stream_io.h).
+// channel version 2 is not supported" (upgrade nodes before clients). Streamed transfers use
+// sendfile/splice where the source or sink is a descriptor (net/stream_io.h).
 std::unique_ptr<DataTransport> NewTcpTransport(const TcpTransportOptions& options);
 
 }  // namespace mooncake

@@ -20,9 +20,10 @@ Status LocalFirstTransport::WriteMemoryEndingPut(std::string_view address, std::
                                                  Generation generation, uint64_t offset,
                                                  std::span<const std::byte> data,
                                                  ClientId client, bool* ended) {
+    // A local segment is a memcpy, with no node to end the put: the base writes only.
     if (IsLocal(address)) {
-        *ended = false;
-        return local_->Write(key, generation, offset, data);
+        return DataTransport::WriteMemoryEndingPut(address, key, generation, offset, data, client,
+                                                   ended);
     }
     return remote_->WriteMemoryEndingPut(address, key, generation, offset, data, client, ended);
 }
