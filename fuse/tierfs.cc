@@ -99,7 +99,7 @@ struct DirHandle {
 
 template <typename H>
 H* HandleOf(const fuse_file_info* fi) {
-    return reinterpret_cast<H*>(static_cast<uintptr_t>(fi->fh));
+    return OpenHandles::Get<H>(fi->fh);
 }
 
 }  // namespace
@@ -355,8 +355,8 @@ struct TierFs::Impl {
         fi->direct_io = 1;  // the content is made at open; the page cache must not keep it
         fi->keep_cache = 0;
         fi->nonseekable = 0;
-        fi->fh = reinterpret_cast<uintptr_t>(handle.get());
-        if (fuse_reply_open(req, fi) == 0) handle.release();
+        fi->fh = fs.open_handles_.Adopt(std::move(handle));
+        if (fuse_reply_open(req, fi) != 0) fs.open_handles_.Release(fi->fh);
     }
 
     static Result<std::string> Content(TierFs& fs, const Node& node) {
@@ -433,7 +433,7 @@ struct TierFs::Impl {
     static void Flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
 
     static void Release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-        delete HandleOf<FileHandle>(fi);
+        Fs(req).open_handles_.Release(fi->fh);
         fuse_reply_err(req, 0);
     }
 
@@ -446,14 +446,14 @@ struct TierFs::Impl {
         if (!IsDir(node->kind)) return (void)fuse_reply_err(req, ENOTDIR);
         auto handle = std::make_unique<DirHandle>();
         handle->kind = node->kind;
-        fi->fh = reinterpret_cast<uintptr_t>(handle.get());
         fi->cache_readdir = 0;
         fi->keep_cache = 0;
-        if (fuse_reply_open(req, fi) == 0) handle.release();
+        fi->fh = fs.open_handles_.Adopt(std::move(handle));
+        if (fuse_reply_open(req, fi) != 0) fs.open_handles_.Release(fi->fh);
     }
 
     static void ReleaseDir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-        delete HandleOf<DirHandle>(fi);
+        Fs(req).open_handles_.Release(fi->fh);
         fuse_reply_err(req, 0);
     }
 

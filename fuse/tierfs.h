@@ -34,6 +34,7 @@
 
 #include "fuse/inode_table.h"
 #include "fuse/master_connection.h"
+#include "fuse/open_handles.h"
 
 struct fuse_lowlevel_ops;
 
@@ -71,6 +72,7 @@ class TierFs {
     MasterConnection* master_;
     const TierFsOptions options_;
     InodeTable inodes_;
+    OpenHandles open_handles_;  // what open/opendir handed the kernel, until its release
     std::mutex hashed_mu_;
     std::unordered_map<std::string, std::string> hashed_names_;  // GUARDED_BY(hashed_mu_)
 };
