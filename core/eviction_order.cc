@@ -30,14 +30,16 @@ void Unlist(EvictionLists& lists, ObjectMeta& meta) {
 // `score(meta)`.
 template <typename Score>
 void CollectList(const EvictionList& list, size_t shard, uint64_t per_shard, Nanos now,
-                 Score score, std::vector<EvictionCandidate>& out) {
+                 Score score, bool clean_keys, std::vector<EvictionCandidate>& out) {
+    static const std::string kNoKey;
     uint64_t collected = 0;
     for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
         const ObjectMeta& meta = **it;
         if (!meta.Evictable(now)) continue;
         uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
-        out.push_back({meta.recency, shard, *meta.key, meta.generation, bytes, meta.hash,
-                       meta.HasComplete(Tier::kLocalDisk), score(meta)});
+        const bool clean = meta.HasComplete(Tier::kLocalDisk);
+        out.push_back({meta.recency, shard, clean && !clean_keys ? kNoKey : *meta.key,
+                       meta.generation, bytes, meta.hash, clean, score(meta)});
         collected += bytes;
     }
 }
@@ -54,14 +56,9 @@ public:
     public:
         explicit LruRound(Nanos now) : now_(now) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
-                     std::vector<EvictionCandidate>& out) override {
+                     std::vector<EvictionCandidate>& out, bool clean_keys) override {
             CollectList(lists.lists[0], shard, per_shard, now_,
-                        [](const ObjectMeta&) { return 0.0; }, out);
-        }
-        void Rank(std::vector<EvictionCandidate>& c) override {
-            std::sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
-                return a.recency < b.recency;
-            });
+                        [](const ObjectMeta&) { return 0.0; }, clean_keys, out);
         }
 
     private:
@@ -105,19 +102,14 @@ public:
         HitDensityRound(HitDensityEstimator::Table table, Nanos now)
             : table_(std::move(table)), now_(now) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
-                     std::vector<EvictionCandidate>& out) override {
+                     std::vector<EvictionCandidate>& out, bool clean_keys) override {
             auto score = [&](const ObjectMeta& meta) {
                 return HitDensityEstimator::Score(table_, meta.eviction.cls,
                                                   now_ - meta.eviction.last_access);
             };
             for (const EvictionList& list : lists.lists) {
-                CollectList(list, shard, per_shard, now_, score, out);
+                CollectList(list, shard, per_shard, now_, score, clean_keys, out);
             }
-        }
-        void Rank(std::vector<EvictionCandidate>& c) override {
-            std::sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
-                return a.score != b.score ? a.score < b.score : a.recency < b.recency;
-            });
         }
 
     private:
@@ -133,6 +125,57 @@ private:
 };
 
 }  // namespace
+
+void RankCandidates(std::vector<EvictionCandidate>& candidates) {
+    std::sort(candidates.begin(), candidates.end(), Colder);
+}
+
+std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candidates,
+                                    uint64_t bytes) {
+    // A quickselect weighted by bytes, over small copies of the rank (the candidates carry
+    // keys, too heavy to move around). Invariant: [0, lo) is taken (colder than everything
+    // in [lo, end)), `need` is what it still lacks, and [lo, hi) holds at least `need`.
+    struct Rank {
+        double score;
+        uint64_t recency;
+        uint64_t bytes;
+        uint32_t index;
+    };
+    std::vector<Rank> r;
+    r.reserve(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        const EvictionCandidate& c = candidates[i];
+        r.push_back({c.score, c.recency, c.bytes, static_cast<uint32_t>(i)});
+    }
+    auto colder = [](const Rank& a, const Rank& b) {
+        return a.score != b.score ? a.score < b.score : a.recency < b.recency;
+    };
+    const size_t taken = [&] {
+        size_t lo = 0, hi = r.size();
+        uint64_t need = bytes;
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            std::nth_element(r.begin() + static_cast<ptrdiff_t>(lo),
+                             r.begin() + static_cast<ptrdiff_t>(mid),
+                             r.begin() + static_cast<ptrdiff_t>(hi), colder);
+            uint64_t left = 0;  // [lo, mid): all colder than r[mid]
+            for (size_t i = lo; i < mid; ++i) left += r[i].bytes;
+            if (left >= need) {
+                hi = mid;  // the candidate that reaches `bytes` is among them
+                continue;
+            }
+            need -= left;
+            if (r[mid].bytes >= need) return mid + 1;
+            need -= r[mid].bytes;
+            lo = mid + 1;
+        }
+        return lo;
+    }();
+    std::vector<uint32_t> out;
+    out.reserve(taken);
+    for (size_t i = 0; i < taken; ++i) out.push_back(r[i].index);
+    return out;
+}
 
 std::unique_ptr<EvictionOrder> EvictionOrder::Make(EvictionPolicyKind kind) {
     if (kind == EvictionPolicyKind::kHitDensity) return std::make_unique<HitDensityOrder>();

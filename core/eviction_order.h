@@ -40,7 +40,7 @@ struct EvictionCandidate {
     uint64_t bytes;  // its DRAM range
     uint64_t hash;
     bool clean;        // has a LOCAL_DISK copy: dropping it loses nothing
-    double score = 0;  // HitDensityOrder: expected re-reads per DRAM second
+    double score = 0;  // HitDensityOrder: expected re-reads per DRAM second (LruOrder: 0)
 };
 
 class EvictionOrder {
@@ -60,17 +60,32 @@ public:
     virtual void Remove(EvictionLists& lists, ObjectMeta& meta) = 0;
 
     // One round's view: Collect runs per shard (its lock held) and appends that shard's
-    // coldest Evictable(now) objects, about `per_shard` bytes per list; Rank sorts everything
-    // collected coldest first. With per_shard >= the round's target, the globally coldest
-    // target bytes are surely among them.
+    // coldest Evictable(now) objects, about `per_shard` bytes per list, each with its score
+    // in this round (LRU: all 0). With per_shard >= the round's target, the globally coldest
+    // target bytes are surely among them. `clean_keys` false leaves the key of a clean
+    // candidate (one with a LOCAL_DISK copy) empty, for a round that acts only on the others.
     class Round {
     public:
         virtual ~Round() = default;
         virtual void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
-                             std::vector<EvictionCandidate>& out) = 0;
-        virtual void Rank(std::vector<EvictionCandidate>& candidates) = 0;
+                             std::vector<EvictionCandidate>& out, bool clean_keys = true) = 0;
     };
     virtual std::unique_ptr<Round> StartRound(Nanos now) = 0;
 };
+
+// The rank of collected candidates, coldest first: lowest score, then least recent (a strict
+// total order, as recency is unique).
+inline bool Colder(const EvictionCandidate& a, const EvictionCandidate& b) {
+    return a.score != b.score ? a.score < b.score : a.recency < b.recency;
+}
+
+// Sorts candidates coldest first.
+void RankCandidates(std::vector<EvictionCandidate>& candidates);
+
+// The indices (unordered) of the coldest candidates up to and including the one whose bytes,
+// added coldest first, reach `bytes` (all of them if they never do): the set a sort's prefix
+// would give, found in linear time.
+std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candidates,
+                                    uint64_t bytes);
 
 }  // namespace mooncake

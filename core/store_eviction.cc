@@ -16,16 +16,23 @@ namespace {
 using Candidate = EvictionCandidate;
 
 // Up to `per_shard` bytes of the coldest evictable objects of every shard (per eviction list),
-// coldest first, in the eviction order's ranking.
-std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
+// unordered, in `round`.
+std::vector<Candidate> Collect(StoreInternals& in, EvictionOrder::Round& round,
+                               uint64_t per_shard, bool clean_keys) {
     std::vector<Candidate> out;
-    std::unique_ptr<EvictionOrder::Round> round = in.order->StartRound(in.clock.Now());
     for (size_t s = 0; s < ObjectTable::kShardCount; ++s) {
         Shard& shard = in.table.shard(s);
         MutexLock lock(shard.mu);
-        round->Collect(shard.eviction_lists, s, per_shard, out);
+        round.Collect(shard.eviction_lists, s, per_shard, out, clean_keys);
     }
-    round->Rank(out);
+    return out;
+}
+
+// The same, coldest first in the eviction order's ranking.
+std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
+    std::unique_ptr<EvictionOrder::Round> round = in.order->StartRound(in.clock.Now());
+    std::vector<Candidate> out = Collect(in, *round, per_shard, /*clean_keys=*/true);
+    RankCandidates(out);
     return out;
 }
 
@@ -94,12 +101,20 @@ size_t StoreInternals::Clean(uint64_t target) {
     // cheap however large the cache is. Plus one block of slack, so a small share still
     // reaches past the shard's coldest object.
     uint64_t per_shard = 2 * target / ObjectTable::kShardCount + kSegmentAlignment;
-    uint64_t covered = offload.clean_pending_bytes();
+    const uint64_t covered = offload.clean_pending_bytes();
+    if (covered >= target) return 0;
+    // This runs on every tick and collects ~2 x offload_clean_ratio of DRAM's objects: the
+    // coldest `target` bytes among them are selected (linear), not sorted, and only the few
+    // without a LOCAL_DISK copy are ranked and carry their keys.
+    std::unique_ptr<EvictionOrder::Round> round = order->StartRound(clock.Now());
+    std::vector<Candidate> collected = Collect(*this, *round, per_shard, /*clean_keys=*/false);
+    std::vector<Candidate> candidates;
+    for (uint32_t i : SelectColdest(collected, target - covered)) {
+        if (!collected[i].clean) candidates.push_back(std::move(collected[i]));
+    }
+    RankCandidates(candidates);
     size_t queued = 0;
-    for (const Candidate& c : CollectCandidates(*this, per_shard)) {
-        if (covered >= target) break;
-        covered += c.bytes;
-        if (c.clean) continue;
+    for (const Candidate& c : candidates) {
         Shard& shard = table.shard(c.shard);
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(c.key);
