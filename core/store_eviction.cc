@@ -155,8 +155,9 @@ size_t MasterStore::RunWatermarkEviction() {
     // instead of waiting for a disk write. Without offload, dropping is instant already.
     // The share is a trade: in the timed replay on a busy box bursts of Puts and promotions
     // ran past 0.05 and promotions waited 100-250 ms for offloads (p99 61 ms at 0.2), but
-    // each round collects and ranks about twice the share of DRAM's objects, so 0.2 costs
-    // four times the CPU per tick (bench/results/replay-timed.md). Default 0.05.
+    // each round collects about twice the share of DRAM's objects (and selects among them in
+    // linear time), so a round at 0.2 walks four times the objects of one at 0.05
+    // (bench/results/replay-timed.md). Default 0.05.
     if (!config_.enable_offload() || !config_.offload_on_evict()) return 0;
     return in_->Clean(share(config_.offload_clean_ratio()));
 }

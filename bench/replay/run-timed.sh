@@ -11,8 +11,9 @@
 # Environment: TRACE (default ../shared/traces/conversation_trace.jsonl), LIMIT (requests, 2000),
 # SPEED (5), MEM_FRACTION (0.1), OBJECT_SIZE (16384), WORKERS (8), BUILD_DIR (build-bench),
 # DAEMON_ARGS (extra mooncaked flags, e.g. "--promotion_admission_threshold=1"),
-# NO_PAGE=1 (do not rewrite the table of bench/results/replay-timed.md, the page the README
-# links, between <!-- timed:begin --> and <!-- timed:end -->).
+# NO_PAGE=1 (a side run: print the table, but rewrite neither bench/replay/results/timed.* nor
+# the table of bench/results/replay-timed.md, the page the README links, between
+# <!-- timed:begin --> and <!-- timed:end -->).
 # Writes bench/replay/results/timed.{md,json}.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -49,7 +50,9 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 echo "run-timed.sh: mooncaked on 127.0.0.1:$rpc, DRAM $dram B ($fraction of the first $limit requests' distinct blocks x $object_size B), LOCAL_DISK ${disk_mib} MiB" >&2
-mkdir -p bench/replay/results
+out=bench/replay/results
+[[ -n "${NO_PAGE:-}" ]] && out=$dir
+mkdir -p "$out"
 "$replay" "${common[@]}" --timed --master "127.0.0.1:$rpc" --speed "$speed" --workers "$workers" --json "$@" > "$dir/timed.json"
 "$replay" "${common[@]}" --policy promotion --json > "$dir/virtual.json"
 jq -r --slurpfile v "$dir/virtual.json" --arg cmd "bench/replay/run-timed.sh (LIMIT=$limit SPEED=$speed MEM_FRACTION=$fraction OBJECT_SIZE=$object_size WORKERS=$workers)" '
@@ -62,11 +65,11 @@ jq -r --slurpfile v "$dir/virtual.json" --arg cmd "bench/replay/run-timed.sh (LI
   "| virtual clock, instant promotion | \($v[0].mem_hit_ratio | f4) | \($v[0].disk_hit_ratio | f4) | \($v[0].miss_ratio | f4) | | | | 0 | |",
   "",
   "Timed / virtual MEMORY hit ratio: \(.mem_hit_ratio / $v[0].mem_hit_ratio * 1000 | round / 1000); put refused \(.put_failures), read errors \(.errors), wrong bytes \(.content_mismatches)."
-' "$dir/timed.json" > bench/replay/results/timed.md
-cp "$dir/timed.json" bench/replay/results/timed.json
-cat bench/replay/results/timed.md
+' "$dir/timed.json" > "$out/timed.md"
+[[ "$out" == "$dir" ]] || cp "$dir/timed.json" "$out/timed.json"
+cat "$out/timed.md"
 if [[ -z "${NO_PAGE:-}" ]]; then
-    python3 - bench/results/replay-timed.md bench/replay/results/timed.md <<'PY'
+    python3 - bench/results/replay-timed.md "$out/timed.md" <<'PY'
 import sys
 page, md = sys.argv[1:3]
 text = open(page).read()
