@@ -316,6 +316,25 @@ int64_t DistributedStore::GetInto(const std::string& key, void* buffer, size_t s
     return static_cast<int64_t>(*n);
 }
 
+std::vector<int64_t> DistributedStore::BatchGetInto(const std::vector<std::string>& keys,
+                                                    const std::vector<uintptr_t>& buffers,
+                                                    const std::vector<size_t>& sizes) {
+    std::vector<int64_t> out(keys.size(), kInvalidParams);
+    if (buffers.size() != keys.size() || sizes.size() != keys.size()) return out;
+    MC_SESSION_OR(out);
+    if (keys.empty()) return out;
+    std::vector<std::span<std::byte>> outs;
+    outs.reserve(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+        outs.emplace_back(reinterpret_cast<std::byte*>(buffers[i]), sizes[i]);
+    }
+    std::vector<Result<uint64_t>> got = client.BatchGetInto(keys, outs);
+    for (size_t i = 0; i < got.size() && i < out.size(); ++i) {
+        out[i] = got[i].ok() ? static_cast<int64_t>(*got[i]) : ToMooncakeError(got[i].status());
+    }
+    return out;
+}
+
 std::vector<std::vector<std::vector<int64_t>>> DistributedStore::GetIntoRanges(
     const std::vector<uintptr_t>& buffers, const std::vector<std::vector<std::string>>& keys,
     const std::vector<std::vector<std::vector<uint64_t>>>& dst,

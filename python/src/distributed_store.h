@@ -79,6 +79,12 @@ public:
     Result<std::string> Get(const std::string& key);
     std::vector<Result<std::string>> BatchGet(const std::vector<std::string>& keys);
     int64_t GetInto(const std::string& key, void* buffer, size_t size);
+    // GetInto for many keys: one replica-list round trip and parallel reads (Client::
+    // BatchGetInto). Per key the bytes read or a negative error; kInvalidParams for every key
+    // when the three lists differ in length.
+    std::vector<int64_t> BatchGetInto(const std::vector<std::string>& keys,
+                                      const std::vector<uintptr_t>& buffers,
+                                      const std::vector<size_t>& sizes);
     // Per buffer, per key, per range: bytes copied or a negative error. A key whose three
     // range lists differ in length gets one error; a missing key one error per range.
     std::vector<std::vector<std::vector<int64_t>>> GetIntoRanges(

@@ -319,12 +319,7 @@ PYBIND11_MODULE(store, m) {
                                   const std::vector<uintptr_t>& buffers,
                                   const std::vector<size_t>& sizes) {
             py::gil_scoped_release r;
-            std::vector<int64_t> out(keys.size(), mooncake::py::kInvalidParams);
-            if (buffers.size() != keys.size() || sizes.size() != keys.size()) return out;
-            for (size_t i = 0; i < keys.size(); ++i) {
-                out[i] = s.GetInto(keys[i], Ptr(buffers[i]), sizes[i]);
-            }
-            return out;
+            return s.BatchGetInto(keys, buffers, sizes);
         }, py::arg("keys"), py::arg("buffer_ptrs"), py::arg("sizes"))
         .def("get_into_ranges", [](S& s, const std::vector<uintptr_t>& buffers,
                                    const std::vector<std::vector<std::string>>& keys,

@@ -148,6 +148,14 @@ def test_batch_put_from_and_batch_get_into(store):
     bad = store.batch_get_into(keys[:2], ptrs, [spacing] * 3)
     assert len(bad) == 2 and all(r < 0 for r in bad)
     assert store.batch_get_into(["bz0", "none"], ptrs[:2], [spacing] * 2)[1] == OBJECT_NOT_FOUND
+    # A buffer too small for its value fails that key alone, with get_into's error; the bytes
+    # of the others land.
+    ctypes.memset(buf, 0, spacing * 3)
+    mixed = store.batch_get_into(keys, ptrs, [spacing, 10, spacing])
+    assert mixed[1] == store.get_into(keys[1], ptrs[1], 10) and mixed[1] < 0
+    assert mixed[0] == len(values[0]) and mixed[2] == len(values[2])
+    assert ctypes.string_at(ptrs[2], len(values[2])) == values[2]
+    assert store.batch_get_into([], [], []) == []
     assert store.unregister_buffer(base) == 0
 
 
