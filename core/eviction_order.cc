@@ -127,7 +127,7 @@ private:
 }  // namespace
 
 void RankCandidates(std::vector<EvictionCandidate>& candidates) {
-    std::sort(candidates.begin(), candidates.end(), Colder);
+    std::sort(candidates.begin(), candidates.end(), Colder<EvictionCandidate>);
 }
 
 std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candidates,
@@ -147,9 +147,6 @@ std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candid
         const EvictionCandidate& c = candidates[i];
         r.push_back({c.score, c.recency, c.bytes, static_cast<uint32_t>(i)});
     }
-    auto colder = [](const Rank& a, const Rank& b) {
-        return a.score != b.score ? a.score < b.score : a.recency < b.recency;
-    };
     const size_t taken = [&] {
         size_t lo = 0, hi = r.size();
         uint64_t need = bytes;
@@ -157,7 +154,7 @@ std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candid
             const size_t mid = lo + (hi - lo) / 2;
             std::nth_element(r.begin() + static_cast<ptrdiff_t>(lo),
                              r.begin() + static_cast<ptrdiff_t>(mid),
-                             r.begin() + static_cast<ptrdiff_t>(hi), colder);
+                             r.begin() + static_cast<ptrdiff_t>(hi), Colder<Rank>);
             uint64_t left = 0;  // [lo, mid): all colder than r[mid]
             for (size_t i = lo; i < mid; ++i) left += r[i].bytes;
             if (left >= need) {

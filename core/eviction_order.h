@@ -73,9 +73,10 @@ public:
     virtual std::unique_ptr<Round> StartRound(Nanos now) = 0;
 };
 
-// The rank of collected candidates, coldest first: lowest score, then least recent (a strict
-// total order, as recency is unique).
-inline bool Colder(const EvictionCandidate& a, const EvictionCandidate& b) {
+// The rank of collected candidates (or anything with their score and recency), coldest
+// first: lowest score, then least recent (a strict total order, as recency is unique).
+template <typename Ranked>
+bool Colder(const Ranked& a, const Ranked& b) {
     return a.score != b.score ? a.score < b.score : a.recency < b.recency;
 }
 
