@@ -13,6 +13,7 @@
 
 #include "core/disk/disk_store.h"
 #include "core/master_link.h"
+#include "core/master_store.h"
 #include "core/metrics.h"
 #include "daemon/access.h"
 #include "daemon/fault_injection.h"
@@ -29,8 +30,11 @@ using WallTimer = std::chrono::steady_clock;
 // beyond it the connection is closed instead of reading gigabytes for nothing.
 constexpr uint64_t kDiscardLimit = 16ull << 20;
 
-Status SendResponse(int fd, const Status& status, std::span<const std::byte> payload = {}) {
+// `served_from`: the replica's tier, named in OK answers to by-key reads.
+Status SendResponse(int fd, const Status& status, std::span<const std::byte> payload = {},
+                    std::optional<Tier> served_from = std::nullopt) {
     data::ResponseHeader h;
+    if (status.ok()) h.served_from = served_from;
     // Codes newer than the data channel's range (kNotLeader, from a master link) travel as
     // kUnavailable: the message still says what happened.
     h.status = status.code() > StatusCode::kInternal ? StatusCode::kUnavailable : status.code();
@@ -82,6 +86,12 @@ DataServer::DataServer(DataServerOptions options, Segment& segment, DiskStore* d
           "end-put writes whose bytes landed but whose PutEnd the master refused or missed")),
       write_bytes_(metrics.GetCounter("data_write_bytes_total",
                                       "bytes written into the segment over the data channel")),
+      by_key_reads_(metrics.GetCounter(
+          "data_by_key_total", "one-exchange by-key requests served (standalone), by op",
+          {{"op", "read"}})),
+      by_key_writes_(metrics.GetCounter(
+          "data_by_key_total", "one-exchange by-key requests served (standalone), by op",
+          {{"op", "write"}})),
       errors_(metrics.GetCounter("data_errors_total",
                                  "data channel requests refused or failed")),
       refused_connections_(metrics.GetCounter("data_connections_refused_total",
@@ -94,6 +104,12 @@ DataServer::DataServer(DataServerOptions options, Segment& segment, DiskStore* d
                                           LatencyBucketsSeconds(), {{"op", "write"}})) {}
 
 DataServer::~DataServer() { Stop(); }
+
+void DataServer::SetLocalMaster(MasterStore* store, std::function<NodeId()> self) {
+    if (local_master_owner_ != nullptr) return;  // once: readers hold the published pointer
+    local_master_owner_ = std::make_unique<const LocalMaster>(LocalMaster{store, std::move(self)});
+    local_master_.store(local_master_owner_.get());
+}
 
 Status DataServer::Start() {
     auto fd = net::ListenTcp(options_.listen);
@@ -220,7 +236,14 @@ bool DataServer::HandleRequest(int fd, Credentials& creds) {
     const char* op_name = h->op == data::Op::kPing   ? "ping"
                           : h->op == data::Op::kRead ? "read"
                                                      : "write";
-    if (Status st = CheckAccess(DataOpPermissions(), op_name, creds); !st.ok()) {
+    // A by-key request does a master call in this process: the master's rule for that call
+    // applies, and a refusal reads as the master's would.
+    const bool by_key = (h->flags & data::kFlagByKey) != 0;
+    Status allowed =
+        by_key ? CheckAccess(MasterMethodPermissions(),
+                             h->op == data::Op::kRead ? "GetReplicaList" : "PutStart", creds)
+               : CheckAccess(DataOpPermissions(), op_name, creds);
+    if (Status st = allowed; !st.ok()) {
         if (h->op == data::Op::kPing) {
             errors_.Inc();
             return SendResponse(fd, st).ok();
@@ -238,15 +261,15 @@ bool DataServer::HandleRequest(int fd, Credentials& creds) {
     }
     std::string key(h->key_length, '\0');
     if (!net::RecvAll(fd, key.data(), key.size()).ok()) return false;
-    std::optional<ClientId> end_put_for;
-    if (h->flags & data::kFlagEndPut) {
+    std::optional<ClientId> writer;  // the client a kFlagEndPut or by-key write is for
+    if (data::ExtraRequestBytes(*h) != 0) {
         std::array<std::byte, data::kClientIdBytes> raw_client;
         if (!net::RecvAll(fd, raw_client.data(), raw_client.size()).ok()) return false;
         ClientId client = 0;
         for (size_t i = 0; i < raw_client.size(); ++i) {
             client |= static_cast<ClientId>(std::to_integer<uint8_t>(raw_client[i])) << (8 * i);
         }
-        end_put_for = client;
+        writer = client;
     }
     if (Status st = ValidateKey(key); !st.ok()) {
         if (h->op == data::Op::kWrite) return RefusePayload(fd, st, h->length);
@@ -254,8 +277,10 @@ bool DataServer::HandleRequest(int fd, Credentials& creds) {
         return SendResponse(fd, st).ok();
     }
     if (h->op == data::Op::kWrite) {
-        return HandleWrite(fd, key, h->generation, h->offset, h->length, end_put_for);
+        if (by_key) return HandleWriteByKey(fd, key, *writer, h->length);
+        return HandleWrite(fd, key, h->generation, h->offset, h->length, writer);
     }
+    if (by_key) return HandleReadByKey(fd, key, h->length);
     return HandleRead(fd, static_cast<int>(h->tier), key, h->generation, h->offset, h->length);
 }
 
@@ -314,41 +339,42 @@ bool DataServer::HandleWrite(int fd, const std::string& key, uint64_t generation
 
 bool DataServer::HandleRead(int fd, int tier, const std::string& key, uint64_t generation,
                             uint64_t offset, uint64_t length) {
-    auto start = WallTimer::now();
     if (length == 0) {
         errors_.Inc();
         return SendResponse(fd, Status::InvalidArgument("empty read")).ok();
     }
-    if (tier == static_cast<int>(Tier::kMemory)) {
+    bool connection_ok = false;
+    Status st = SendReplica(fd, static_cast<Tier>(tier), key, generation, offset, length,
+                            /*name_tier=*/false, &connection_ok);
+    if (st.ok()) return connection_ok;
+    errors_.Inc();
+    return SendResponse(fd, st).ok();
+}
+
+Status DataServer::SendReplica(int fd, Tier tier, const std::string& key, uint64_t generation,
+                               uint64_t offset, uint64_t length, bool name_tier,
+                               bool* connection_ok) {
+    auto start = WallTimer::now();
+    const std::optional<Tier> served = name_tier ? std::optional(tier) : std::nullopt;
+    if (tier == Tier::kMemory) {
         auto lease = segment_.BeginRead(key, generation, offset, length);
-        if (!lease.ok()) {
-            errors_.Inc();
-            return SendResponse(fd, lease.status()).ok();
-        }
+        if (!lease.ok()) return lease.status();
         // Sent straight from the segment while the range's read lock is held.
-        bool ok = SendResponse(fd, Status::Ok(), {lease->data(), lease->size()}).ok();
-        if (ok) {
+        *connection_ok =
+            SendResponse(fd, Status::Ok(), {lease->data(), lease->size()}, served).ok();
+        if (*connection_ok) {
             reads_memory_.Inc();
             read_bytes_memory_.Inc(static_cast<double>(length));
             read_seconds_.Observe(SecondsSince(start));
         }
-        return ok;
+        return Status::Ok();
     }
-    if (disk_ == nullptr) {
-        errors_.Inc();
-        return SendResponse(fd, Status::NotFound("this node has no LOCAL_DISK tier")).ok();
-    }
+    if (disk_ == nullptr) return Status::NotFound("this node has no LOCAL_DISK tier");
     auto size = disk_->SizeOf(key, generation);
-    if (!size.ok()) {
-        errors_.Inc();
-        return SendResponse(fd, size.status()).ok();
-    }
+    if (!size.ok()) return size.status();
     if (offset > *size || length > *size - offset) {
-        errors_.Inc();
-        return SendResponse(fd, Status::InvalidArgument(
-                                    "read past the end of " + QuoteKey(key) + " (" +
-                                    std::to_string(*size) + " bytes)"))
-            .ok();
+        return Status::InvalidArgument("read past the end of " + QuoteKey(key) + " (" +
+                                       std::to_string(*size) + " bytes)");
     }
     // Aligned, so the disk store reads into it directly.
     AlignedBuffer buffer(AlignUp(*size));
@@ -356,17 +382,117 @@ bool DataServer::HandleRead(int fd, int tier, const std::string& key, uint64_t g
     if (st.ok()) {
         st = disk_->Read(key, generation, buffer.span().first(*size), IoPriority::kForeground);
     }
-    if (!st.ok()) {
-        errors_.Inc();
-        return SendResponse(fd, st).ok();
-    }
-    bool ok = SendResponse(fd, Status::Ok(), {buffer.data() + offset, length}).ok();
-    if (ok) {
+    if (!st.ok()) return st;
+    *connection_ok =
+        SendResponse(fd, Status::Ok(), {buffer.data() + offset, length}, served).ok();
+    if (*connection_ok) {
         reads_disk_.Inc();
         read_bytes_disk_.Inc(static_cast<double>(length));
         read_seconds_.Observe(SecondsSince(start));
     }
-    return ok;
+    return Status::Ok();
+}
+
+namespace {
+
+Status NotStandalone(std::string_view what) {
+    return Status::Unavailable("by-key " + std::string(what) +
+                               " are served by a standalone daemon only: ask the master for "
+                               "the range and name it");
+}
+
+}  // namespace
+
+bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_length) {
+    const LocalMaster* local = local_master_.load();
+    if (local == nullptr) {
+        errors_.Inc();
+        return SendResponse(fd, NotStandalone("reads")).ok();
+    }
+    // As Client::Get: a replica can vanish between the lookup and the read (eviction of an
+    // unleased copy), and then one fresh lookup is worth it. A corrupt copy (dropped by the
+    // disk store, the key then removed) says more than what the second lookup finds.
+    Status last;
+    Status corruption;
+    for (int round = 0; round < 2; ++round) {
+        auto view = local->store->GetReplicaList(key);  // a read: lease, recency, promotion
+        if (!view.ok()) {
+            last = view.status();
+            break;
+        }
+        if (view->size > max_length) {
+            last = Status::InvalidArgument("buffer of " + std::to_string(max_length) +
+                                           " bytes is too small for " + QuoteKey(key) + " (" +
+                                           std::to_string(view->size) + " bytes)");
+            break;
+        }
+        const NodeId self = local->self();
+        last = Status::NotFound("key " + QuoteKey(key) + " has no complete replica here");
+        for (const ReplicaDesc& r : view->replicas) {
+            if (r.state != ReplicaState::kComplete || r.node != self) continue;
+            const uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
+            bool connection_ok = false;
+            Status st = SendReplica(fd, r.tier, key, view->generation, offset, view->size,
+                                    /*name_tier=*/true, &connection_ok);
+            if (st.ok()) {
+                if (connection_ok) by_key_reads_.Inc();
+                return connection_ok;
+            }
+            last = st;
+            if (st.Is(StatusCode::kCorruption)) corruption = st;
+        }
+    }
+    errors_.Inc();
+    return SendResponse(fd, corruption.ok() ? last : corruption).ok();
+}
+
+bool DataServer::HandleWriteByKey(int fd, const std::string& key, ClientId client,
+                                  uint64_t length) {
+    auto start = WallTimer::now();
+    const LocalMaster* local = local_master_.load();
+    if (local == nullptr) return RefusePayload(fd, NotStandalone("writes"), length);
+    MasterStore& store = *local->store;
+    const NodeId self = local->self();
+    // Checks the key, the size against max_value_size and DRAM, and that the key is new.
+    auto started = store.PutStart(client, key, length, self);
+    if (!started.ok()) return RefusePayload(fd, started.status(), length);
+    const Generation generation = started->generation;
+    auto revoke = [&] { (void)store.PutRevoke(client, key, generation); };
+    if (started->replica.node != self) {
+        // Only when another node has joined this daemon's master: the range is not ours.
+        revoke();
+        return RefusePayload(fd,
+                             Status::Unavailable("the master placed " + QuoteKey(key) +
+                                                 " on another node: put it in two steps"),
+                             length);
+    }
+    {
+        auto lease = segment_.BeginWrite(key, generation, started->replica.offset, length);
+        if (!lease.ok()) {
+            revoke();
+            return RefusePayload(fd, lease.status(), length);
+        }
+        if (!net::RecvAll(fd, lease->data(), length).ok()) {
+            revoke();  // nothing readable is left of a write that ended short
+            errors_.Inc();
+            return false;
+        }
+        lease->Commit();
+    }
+    writes_.Inc();
+    write_bytes_.Inc(static_cast<double>(length));
+    // Refused only if the put was removed or revoked meanwhile: then nothing is readable.
+    Status answer = store.PutEnd(client, key, generation);
+    if (answer.ok()) {
+        put_ends_.Inc();
+        by_key_writes_.Inc();
+    } else {
+        revoke();
+        put_ends_refused_.Inc();
+        errors_.Inc();
+    }
+    write_seconds_.Observe(SecondsSince(start));
+    return SendResponse(fd, answer).ok();
 }
 
 }  // namespace mooncake

@@ -13,14 +13,22 @@
 // the RPC link in node role), and answers with that outcome. Before a link is set such a write
 // is refused (nothing is written).
 //
-// Thread-safety: Start/Stop from one thread; SetPutEndLink from any; the rest is internal.
+// A standalone daemon also serves by-key requests (net/data_protocol.h kFlagByKey): given the
+// in-process master (SetLocalMaster), a read or a write names a key and the server does the
+// master's part itself, so a small Put or a Get is one exchange. Before (and in node role,
+// where the master is remote) they are refused.
+//
+// Thread-safety: Start/Stop from one thread; SetPutEndLink and SetLocalMaster from any; the
+// rest is internal.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -39,6 +47,7 @@ class DiskStore;
 class Gauge;
 class Histogram;
 class MasterLink;
+class MasterStore;
 class MetricsRegistry;
 class Segment;
 
@@ -64,6 +73,9 @@ public:
     // The master that end-put writes are ended at; it must outlive the server (or be reset to
     // null first). Null: such writes are refused.
     void SetPutEndLink(MasterLink* link) { put_end_link_.store(link); }
+    // The master in this process (standalone), and this node's id in it (read per request: a
+    // node that rejoins gets a new one). Called once; `store` must outlive the server.
+    void SetLocalMaster(MasterStore* store, std::function<NodeId()> self);
 
 private:
     struct Conn;
@@ -76,6 +88,15 @@ private:
                      uint64_t length, std::optional<ClientId> end_put_for);
     bool HandleRead(int fd, int tier, const std::string& key, uint64_t generation,
                     uint64_t offset, uint64_t length);
+    // By-key requests (kFlagByKey): `max_length` is the most bytes the reader takes.
+    bool HandleReadByKey(int fd, const std::string& key, uint64_t max_length);
+    bool HandleWriteByKey(int fd, const std::string& key, ClientId client, uint64_t length);
+    // Sends bytes [offset, offset + length) of replica (key, generation) in `tier` as an OK
+    // response (naming the tier if `name_tier`, as by-key answers do). A refusal is returned
+    // with nothing sent (the caller answers it or tries another replica); otherwise Ok, and
+    // *connection_ok says whether the send went through.
+    Status SendReplica(int fd, Tier tier, const std::string& key, uint64_t generation,
+                       uint64_t offset, uint64_t length, bool name_tier, bool* connection_ok);
     bool RefusePayload(int fd, const Status& why, uint64_t length);
 
     const DataServerOptions options_;
@@ -91,6 +112,8 @@ private:
     Counter& put_ends_;
     Counter& put_ends_refused_;
     Counter& write_bytes_;
+    Counter& by_key_reads_;
+    Counter& by_key_writes_;
     Counter& errors_;
     Counter& refused_connections_;
     Histogram& read_seconds_;
@@ -102,6 +125,12 @@ private:
     std::thread acceptor_;
     std::atomic<bool> stopping_{false};
     std::atomic<MasterLink*> put_end_link_{nullptr};
+    struct LocalMaster {
+        MasterStore* store;
+        std::function<NodeId()> self;
+    };
+    std::unique_ptr<const LocalMaster> local_master_owner_;  // set once, before publishing
+    std::atomic<const LocalMaster*> local_master_{nullptr};
     std::mutex mu_;
     std::condition_variable cv_;
     std::list<Conn> conns_;  // GUARDED_BY(mu_)

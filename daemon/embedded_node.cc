@@ -101,6 +101,11 @@ Status NodeParts::StartNode(MasterLink& link, const NodeAddresses& addresses,
     return node_->Start(give_up);
 }
 
+void NodeParts::ServeByKey(MasterStore& store) {
+    Node* node = node_.get();
+    data_->SetLocalMaster(&store, [node] { return node->id(); });
+}
+
 void NodeParts::Stop() {
     if (node_) node_->Stop();
     if (data_) data_->Stop();

@@ -28,6 +28,7 @@ class DataTransport;
 class DiskHealth;
 class DiskStore;
 class MasterLink;
+class MasterStore;
 class Node;
 class RpcServer;
 class Segment;
@@ -57,6 +58,9 @@ public:
     // process (or per embedded node), never 0. `link` must outlive these parts.
     Status StartNode(MasterLink& link, const NodeAddresses& addresses, uint64_t incarnation,
                      const std::atomic<bool>& give_up);
+    // Standalone: serve by-key requests (one-exchange Get and small Put, net/data_protocol.h
+    // kFlagByKey) through `store`, the master in this process. After StartNode.
+    void ServeByKey(MasterStore& store);
     void Stop();
 
     Segment& segment() { return *segment_; }

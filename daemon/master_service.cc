@@ -144,6 +144,9 @@ void MasterService::Hello(rpc::HelloReply& out, int32_t protocol_version,
                                          (next_client_.fetch_add(1) & 0xFFFFFFFFu));
     out.role = options_.role;
     out.server_version = "mooncake-tier 0.1.0";
+    if (!options_.by_key_data_address.empty()) {
+        out.__set_by_key_data_address(options_.by_key_data_address);
+    }
 }
 
 // ---------------- objects ----------------

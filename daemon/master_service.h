@@ -33,6 +33,9 @@ struct MasterServiceOptions {
     // Standalone: scrubs the in-process node's disk (Scrub). Empty for a master, which asks
     // each node's NodeService instead.
     std::function<rpc::ScrubReply()> local_scrub;
+    // Standalone: the in-process node's data channel, told to clients in Hello: it serves
+    // one-exchange by-key Gets and Puts (net/data_protocol.h kFlagByKey). Empty for a master.
+    std::string by_key_data_address;
     // Master high availability (daemon/ha): asked before every call but Hello, with the
     // method's name; a non-ok Status (kNotLeader: a standby, or a leader whose lease lapsed)
     // refuses the call.

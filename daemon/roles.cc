@@ -125,8 +125,10 @@ public:
 
     Status Start(const net::HostPort& listen, const std::string& role,
                  const std::string& auth_token, const std::string& config_file,
-                 std::function<rpc::ScrubReply()> local_scrub = {}) {
+                 std::function<rpc::ScrubReply()> local_scrub = {},
+                 const std::string& by_key_data_address = {}) {
         MasterServiceOptions options;
+        options.by_key_data_address = by_key_data_address;
         options.role = role;
         options.auth_token = auth_token;
         options.epoch = MasterEpoch();
@@ -516,11 +518,12 @@ int RunStandalone(DaemonContext& ctx) {
     if (Status st = node.StartNode(*link, *addresses, ProcessIncarnation(), ctx.shutdown.flag()); !st.ok()) {
         return Fail(st);
     }
+    node.ServeByKey(master.store());
     auto scrub_local = [&node, name = addresses->advertise.ToString()] {
         return ScrubDisk(node.disk(), name);
     };
     if (Status st = master.Start(addresses->listen, "standalone", ctx.auth_token,
-                                 ctx.config_file, scrub_local);
+                                 ctx.config_file, scrub_local, addresses->data_address);
         !st.ok()) {
         return Fail(st);
     }

@@ -89,8 +89,22 @@ Result<RequestHeader> ParseRequest(std::span<const std::byte> bytes) {
                 return std::string(buf);
             }());
         }
-        if (h.op != Op::kWrite) {
-            return Status::InvalidArgument("request flags are only valid on a write");
+        if ((h.flags & kFlagEndPut) && h.op != Op::kWrite) {
+            return Status::InvalidArgument("the end-put flag is only valid on a write");
+        }
+        if (h.flags & kFlagByKey) {
+            if (h.flags != kFlagByKey) {
+                return Status::InvalidArgument("the by-key flag goes alone");
+            }
+            if (h.op != Op::kRead && h.op != Op::kWrite) {
+                return Status::InvalidArgument("the by-key flag is only valid on a read or a "
+                                               "write");
+            }
+            if (h.generation != kNoGeneration || h.offset != 0 || h.tier != Tier::kMemory) {
+                return Status::InvalidArgument("a by-key request names no generation, offset "
+                                               "or tier (the server finds them)");
+            }
+            if (h.length == 0) return Status::InvalidArgument("a by-key request of 0 bytes");
         }
     }
     if (h.offset + h.length < h.offset) return Status::InvalidArgument("offset + length overflows");
@@ -110,7 +124,7 @@ Result<RequestHeader> ParseRequest(std::span<const std::byte> bytes) {
                 return Status::InvalidArgument("key length " + std::to_string(h.key_length) +
                                                " is outside 1..4096");
             }
-            if (h.generation == kNoGeneration) {
+            if (h.generation == kNoGeneration && !(h.flags & kFlagByKey)) {
                 return Status::InvalidArgument("request names no generation");
             }
             if (h.op == Op::kWrite && h.tier != Tier::kMemory) {
@@ -128,7 +142,7 @@ ResponseBytes SerializeResponse(const ResponseHeader& h) {
     Put<uint16_t>(&out[4], kVersion);
     Put<uint16_t>(&out[6], static_cast<uint16_t>(h.status));
     Put<uint32_t>(&out[8], h.message_length);
-    Put<uint32_t>(&out[12], 0);
+    Put<uint8_t>(&out[12], h.served_from ? static_cast<uint8_t>(*h.served_from) + 1 : 0);
     Put<uint64_t>(&out[16], h.length);
     return out;
 }
@@ -156,8 +170,18 @@ Result<ResponseHeader> ParseResponse(std::span<const std::byte> bytes) {
         return Status::InvalidArgument("error message too long");
     }
     // Like a request's flags: reserved, so one header has one encoding (found by fuzzing).
-    if (Get<uint32_t>(p + 12) != 0) {
+    if (Get<uint8_t>(p + 13) != 0 || Get<uint16_t>(p + 14) != 0) {
         return Status::InvalidArgument("reserved response bytes must be 0");
+    }
+    const uint8_t served = Get<uint8_t>(p + 12);
+    if (served > static_cast<uint8_t>(Tier::kLocalDisk) + 1) {
+        return Status::InvalidArgument("unknown served tier " + std::to_string(served));
+    }
+    if (served != 0) {
+        if (h.status != StatusCode::kOk) {
+            return Status::InvalidArgument("an error response names no served tier");
+        }
+        h.served_from = static_cast<Tier>(served - 1);
     }
     h.length = Get<uint64_t>(p + 16);
     if (h.status != StatusCode::kOk && h.length != 0) {

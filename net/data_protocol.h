@@ -5,7 +5,8 @@
 // reused for many:
 //
 //   request  = RequestHeader (40 bytes) | key (key_length bytes) | [client id, 8 bytes LE:
-//              kWrite with kFlagEndPut only] | payload (length bytes, kWrite and kHello only)
+//              kWrite with kFlagEndPut or kFlagByKey only] | payload (length bytes, kWrite and
+//              kHello only)
 //   response = ResponseHeader (24 bytes) | message (message_length bytes, errors only) |
 //              payload (length bytes, kRead only)
 //
@@ -23,6 +24,20 @@
 // answers with that outcome: OK then means the bytes are written AND the object is COMPLETE.
 // The writer's PutEnd round trip to the master is saved.
 //
+// kFlagByKey (kRead or kWrite, alone; served only by a standalone daemon, whose master is in
+// the same process): the request names a key, not a range, and the server does the master's
+// part itself, so an op is one exchange instead of a master round trip plus a data exchange.
+// generation and offset are 0 (the server finds them); tier is MEMORY.
+//   - kRead: `length` is the most bytes the reader takes. The server reads the key as
+//     GetReplicaList does (lease, recency, promotion trigger) and answers with the whole value
+//     from its first replica that reads (MEMORY first), naming that replica's tier in the
+//     response (served_from), or the master's refusal (NotFound, NotReady), or
+//     InvalidArgument when the value is longer than `length`.
+//   - kWrite: the client id follows the key; the server starts the put for that client,
+//     writes the payload into the range, and ends the put: OK means the object is COMPLETE.
+//     A refusal (AlreadyExists, NoSpace, ...) comes after the payload has been sent, so a
+//     writer uses it for small values only and the two-step put for large ones.
+//
 // This file is pure (no I/O) so the codec can be fuzzed: Parse* accepts any bytes and either
 // returns a header that passed every structural check or a Status saying what was wrong.
 #pragma once
@@ -30,6 +45,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "core/status.h"
@@ -45,7 +61,8 @@ inline constexpr size_t kClientIdBytes = 8;     // after the key, with kFlagEndP
 
 // Request flags (RequestHeader::flags).
 inline constexpr uint32_t kFlagEndPut = 1u << 0;  // kWrite: the node ends the put (see above)
-inline constexpr uint32_t kKnownFlags = kFlagEndPut;
+inline constexpr uint32_t kFlagByKey = 1u << 1;   // kRead, kWrite: one exchange (see above)
+inline constexpr uint32_t kKnownFlags = kFlagEndPut | kFlagByKey;
 inline constexpr size_t kRequestHeaderSize = 40;
 inline constexpr size_t kResponseHeaderSize = 24;
 inline constexpr uint32_t kMaxTokenBytes = 4096;
@@ -63,7 +80,7 @@ struct RequestHeader {
     Op op = Op::kPing;
     Tier tier = Tier::kMemory;
     uint32_t key_length = 0;
-    uint32_t flags = 0;  // kFlag* bits; 0 for every op but kWrite
+    uint32_t flags = 0;  // kFlag* bits; 0 for kHello and kPing
     Generation generation = kNoGeneration;
     uint64_t offset = 0;
     uint64_t length = 0;
@@ -73,6 +90,8 @@ struct ResponseHeader {
     StatusCode status = StatusCode::kOk;
     uint32_t message_length = 0;
     uint64_t length = 0;  // payload bytes that follow the message
+    // OK answers to by-key reads: the tier of the replica served (byte 12: 0 none, 1 + Tier).
+    std::optional<Tier> served_from;
 };
 
 using RequestBytes = std::array<std::byte, kRequestHeaderSize>;
@@ -80,19 +99,23 @@ using ResponseBytes = std::array<std::byte, kResponseHeaderSize>;
 
 // Writes version 1 when flags == 0, else version 2.
 RequestBytes SerializeRequest(const RequestHeader& header);
-// Bytes that follow the key of a request before its payload (the end-put client id).
+// Bytes that follow the key of a request before its payload (the writer's client id).
 inline uint64_t ExtraRequestBytes(const RequestHeader& h) {
-    return (h.flags & kFlagEndPut) ? kClientIdBytes : 0;
+    const bool names_client =
+        (h.flags & kFlagEndPut) || (h.op == Op::kWrite && (h.flags & kFlagByKey));
+    return names_client ? kClientIdBytes : 0;
 }
 // `bytes` must be exactly kRequestHeaderSize long. Checks magic, version (1 with flags 0, 2
-// with known flags on kWrite), op, tier, flags, key
-// length (1..kMaxKeyBytes for kRead/kWrite, 0 otherwise), generation (non-zero for kRead and
-// kWrite), offset + length overflow, token size. Size limits that depend on the server's
+// with known flags: kFlagEndPut on kWrite, kFlagByKey alone on kRead or kWrite), op, tier,
+// flags, key length (1..kMaxKeyBytes for kRead/kWrite, 0 otherwise), generation (non-zero for
+// kRead and kWrite; 0 with kFlagByKey, and offset 0 and length >= 1), offset + length
+// overflow, token size. Size limits that depend on the server's
 // configuration (segment size, max_value_size) are the server's to check.
 Result<RequestHeader> ParseRequest(std::span<const std::byte> bytes);
 
 ResponseBytes SerializeResponse(const ResponseHeader& header);
-// Checks magic, version, status range, message length and that the reserved bytes are 0.
+// Checks magic, version, status range, message length, the served tier (known, OK answers
+// only) and that the reserved bytes are 0.
 Result<ResponseHeader> ParseResponse(std::span<const std::byte> bytes);
 
 }  // namespace mooncake::data

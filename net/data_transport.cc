@@ -1,4 +1,5 @@
-// The DataTransport defaults for streamed transfers: gather in memory, then the span call.
+// The DataTransport defaults: streamed transfers gather in memory, then the span call; by-key
+// ops are absent.
 #include "net/data_transport.h"
 
 #include <memory>
@@ -44,6 +45,17 @@ Status DataTransport::ReadTo(std::string_view address, Tier tier, std::string_vi
     auto value = std::make_unique_for_overwrite<std::byte[]>(length);
     MC_RETURN_IF_ERROR(Read(address, tier, key, generation, offset, {value.get(), length}));
     return sink.Take({value.get(), length});
+}
+
+Result<uint64_t> DataTransport::ReadByKey(
+    std::string_view /*address*/, std::string_view /*key*/, uint64_t /*max_size*/,
+    const std::function<std::span<std::byte>(uint64_t)>& /*buffer_for*/, Tier* /*served_from*/) {
+    return Status::Unavailable("this data transport has no by-key reads");
+}
+
+Status DataTransport::PutByKey(std::string_view /*address*/, std::string_view /*key*/,
+                               ClientId /*client*/, std::span<const std::byte> /*value*/) {
+    return Status::Unavailable("this data transport has no by-key writes");
 }
 
 }  // namespace mooncake

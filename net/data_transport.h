@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -67,6 +68,26 @@ public:
     virtual Status ReadTo(std::string_view address, Tier tier, std::string_view key,
                           Generation generation, uint64_t offset, uint64_t length,
                           ByteSink& sink);
+
+    // ---- one exchange with a standalone daemon (net/data_protocol.h kFlagByKey) ----
+    // The daemon does the master's part itself: no master round trip before the bytes.
+    // A transport without them (the defaults) says so in HasByKey; the caller then takes the
+    // two-step path.
+    virtual bool HasByKey() const { return false; }
+    // Reads `key` as Get does (a read: lease, recency, promotion). `buffer_for(size)` is called
+    // once the value's size is known (size <= max_size) and gives where its bytes go (at least
+    // `size` long). Returns the size, and sets *served_from (if given) to the tier of the
+    // replica read. Refusals as Get's (NotFound, NotReady, InvalidArgument for a value over
+    // max_size, Corruption).
+    virtual Result<uint64_t> ReadByKey(
+        std::string_view address, std::string_view key, uint64_t max_size,
+        const std::function<std::span<std::byte>(uint64_t size)>& buffer_for,
+        Tier* served_from = nullptr);
+    // Puts `value` under a new `key` for `client` (PutStart, the bytes, PutEnd at the daemon):
+    // OK means COMPLETE. Refusals as Put's, after the value has been sent. Not retried: when
+    // the answer is lost the put may or may not have happened.
+    virtual Status PutByKey(std::string_view address, std::string_view key, ClientId client,
+                            std::span<const std::byte> value);
 };
 
 struct TcpTransportOptions {

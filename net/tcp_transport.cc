@@ -3,8 +3,10 @@
 #include <sys/uio.h>
 
 #include <array>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "net/data_protocol.h"
@@ -81,15 +83,58 @@ public:
         return Run(address, ReadHeader(tier, key, generation, offset, length), key, p);
     }
 
+    bool HasByKey() const override { return true; }
+
+    Result<uint64_t> ReadByKey(
+        std::string_view address, std::string_view key, uint64_t max_size,
+        const std::function<std::span<std::byte>(uint64_t)>& buffer_for,
+        Tier* served_from) override {
+        data::RequestHeader h;
+        h.op = data::Op::kRead;
+        h.flags = data::kFlagByKey;
+        h.key_length = static_cast<uint32_t>(key.size());
+        h.length = max_size;
+        uint64_t size = 0;
+        Payload p;
+        p.receive_sized = &buffer_for;
+        p.received = &size;
+        std::optional<Tier> tier;
+        p.served_from = &tier;
+        MC_RETURN_IF_ERROR(Run(address, h, key, p));
+        if (!tier) return Status::IoError("data channel: a by-key answer names no tier");
+        if (served_from != nullptr) *served_from = *tier;
+        return size;
+    }
+
+    Status PutByKey(std::string_view address, std::string_view key, ClientId client,
+                    std::span<const std::byte> value) override {
+        data::RequestHeader h;
+        h.op = data::Op::kWrite;
+        h.flags = data::kFlagByKey;
+        h.key_length = static_cast<uint32_t>(key.size());
+        h.length = value.size();
+        const auto id = EncodeClient(client);
+        Payload p;
+        p.end_put = id;
+        p.send = value;
+        return Run(address, h, key, p, /*retry=*/false);
+    }
+
 private:
     // Where a request's payload comes from and a response's payload goes: a span, or a
     // stream (net/byte_stream.h). At most one of each side is set.
     struct Payload {
-        std::span<const std::byte> end_put;  // the client id after the key (kFlagEndPut)
+        std::span<const std::byte> end_put;  // the client id after the key (kFlagEndPut,
+                                             // by-key writes)
         std::span<const std::byte> send;
         ByteSource* source = nullptr;
         std::span<std::byte> receive;
         ByteSink* sink = nullptr;
+        // A by-key read: the size comes with the answer (at most the request's length), and
+        // the buffer is asked for then; the size is stored in *received.
+        const std::function<std::span<std::byte>(uint64_t)>* receive_sized = nullptr;
+        uint64_t* received = nullptr;
+        std::optional<Tier>* served_from = nullptr;  // the tier an OK answer names
     };
 
     // The client id a kFlagEndPut write carries after its key, little-endian.
@@ -132,8 +177,10 @@ private:
         return (p.source == nullptr || p.source->Rewind()) && (p.sink == nullptr || p.sink->Restart());
     }
 
+    // `retry`: whether the request may be sent again after a pooled connection failed
+    // (false when a second send could do it twice: a by-key write).
     Status Run(std::string_view address, const data::RequestHeader& h, std::string_view key,
-               const Payload& payload) {
+               const Payload& payload, bool retry = true) {
         MC_RETURN_IF_ERROR(ValidateKey(key));
         for (int attempt = 0;; ++attempt) {
             bool pooled = false;
@@ -151,7 +198,7 @@ private:
             // restarted they are all dead, and a retry on one of them would fail the same way.
             // A timeout is a slow or stalled peer, not a dead connection: asking again would
             // double the caller's deadline.
-            if (!pooled || attempt > 0 || r.transport.Is(StatusCode::kTimeout) ||
+            if (!retry || !pooled || attempt > 0 || r.transport.Is(StatusCode::kTimeout) ||
                 !Rewind(payload)) {
                 return r.transport;
             }
@@ -218,6 +265,17 @@ private:
         st = net::RecvAll(fd, message.data(), message.size());
         if (!st.ok()) return {st, {}, false};
         if (h->status != StatusCode::kOk) return {Status::Ok(), Status(h->status, message)};
+        if (into.served_from != nullptr) *into.served_from = h->served_from;
+        std::span<std::byte> receive = into.receive;
+        if (into.receive_sized != nullptr && h->length <= expected) {
+            // A by-key read: `expected` was the most the reader takes.
+            expected = h->length;
+            receive = (*into.receive_sized)(expected);
+            *into.received = expected;
+            if (receive.size() < expected) {
+                return {Status::Internal("by-key read: the buffer given is too small"), {}, false};
+            }
+        }
         if (h->length != expected) {
             return {Status::IoError("data channel: response of " + std::to_string(h->length) +
                                     " bytes, expected " + std::to_string(expected)),
@@ -225,7 +283,7 @@ private:
                     false};
         }
         st = into.sink != nullptr ? net::RecvStream(fd, *into.sink, expected)
-                                  : net::RecvAll(fd, into.receive.data(), expected);
+                                  : net::RecvAll(fd, receive.data(), expected);
         if (!st.ok()) {
             // A sink that refused bytes is our failure, not the connection's; either way the
             // stream is out of sync.

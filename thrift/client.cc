@@ -50,12 +50,18 @@ Status CheckBatch(size_t n) {
     return Status::Ok();
 }
 
+// A by-key put (one exchange) is refused only after its bytes were sent, so it is used for
+// values up to this size; a larger one asks the master first (PutStart checks size and room
+// before a byte moves), and the saved round trip would be a small share of its time anyway.
+constexpr uint64_t kByKeyPutMaxBytes = 1ull << 20;
+
 }  // namespace
 
 Client::Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport,
                size_t batch_parallelism)
     : channel_(std::move(channel)),
       transport_(std::move(transport)),
+      by_key_address_(transport_->HasByKey() ? channel_->by_key_data_address() : std::string()),
       batch_width_(std::max<size_t>(1, batch_parallelism)),
       fan_out_(std::make_unique<FanOut>(batch_width_ - 1)) {}
 
@@ -94,6 +100,11 @@ int64_t Client::client_id() const { return channel_->client_id(); }
 // ---------------- objects ----------------
 
 Status Client::Put(std::string_view key, std::span<const std::byte> value) {
+    if (!by_key_address_.empty() && !value.empty() && value.size() <= kByKeyPutMaxBytes) {
+        MC_RETURN_IF_ERROR(ValidateKey(key));
+        return transport_->PutByKey(by_key_address_, key, static_cast<ClientId>(client_id()),
+                                    value);
+    }
     return PutWith(key, value.size(),
                    [&](const std::string& address, Generation generation, uint64_t offset,
                        bool* ended) {
@@ -304,6 +315,11 @@ Status AfterCorruption(const Status& corruption, const Status& now) {
 
 Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out,
                                  Tier* served_from) {
+    if (!by_key_address_.empty()) {
+        return transport_->ReadByKey(
+            by_key_address_, key, out.size(), [&](uint64_t size) { return out.first(size); },
+            served_from);
+    }
     // A replica can vanish between the replica list and the read (eviction of an unleased
     // copy, a node leaving): the node then refuses it and one fresh list is worth asking for.
     Status last;
@@ -348,6 +364,16 @@ Result<uint64_t> Client::GetTo(std::string_view key, ByteSink& sink, Tier* serve
 }
 
 Result<std::string> Client::Get(std::string_view key) {
+    if (!by_key_address_.empty()) {
+        std::string value;
+        auto size = transport_->ReadByKey(
+            by_key_address_, key, UINT64_MAX, [&](uint64_t n) {
+                value.resize(n);
+                return std::as_writable_bytes(std::span(value.data(), value.size()));
+            });
+        if (!size.ok()) return size.status();
+        return value;
+    }
     Status last;
     Status corruption;
     for (int round = 0; round < 2; ++round) {

@@ -17,6 +17,9 @@
 //   kInvalidArgument  bad key (1..4096 bytes, no NUL), size, knob value; or a protocol mismatch
 //   others            as in core/status.h
 //
+// Against a standalone daemon (its Hello names a data channel for by-key ops) Get, GetInto and
+// a Put of up to 1 MiB are one exchange with that channel: the daemon does the master's part in
+// process, with the same rules and counting as below. Otherwise, and for larger values:
 // Reads and writes: Put = PutStart (master allocates a DRAM range) -> the bytes go straight to
 // the node holding that range over the data channel, and that node ends the put (PutEnd at
 // its master) before it answers, so a Put that returns OK is readable at once; a transport
@@ -302,6 +305,9 @@ private:
 
     std::unique_ptr<MasterChannel> channel_;
     std::shared_ptr<DataTransport> transport_;
+    // A standalone daemon's data channel, when it and the transport do by-key ops: Get, GetInto
+    // and small Puts are then one exchange there (net/data_protocol.h kFlagByKey). Else empty.
+    const std::string by_key_address_;
     const size_t batch_width_;
     std::unique_ptr<FanOut> fan_out_;  // batch_width_ - 1 workers
 };

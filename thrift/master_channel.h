@@ -76,6 +76,8 @@ public:
     // Assigned by the master's first Hello; names this client in PutStart/PutEnd/PutRevoke.
     int64_t client_id() const { return client_id_; }
     const std::string& server_role() const { return server_role_; }
+    // A standalone daemon's data channel for by-key ops (HelloReply); empty elsewhere.
+    const std::string& by_key_data_address() const { return by_key_data_address_; }
     // What the channel was given (HOST:PORT, or the etcd:// URL).
     const std::string& address() const { return address_text_; }
     // The master dialled now (the current leader's HOST:PORT under etcd://).
@@ -98,6 +100,7 @@ private:
     std::unique_ptr<ha::LeaderDiscovery> discovery_;  // etcd:// masters only
     int64_t client_id_ = 0;
     std::string server_role_;
+    std::string by_key_data_address_;
     mutable std::mutex mu_;
     std::vector<std::unique_ptr<Connection>> idle_;  // GUARDED_BY(mu_)
     mutable std::mutex follow_mu_;  // one leader look-up at a time

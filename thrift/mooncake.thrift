@@ -84,6 +84,9 @@ struct HelloReply {
   2: i64 client_id,       // use it for PutStart/PutEnd/PutRevoke
   3: string role,         // "master", "standalone" or "node"
   4: string server_version,
+  // Standalone only: HOST:PORT of its data channel, which serves one-exchange by-key Gets and
+  // Puts (net/data_protocol.h kFlagByKey). Unset: use the two-step path.
+  5: optional string by_key_data_address,
 }
 
 struct PutStartReply {

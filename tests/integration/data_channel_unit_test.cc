@@ -140,6 +140,76 @@ TEST(DataProtocolTest, EndPutFlagIsRefusedOffAWriteOrOutOfVersion) {
     EXPECT_FALSE(data::ParseRequest(std::span(full).first(data::kRequestHeaderSize - 1)).ok());
 }
 
+TEST(DataProtocolTest, ByKeyRequestsNameAKeyAndNoRange) {
+    auto refused = [](const data::RequestHeader& h, std::string_view why) {
+        auto st = data::ParseRequest(data::SerializeRequest(h));
+        ASSERT_FALSE(st.ok());
+        EXPECT_NE(st.status().message().find(why), std::string::npos) << st.status().message();
+    };
+    data::RequestHeader h;
+    h.op = data::Op::kRead;
+    h.flags = data::kFlagByKey;
+    h.key_length = 5;
+    h.length = UINT64_MAX;  // a reader that takes any size
+    auto bytes = data::SerializeRequest(h);
+    EXPECT_EQ(std::to_integer<int>(bytes[4]), data::kVersionFlags);
+    auto read = data::ParseRequest(bytes);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_EQ(read->flags, data::kFlagByKey);
+    EXPECT_EQ(data::ExtraRequestBytes(*read), 0u);  // a read names no client
+    h.op = data::Op::kWrite;
+    h.length = 4096;
+    auto write = data::ParseRequest(data::SerializeRequest(h));
+    ASSERT_TRUE(write.ok()) << write.status().ToString();
+    EXPECT_EQ(data::ExtraRequestBytes(*write), data::kClientIdBytes);  // the writer's id
+
+    // The server finds the range: a request naming one is refused, as are 0 bytes, the flag
+    // beside another, and the flag on an op without a key.
+    data::RequestHeader bad = h;
+    bad.generation = 7;
+    refused(bad, "names no generation, offset or tier");
+    bad = h;
+    bad.offset = 4096;
+    refused(bad, "names no generation, offset or tier");
+    bad = h;
+    bad.tier = Tier::kLocalDisk;
+    refused(bad, "names no generation, offset or tier");
+    bad = h;
+    bad.length = 0;
+    refused(bad, "of 0 bytes");
+    bad = h;
+    bad.flags = data::kFlagByKey | data::kFlagEndPut;
+    refused(bad, "goes alone");
+    data::RequestHeader ping;
+    ping.flags = data::kFlagByKey;
+    refused(ping, "only valid on a read or a write");
+}
+
+TEST(DataProtocolTest, ResponsesNameTheServedTierOnlyWhenOk) {
+    data::ResponseHeader h;
+    h.length = 10;
+    EXPECT_FALSE(data::ParseResponse(data::SerializeResponse(h))->served_from.has_value());
+    for (Tier tier : {Tier::kMemory, Tier::kLocalDisk}) {
+        h.served_from = tier;
+        auto back = data::ParseResponse(data::SerializeResponse(h));
+        ASSERT_TRUE(back.ok()) << back.status().ToString();
+        EXPECT_EQ(back->served_from, tier);
+    }
+    auto bytes = data::SerializeResponse(h);
+    bytes[12] = std::byte{3};  // no such tier
+    EXPECT_FALSE(data::ParseResponse(bytes).ok());
+    data::ResponseHeader error;
+    error.status = StatusCode::kNotFound;
+    bytes = data::SerializeResponse(error);
+    bytes[12] = std::byte{1};
+    auto refused = data::ParseResponse(bytes);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("names no served tier"), std::string::npos);
+    bytes[12] = std::byte{0};
+    bytes[13] = std::byte{1};  // still reserved
+    EXPECT_FALSE(data::ParseResponse(bytes).ok());
+}
+
 TEST(DataProtocolTest, RandomBytesNeverCrashTheParsers) {
     std::mt19937_64 rng(7);
     size_t accepted = 0;

@@ -1,0 +1,181 @@
+// Issue 21, "Get and Put >= 0.8 of raw at 64 KiB": against a standalone daemon a Get and a small
+// Put are one exchange with its data channel (net/data_protocol.h kFlagByKey), the daemon doing
+// the master's part in process. These tests hold that path to the two-step path's contract:
+// the same answers and refusals, a Get that counts as a read, and no by-key op where there is
+// no master in the process (a node).
+//
+// Proof the one-exchange path is taken: the daemon counts the by-key requests it served
+// (data_by_key_total{op}) and the master's RPC counters see no GetReplicaList or PutStart.
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "harness.h"
+#include "net/data_transport.h"
+
+namespace mooncake::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kByKeyReads = "mooncake_data_by_key_total{op=\"read\"}";
+const std::string kByKeyWrites = "mooncake_data_by_key_total{op=\"write\"}";
+const std::string kPutStartRpcs = "mooncake_rpc_request_seconds_count{method=\"PutStart\"}";
+const std::string kReplicaListRpcs =
+    "mooncake_rpc_request_seconds_count{method=\"GetReplicaList\"}";
+
+double Metric(Client& client, const std::string& series) {
+    auto text = client.MetricsText();
+    if (!text.ok()) return std::nan("");
+    double v = MetricValue(*text, series);
+    return std::isnan(v) ? 0.0 : v;  // a labelled series appears at its first sample
+}
+
+std::span<const std::byte> Bytes(const std::string& s) {
+    return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+TEST(ByKeyTest, StandaloneGetAndSmallPutAreOneExchangeWithTheDataChannel) {
+    Standalone s;
+    ASSERT_NE(s.client, nullptr);
+    const double reads = Metric(*s.client, kByKeyReads);
+    const double writes = Metric(*s.client, kByKeyWrites);
+    const double put_starts = Metric(*s.client, kPutStartRpcs);
+    const double lists = Metric(*s.client, kReplicaListRpcs);
+    constexpr int kKeys = 10;
+    for (int i = 0; i < kKeys; ++i) {
+        const std::string key = "one-exchange/" + std::to_string(i);
+        const std::string value = Pattern(i, i == 0 ? 1 : (64 << 10) + i);  // 1 byte .. 64 KiB
+        ASSERT_TRUE(s.client->Put(key, Bytes(value)).ok()) << key;
+        auto got = s.client->Get(key);
+        ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
+        EXPECT_EQ(*got, value) << key;
+        std::string into(value.size() + 100, '\0');
+        Tier from = Tier::kLocalDisk;
+        auto n = s.client->GetInto(
+            key, std::as_writable_bytes(std::span(into.data(), into.size())), &from);
+        ASSERT_TRUE(n.ok()) << n.status().ToString();
+        EXPECT_EQ(*n, value.size());
+        EXPECT_EQ(into.substr(0, value.size()), value);
+        EXPECT_EQ(from, Tier::kMemory);
+    }
+    EXPECT_EQ(Metric(*s.client, kByKeyWrites) - writes, kKeys);
+    EXPECT_EQ(Metric(*s.client, kByKeyReads) - reads, 2 * kKeys);
+    EXPECT_EQ(Metric(*s.client, kPutStartRpcs) - put_starts, 0.0) << "a Put asked the master";
+    EXPECT_EQ(Metric(*s.client, kReplicaListRpcs) - lists, 0.0) << "a Get asked the master";
+    // Each Get was a read: the master's object shows the recency and the lease of one.
+    auto info = s.client->Stat("one-exchange/3");
+    ASSERT_TRUE(info.ok());
+    EXPECT_GT(info->object.recency, 0u);
+    EXPECT_GT(info->object.lease_expiry.count(), 0);
+}
+
+TEST(ByKeyTest, StandaloneRefusalsAreTheTwoStepPathsOnes) {
+    Standalone s;
+    ASSERT_NE(s.client, nullptr);
+    Client& c = *s.client;
+    // Unknown key.
+    auto missing = c.Get("by-key/missing");
+    EXPECT_TRUE(missing.status().Is(StatusCode::kNotFound)) << missing.status().ToString();
+    // A key that exists: AlreadyExists, and the stored value is untouched.
+    const std::string value = Pattern(1, 4096);
+    ASSERT_TRUE(c.Put("by-key/exists", Bytes(value)).ok());
+    Status again = c.Put("by-key/exists", Bytes(Pattern(2, 4096)));
+    EXPECT_TRUE(again.Is(StatusCode::kAlreadyExists)) << again.ToString();
+    auto kept = c.Get("by-key/exists");
+    ASSERT_TRUE(kept.ok());
+    EXPECT_EQ(*kept, value);
+    // A buffer too small: refused with the size needed, as GetInto's two-step path says it.
+    std::string small(100, '\0');
+    auto refused =
+        c.GetInto("by-key/exists", std::as_writable_bytes(std::span(small.data(), small.size())));
+    ASSERT_TRUE(refused.status().Is(StatusCode::kInvalidArgument)) << refused.status().ToString();
+    EXPECT_NE(refused.status().message().find("too small"), std::string::npos);
+    EXPECT_NE(refused.status().message().find("4096 bytes"), std::string::npos);
+    // Bad keys are refused before anything is sent.
+    EXPECT_TRUE(c.Put("", Bytes(value)).Is(StatusCode::kInvalidArgument));
+    EXPECT_TRUE(c.Get(std::string("a\0b", 3)).status().Is(StatusCode::kInvalidArgument));
+    // A value larger than max_value_size: refused, nothing stored, the connection still usable.
+    ASSERT_TRUE(c.TuneSet({{"max_value_size", "8KiB"}}).ok());
+    Status big = c.Put("by-key/too-big", Bytes(Pattern(3, 16 << 10)));
+    EXPECT_TRUE(big.Is(StatusCode::kInvalidArgument)) << big.ToString();
+    EXPECT_TRUE(c.Get("by-key/too-big").status().Is(StatusCode::kNotFound));
+    auto still = c.Get("by-key/exists");
+    ASSERT_TRUE(still.ok()) << still.status().ToString();
+}
+
+TEST(ByKeyTest, StandaloneLargePutTakesTheTwoStepPath) {
+    Standalone s;
+    ASSERT_NE(s.client, nullptr);
+    const double writes = Metric(*s.client, kByKeyWrites);
+    const double put_starts = Metric(*s.client, kPutStartRpcs);
+    // Over 1 MiB the master checks size and room before a byte is sent.
+    const std::string value = Pattern(4, (1 << 20) + 1);
+    ASSERT_TRUE(s.client->Put("by-key/large", Bytes(value)).ok());
+    EXPECT_EQ(Metric(*s.client, kByKeyWrites) - writes, 0.0);
+    EXPECT_EQ(Metric(*s.client, kPutStartRpcs) - put_starts, 1.0);
+    auto got = s.client->Get("by-key/large");  // reads are by key at any size
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, value);
+}
+
+TEST(ByKeyTest, StandaloneGetOfADiskOnlyKeyReadsTheDiskAndCountsTowardPromotion) {
+    Standalone s({"--promotion_admission_threshold=2"}, "64MiB");
+    ASSERT_NE(s.client, nullptr);
+    const std::string value = Pattern(5, 64 << 10);
+    ASSERT_TRUE(s.client->Put("by-key/disk", Bytes(value)).ok());
+    const std::vector<std::string> keys = {"by-key/disk"};
+    auto evicted = s.client->WaitForMove(TierMove::kEvict, keys);
+    ASSERT_TRUE(evicted.ok()) << evicted.status().ToString();
+    ASSERT_EQ((*evicted)[0].end, MoveEnd::kReached) << (*evicted)[0].status.ToString();
+    std::string out(value.size(), '\0');
+    Tier from = Tier::kMemory;
+    auto n = s.client->GetInto("by-key/disk",
+                               std::as_writable_bytes(std::span(out.data(), out.size())), &from);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(from, Tier::kLocalDisk);
+    EXPECT_EQ(out, value);
+    // Reads through the by-key path feed the admission gate: the key comes back to MEMORY.
+    ASSERT_TRUE(WaitFor(
+        [&] {
+            (void)s.client->Get("by-key/disk");
+            auto info = s.client->Stat("by-key/disk");
+            return info.ok() && info->object.HasComplete(Tier::kMemory);
+        },
+        10s))
+        << "by-key reads of a disk-only key did not promote it";
+}
+
+TEST(ByKeyTest, ANodeRefusesByKeyRequestsAndKeepsTheConnection) {
+    Cluster c;
+    c.AddNode("16MiB", false);
+    ASSERT_TRUE(c.WaitForNodes(1));
+    auto nodes = c.client->Nodes();
+    ASSERT_TRUE(nodes.ok());
+    ASSERT_EQ(nodes->size(), 1u);
+    const std::string data = (*nodes)[0].spec.data_address;
+    auto transport = NewTcpTransport({});
+    ASSERT_TRUE(c.client->Put("on-node", Bytes(Pattern(6, 4096))).ok());
+    std::string out(4096, '\0');
+    auto read = transport->ReadByKey(data, "on-node", out.size(), [&](uint64_t size) {
+        return std::as_writable_bytes(std::span(out.data(), size));
+    });
+    ASSERT_TRUE(read.status().Is(StatusCode::kUnavailable)) << read.status().ToString();
+    EXPECT_NE(read.status().message().find("standalone daemon only"), std::string::npos);
+    Status put = transport->PutByKey(data, "by-key/on-node", 1, Bytes(Pattern(7, 4096)));
+    // Refused by the node itself on the connection the read left pooled (a closed one would
+    // fail in transport, without the node's reason).
+    ASSERT_TRUE(put.Is(StatusCode::kUnavailable)) << put.ToString();
+    EXPECT_NE(put.message().find("standalone daemon only"), std::string::npos) << put.ToString();
+    auto exists = c.client->Exists("by-key/on-node");
+    ASSERT_TRUE(exists.ok());
+    EXPECT_FALSE(*exists);
+    // The cluster's client never asks for them: the master's Hello names no by-key channel.
+    auto got = c.client->Get("on-node");
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+}
+
+}  // namespace
+}  // namespace mooncake::test
