@@ -19,6 +19,7 @@
 #include "daemon/fault_injection.h"
 #include "daemon/segment.h"
 #include "spdlog/spdlog.h"
+#include "net/buffered_reader.h"
 #include "net/data_protocol.h"
 
 namespace mooncake {
@@ -181,12 +182,11 @@ void DataServer::AcceptLoop() {
 
 void DataServer::Serve(Conn* conn) {
     const int fd = conn->fd.get();
+    net::BufferedReader in(fd);
     Credentials creds;
     while (!stopping_.load()) {
-        pollfd pfd{fd, POLLIN, 0};
-        int rc = ::poll(&pfd, 1, static_cast<int>(options_.idle_timeout.count()));
-        if (rc <= 0) break;  // idle too long, or an error
-        if (!HandleRequest(fd, creds)) break;
+        if (!in.WaitForData(options_.idle_timeout).ok()) break;  // idle too long, or closed
+        if (!HandleRequest(fd, in, creds)) break;
     }
     ::shutdown(fd, SHUT_RDWR);
     std::lock_guard lock(mu_);
@@ -194,18 +194,19 @@ void DataServer::Serve(Conn* conn) {
     conn->done.store(true);
 }
 
-bool DataServer::RefusePayload(int fd, const Status& why, uint64_t length) {
+bool DataServer::RefusePayload(int fd, net::BufferedReader& in, const Status& why,
+                               uint64_t length) {
     errors_.Inc();
     if (!SendResponse(fd, why).ok()) return false;
-    if (length <= kDiscardLimit) return net::Discard(fd, length).ok();
+    if (length <= kDiscardLimit) return in.Discard(length).ok();
     // Too much to drain: say so, stop sending, and let the close tell the peer the rest.
     ::shutdown(fd, SHUT_WR);
     return false;
 }
 
-bool DataServer::HandleRequest(int fd, Credentials& creds) {
+bool DataServer::HandleRequest(int fd, net::BufferedReader& in, Credentials& creds) {
     data::RequestBytes raw;
-    if (!net::RecvAll(fd, raw.data(), raw.size()).ok()) return false;
+    if (!in.RecvAll(raw.data(), raw.size()).ok()) return false;
     auto h = data::ParseRequest(raw);
     if (!h.ok()) {
         errors_.Inc();
@@ -221,7 +222,7 @@ bool DataServer::HandleRequest(int fd, Credentials& creds) {
     }
     if (h->op == data::Op::kHello) {
         std::string token(h->length, '\0');
-        if (!net::RecvAll(fd, token.data(), token.size()).ok()) return false;
+        if (!in.RecvAll(token.data(), token.size()).ok()) return false;
         auto accepted = Authenticate(options_.auth_token, token);
         if (!accepted.ok()) {
             errors_.Inc();
@@ -236,20 +237,21 @@ bool DataServer::HandleRequest(int fd, Credentials& creds) {
     const char* op_name = h->op == data::Op::kPing   ? "ping"
                           : h->op == data::Op::kRead ? "read"
                                                      : "write";
-    // A by-key request does a master call in this process: the master's rule for that call
-    // applies, and a refusal reads as the master's would.
+    // A by-key request also does a master call in this process: the master's rule for that
+    // call applies first, so its refusal reads as the master's would; then the byte op's.
     const bool by_key = (h->flags & data::kFlagByKey) != 0;
     Status allowed =
         by_key ? CheckAccess(MasterMethodPermissions(),
                              h->op == data::Op::kRead ? "GetReplicaList" : "PutStart", creds)
-               : CheckAccess(DataOpPermissions(), op_name, creds);
+               : Status::Ok();
+    if (allowed.ok()) allowed = CheckAccess(DataOpPermissions(), op_name, creds);
     if (Status st = allowed; !st.ok()) {
         if (h->op == data::Op::kPing) {
             errors_.Inc();
             return SendResponse(fd, st).ok();
         }
-        if (!net::Discard(fd, h->key_length + data::ExtraRequestBytes(*h)).ok()) return false;
-        if (h->op == data::Op::kWrite) return RefusePayload(fd, st, h->length);
+        if (!in.Discard(h->key_length + data::ExtraRequestBytes(*h)).ok()) return false;
+        if (h->op == data::Op::kWrite) return RefusePayload(fd, in, st, h->length);
         errors_.Inc();
         return SendResponse(fd, st).ok();
     }
@@ -260,11 +262,11 @@ bool DataServer::HandleRequest(int fd, Credentials& creds) {
         case data::Op::kRead: break;
     }
     std::string key(h->key_length, '\0');
-    if (!net::RecvAll(fd, key.data(), key.size()).ok()) return false;
+    if (!in.RecvAll(key.data(), key.size()).ok()) return false;
     std::optional<ClientId> writer;  // the client a kFlagEndPut or by-key write is for
     if (data::ExtraRequestBytes(*h) != 0) {
         std::array<std::byte, data::kClientIdBytes> raw_client;
-        if (!net::RecvAll(fd, raw_client.data(), raw_client.size()).ok()) return false;
+        if (!in.RecvAll(raw_client.data(), raw_client.size()).ok()) return false;
         ClientId client = 0;
         for (size_t i = 0; i < raw_client.size(); ++i) {
             client |= static_cast<ClientId>(std::to_integer<uint8_t>(raw_client[i])) << (8 * i);
@@ -272,26 +274,26 @@ bool DataServer::HandleRequest(int fd, Credentials& creds) {
         writer = client;
     }
     if (Status st = ValidateKey(key); !st.ok()) {
-        if (h->op == data::Op::kWrite) return RefusePayload(fd, st, h->length);
+        if (h->op == data::Op::kWrite) return RefusePayload(fd, in, st, h->length);
         errors_.Inc();
         return SendResponse(fd, st).ok();
     }
     if (h->op == data::Op::kWrite) {
-        if (by_key) return HandleWriteByKey(fd, key, *writer, h->length);
-        return HandleWrite(fd, key, h->generation, h->offset, h->length, writer);
+        if (by_key) return HandleWriteByKey(fd, in, key, *writer, h->length);
+        return HandleWrite(fd, in, key, h->generation, h->offset, h->length, writer);
     }
     if (by_key) return HandleReadByKey(fd, key, h->length);
     return HandleRead(fd, static_cast<int>(h->tier), key, h->generation, h->offset, h->length);
 }
 
-bool DataServer::HandleWrite(int fd, const std::string& key, uint64_t generation,
-                             uint64_t offset, uint64_t length,
+bool DataServer::HandleWrite(int fd, net::BufferedReader& in, const std::string& key,
+                             uint64_t generation, uint64_t offset, uint64_t length,
                              std::optional<ClientId> end_put_for) {
     auto start = WallTimer::now();
     // Read once: the link named here is the one the put is ended at.
     MasterLink* const link = end_put_for ? put_end_link_.load() : nullptr;
     if (end_put_for && link == nullptr) {
-        return RefusePayload(fd,
+        return RefusePayload(fd, in,
                              Status::Unavailable("this node cannot end puts (it has no master "
                                                  "link yet): write without the end-put flag "
                                                  "and call PutEnd"),
@@ -299,7 +301,7 @@ bool DataServer::HandleWrite(int fd, const std::string& key, uint64_t generation
     }
     uint64_t max = config_.max_value_size();
     if (length == 0 || length > max) {
-        return RefusePayload(fd,
+        return RefusePayload(fd, in,
                              Status::InvalidArgument("a write of " + std::to_string(length) +
                                                      " bytes is outside 1..max_value_size (" +
                                                      FormatSize(max) + ")"),
@@ -307,10 +309,10 @@ bool DataServer::HandleWrite(int fd, const std::string& key, uint64_t generation
     }
     {
         auto lease = segment_.BeginWrite(key, generation, offset, length);
-        if (!lease.ok()) return RefusePayload(fd, lease.status(), length);
+        if (!lease.ok()) return RefusePayload(fd, in, lease.status(), length);
         // Straight from the socket into the segment; an incomplete write leaves nothing
         // readable (and with the end-put flag, the put is not ended).
-        if (!net::RecvAll(fd, lease->data(), length).ok()) {
+        if (!in.RecvAll(lease->data(), length).ok()) {
             errors_.Inc();
             return false;
         }
@@ -446,22 +448,22 @@ bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_le
     return SendResponse(fd, corruption.ok() ? last : corruption).ok();
 }
 
-bool DataServer::HandleWriteByKey(int fd, const std::string& key, ClientId client,
+bool DataServer::HandleWriteByKey(int fd, net::BufferedReader& in, const std::string& key, ClientId client,
                                   uint64_t length) {
     auto start = WallTimer::now();
     const LocalMaster* local = local_master_.load();
-    if (local == nullptr) return RefusePayload(fd, NotStandalone("writes"), length);
+    if (local == nullptr) return RefusePayload(fd, in, NotStandalone("writes"), length);
     MasterStore& store = *local->store;
     const NodeId self = local->self();
     // Checks the key, the size against max_value_size and DRAM, and that the key is new.
     auto started = store.PutStart(client, key, length, self);
-    if (!started.ok()) return RefusePayload(fd, started.status(), length);
+    if (!started.ok()) return RefusePayload(fd, in, started.status(), length);
     const Generation generation = started->generation;
     auto revoke = [&] { (void)store.PutRevoke(client, key, generation); };
     if (started->replica.node != self) {
         // Only when another node has joined this daemon's master: the range is not ours.
         revoke();
-        return RefusePayload(fd,
+        return RefusePayload(fd, in,
                              Status::Unavailable("the master placed " + QuoteKey(key) +
                                                  " on another node: put it in two steps"),
                              length);
@@ -470,9 +472,9 @@ bool DataServer::HandleWriteByKey(int fd, const std::string& key, ClientId clien
         auto lease = segment_.BeginWrite(key, generation, started->replica.offset, length);
         if (!lease.ok()) {
             revoke();
-            return RefusePayload(fd, lease.status(), length);
+            return RefusePayload(fd, in, lease.status(), length);
         }
-        if (!net::RecvAll(fd, lease->data(), length).ok()) {
+        if (!in.RecvAll(lease->data(), length).ok()) {
             revoke();  // nothing readable is left of a write that ended short
             errors_.Inc();
             return false;

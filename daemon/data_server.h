@@ -50,6 +50,9 @@ class MasterLink;
 class MasterStore;
 class MetricsRegistry;
 class Segment;
+namespace net {
+class BufferedReader;
+}
 
 struct DataServerOptions {
     net::HostPort listen;
@@ -82,22 +85,25 @@ private:
     void AcceptLoop();
     void Serve(Conn* conn);
     // One request; false when the connection must close.
-    bool HandleRequest(int fd, Credentials& creds);
+    // `in` reads the connection (`fd` is for the answers).
+    bool HandleRequest(int fd, net::BufferedReader& in, Credentials& creds);
     // `end_put_for`: the client whose put a kFlagEndPut write ends (nullopt: a plain write).
-    bool HandleWrite(int fd, const std::string& key, uint64_t generation, uint64_t offset,
-                     uint64_t length, std::optional<ClientId> end_put_for);
+    bool HandleWrite(int fd, net::BufferedReader& in, const std::string& key,
+                     uint64_t generation, uint64_t offset, uint64_t length,
+                     std::optional<ClientId> end_put_for);
     bool HandleRead(int fd, int tier, const std::string& key, uint64_t generation,
                     uint64_t offset, uint64_t length);
     // By-key requests (kFlagByKey): `max_length` is the most bytes the reader takes.
     bool HandleReadByKey(int fd, const std::string& key, uint64_t max_length);
-    bool HandleWriteByKey(int fd, const std::string& key, ClientId client, uint64_t length);
+    bool HandleWriteByKey(int fd, net::BufferedReader& in, const std::string& key,
+                          ClientId client, uint64_t length);
     // Sends bytes [offset, offset + length) of replica (key, generation) in `tier` as an OK
     // response (naming the tier if `name_tier`, as by-key answers do). A refusal is returned
     // with nothing sent (the caller answers it or tries another replica); otherwise Ok, and
     // *connection_ok says whether the send went through.
     Status SendReplica(int fd, Tier tier, const std::string& key, uint64_t generation,
                        uint64_t offset, uint64_t length, bool name_tier, bool* connection_ok);
-    bool RefusePayload(int fd, const Status& why, uint64_t length);
+    bool RefusePayload(int fd, net::BufferedReader& in, const Status& why, uint64_t length);
 
     const DataServerOptions options_;
     Segment& segment_;

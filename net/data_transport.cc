@@ -53,6 +53,13 @@ Result<uint64_t> DataTransport::ReadByKey(
     return Status::Unavailable("this data transport has no by-key reads");
 }
 
+Result<uint64_t> DataTransport::ReadByKeyInto(std::string_view address, std::string_view key,
+                                              std::span<std::byte> out, Tier* served_from) {
+    return ReadByKey(
+        address, key, out.size(), [out](uint64_t size) { return out.first(size); },
+        served_from);
+}
+
 Status DataTransport::PutByKey(std::string_view /*address*/, std::string_view /*key*/,
                                ClientId /*client*/, std::span<const std::byte> /*value*/) {
     return Status::Unavailable("this data transport has no by-key writes");

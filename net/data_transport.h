@@ -83,6 +83,10 @@ public:
         std::string_view address, std::string_view key, uint64_t max_size,
         const std::function<std::span<std::byte>(uint64_t size)>& buffer_for,
         Tier* served_from = nullptr);
+    // The same into `out` (max_size = out.size()); the default calls ReadByKey.
+    virtual Result<uint64_t> ReadByKeyInto(std::string_view address, std::string_view key,
+                                           std::span<std::byte> out,
+                                           Tier* served_from = nullptr);
     // Puts `value` under a new `key` for `client` (PutStart, the bytes, PutEnd at the daemon):
     // OK means COMPLETE. Refusals as Put's, after the value has been sent. Not retried: when
     // the answer is lost the put may or may not have happened.

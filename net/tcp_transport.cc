@@ -2,7 +2,12 @@
 #include <poll.h>
 #include <sys/uio.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
 #include <array>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -89,21 +94,16 @@ public:
         std::string_view address, std::string_view key, uint64_t max_size,
         const std::function<std::span<std::byte>(uint64_t)>& buffer_for,
         Tier* served_from) override {
-        data::RequestHeader h;
-        h.op = data::Op::kRead;
-        h.flags = data::kFlagByKey;
-        h.key_length = static_cast<uint32_t>(key.size());
-        h.length = max_size;
-        uint64_t size = 0;
         Payload p;
         p.receive_sized = &buffer_for;
-        p.received = &size;
-        std::optional<Tier> tier;
-        p.served_from = &tier;
-        MC_RETURN_IF_ERROR(Run(address, h, key, p));
-        if (!tier) return Status::IoError("data channel: a by-key answer names no tier");
-        if (served_from != nullptr) *served_from = *tier;
-        return size;
+        return RunByKeyRead(address, key, max_size, p, served_from);
+    }
+
+    Result<uint64_t> ReadByKeyInto(std::string_view address, std::string_view key,
+                                   std::span<std::byte> out, Tier* served_from) override {
+        Payload p;
+        p.receive = out;
+        return RunByKeyRead(address, key, out.size(), p, served_from);
     }
 
     Status PutByKey(std::string_view address, std::string_view key, ClientId client,
@@ -130,12 +130,32 @@ private:
         ByteSource* source = nullptr;
         std::span<std::byte> receive;
         ByteSink* sink = nullptr;
-        // A by-key read: the size comes with the answer (at most the request's length), and
-        // the buffer is asked for then; the size is stored in *received.
+        // The response's payload is given by a call, once its size is known.
         const std::function<std::span<std::byte>(uint64_t)>* receive_sized = nullptr;
+        // A by-key read: the answer's size is at most the request's length, not equal to it,
+        // and is stored in *received.
+        bool up_to = false;
         uint64_t* received = nullptr;
         std::optional<Tier>* served_from = nullptr;  // the tier an OK answer names
     };
+
+    Result<uint64_t> RunByKeyRead(std::string_view address, std::string_view key,
+                                  uint64_t max_size, Payload& p, Tier* served_from) {
+        data::RequestHeader h;
+        h.op = data::Op::kRead;
+        h.flags = data::kFlagByKey;
+        h.key_length = static_cast<uint32_t>(key.size());
+        h.length = max_size;
+        uint64_t size = 0;
+        std::optional<Tier> tier;
+        p.up_to = true;
+        p.received = &size;
+        p.served_from = &tier;
+        MC_RETURN_IF_ERROR(Run(address, h, key, p));
+        if (!tier) return Status::IoError("data channel: a by-key answer names no tier");
+        if (served_from != nullptr) *served_from = *tier;
+        return size;
+    }
 
     // The client id a kFlagEndPut write carries after its key, little-endian.
     static std::array<std::byte, data::kClientIdBytes> EncodeClient(ClientId client) {
@@ -252,38 +272,72 @@ private:
         return ReadResponse(fd, payload, h.op == data::Op::kRead ? h.length : 0);
     }
 
+    // Receives a response header and, in the same system call, the start of what follows it
+    // into `rest` (a small answer whole). Returns how many bytes landed in `rest`.
+    static Result<size_t> RecvHeaderAndStart(int fd, data::ResponseBytes& raw,
+                                             std::span<std::byte> rest) {
+        size_t got = 0;
+        while (got < raw.size()) {
+            iovec iov[2] = {{raw.data() + got, raw.size() - got}, {rest.data(), rest.size()}};
+            ssize_t n = ::readv(fd, iov, rest.empty() ? 1 : 2);
+            if (n == 0) {
+                return got == 0 ? Status::Unavailable("peer closed the connection")
+                                : Status::IoError("peer closed the connection mid-message");
+            }
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                const std::string why = std::string("recv: ") + std::strerror(errno);
+                if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Timeout(why);
+                if (errno == ECONNRESET) return Status::Unavailable(why);
+                return Status::IoError(why);
+            }
+            got += static_cast<size_t>(n);
+        }
+        return got - raw.size();
+    }
+
     // Reads a response; payload (if any) lands straight in the span or goes to the sink.
+    // `expected`: the payload's size (with into.up_to, the most it may be).
     static ExchangeResult ReadResponse(int fd, const Payload& into, uint64_t expected) {
         data::ResponseBytes raw;
-        Status st = net::RecvAll(fd, raw.data(), raw.size());
-        if (!st.ok()) return {st, {}, false};
+        // Only a span known before the answer can take its start in the header's recv.
+        std::span<std::byte> early = into.receive.first(
+            std::min<uint64_t>(into.receive.size(), into.sink == nullptr ? expected : 0));
+        auto started = RecvHeaderAndStart(fd, raw, early);
+        if (!started.ok()) return {started.status(), {}, false};
+        const size_t early_got = *started;
         auto h = data::ParseResponse(raw);
         if (!h.ok()) {
             return {Status::IoError("data channel: " + h.status().message()), {}, false};
         }
         std::string message(h->message_length, '\0');
-        st = net::RecvAll(fd, message.data(), message.size());
+        // An error's message may have landed where the payload would have.
+        const size_t early_message = std::min<size_t>(early_got, message.size());
+        std::memcpy(message.data(), early.data(), early_message);
+        Status st = net::RecvAll(fd, message.data() + early_message,
+                                 message.size() - early_message);
         if (!st.ok()) return {st, {}, false};
         if (h->status != StatusCode::kOk) return {Status::Ok(), Status(h->status, message)};
         if (into.served_from != nullptr) *into.served_from = h->served_from;
-        std::span<std::byte> receive = into.receive;
-        if (into.receive_sized != nullptr && h->length <= expected) {
-            // A by-key read: `expected` was the most the reader takes.
-            expected = h->length;
-            receive = (*into.receive_sized)(expected);
-            *into.received = expected;
-            if (receive.size() < expected) {
-                return {Status::Internal("by-key read: the buffer given is too small"), {}, false};
-            }
-        }
-        if (h->length != expected) {
+        if (into.up_to && h->length <= expected) expected = h->length;
+        if (into.received != nullptr) *into.received = expected;
+        if (h->length != expected || early_got > expected) {
             return {Status::IoError("data channel: response of " + std::to_string(h->length) +
                                     " bytes, expected " + std::to_string(expected)),
                     {},
                     false};
         }
-        st = into.sink != nullptr ? net::RecvStream(fd, *into.sink, expected)
-                                  : net::RecvAll(fd, receive.data(), expected);
+        std::span<std::byte> receive = into.receive.first(
+            std::min<uint64_t>(into.receive.size(), expected));
+        if (into.receive_sized != nullptr) {
+            receive = (*into.receive_sized)(expected);
+            if (receive.size() < expected) {
+                return {Status::Internal("the buffer given for a read is too small"), {}, false};
+            }
+        }
+        st = into.sink != nullptr
+                 ? net::RecvStream(fd, *into.sink, expected)
+                 : net::RecvAll(fd, receive.data() + early_got, expected - early_got);
         if (!st.ok()) {
             // A sink that refused bytes is our failure, not the connection's; either way the
             // stream is out of sync.
@@ -294,16 +348,24 @@ private:
 
     Result<net::Fd> Checkout(std::string_view address, bool* pooled, bool fresh) {
         if (!fresh) {
+            const auto now = std::chrono::steady_clock::now();
             std::lock_guard lock(mu_);
             auto it = idle_.find(address);
             while (it != idle_.end() && !it->second.empty()) {
-                net::Fd fd = std::move(it->second.back());
+                Idle idle = std::move(it->second.back());
                 it->second.pop_back();
                 // An idle connection has nothing to read: readable means the peer closed it.
-                pollfd pfd{fd.get(), POLLIN, 0};
-                if (::poll(&pfd, 1, 0) != 0) continue;
+                // One used a moment ago is taken without asking (a system call per request,
+                // as costly as the rest of a small one): the node closes idle connections
+                // only after minutes, so it is closed only if the node just went away. Run
+                // then sends a read again on a fresh connection; a by-key write fails in
+                // transport (it is never sent twice), as it would if the node died mid-write.
+                if (now - idle.since >= kTrustedIdle) {
+                    pollfd pfd{idle.fd.get(), POLLIN, 0};
+                    if (::poll(&pfd, 1, 0) != 0) continue;
+                }
                 *pooled = true;
-                return fd;
+                return std::move(idle.fd);
             }
         }
         *pooled = false;
@@ -321,12 +383,22 @@ private:
     void Return(std::string_view address, net::Fd fd) {
         std::lock_guard lock(mu_);
         auto& list = idle_[std::string(address)];
-        if (list.size() < options_.max_idle_per_peer) list.push_back(std::move(fd));
+        if (list.size() < options_.max_idle_per_peer) {
+            list.push_back({std::move(fd), std::chrono::steady_clock::now()});
+        }
     }
+
+    // A pooled connection idle for less than this is used without checking it is still open.
+    static constexpr std::chrono::milliseconds kTrustedIdle{1000};
+
+    struct Idle {
+        net::Fd fd;
+        std::chrono::steady_clock::time_point since;  // when it was returned
+    };
 
     const TcpTransportOptions options_;
     std::mutex mu_;
-    std::map<std::string, std::vector<net::Fd>, std::less<>> idle_;  // GUARDED_BY(mu_)
+    std::map<std::string, std::vector<Idle>, std::less<>> idle_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace

@@ -316,9 +316,7 @@ Status AfterCorruption(const Status& corruption, const Status& now) {
 Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out,
                                  Tier* served_from) {
     if (!by_key_address_.empty()) {
-        return transport_->ReadByKey(
-            by_key_address_, key, out.size(), [&](uint64_t size) { return out.first(size); },
-            served_from);
+        return transport_->ReadByKeyInto(by_key_address_, key, out, served_from);
     }
     // A replica can vanish between the replica list and the read (eviction of an unleased
     // copy, a node leaving): the node then refuses it and one fresh list is worth asking for.

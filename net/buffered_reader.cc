@@ -1,0 +1,73 @@
+#include "net/buffered_reader.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "net/net.h"
+
+namespace mooncake::net {
+
+Status BufferedReader::Fill() {
+    begin_ = end_ = 0;
+    for (;;) {
+        ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), 0);
+        if (n > 0) {
+            end_ = static_cast<size_t>(n);
+            return Status::Ok();
+        }
+        if (n == 0) return Status::Unavailable("peer closed the connection");
+        if (errno == EINTR) continue;
+        const std::string why = std::string("recv: ") + std::strerror(errno);
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Timeout(why);
+        if (errno == ECONNRESET) return Status::Unavailable(why);
+        return Status::IoError(why);
+    }
+}
+
+Status BufferedReader::WaitForData(std::chrono::milliseconds idle) {
+    if (buffered() > 0) return Status::Ok();
+    // A blocking recv both waits and reads (a poll first would cost a second system call per
+    // request); its socket timeout bounds each wait, so `idle` is checked at that step.
+    const auto deadline = std::chrono::steady_clock::now() + idle;
+    for (;;) {
+        Status st = Fill();
+        if (!st.Is(StatusCode::kTimeout)) return st;
+        if (std::chrono::steady_clock::now() >= deadline) return st;
+    }
+}
+
+Status BufferedReader::RecvAll(void* data, size_t size) {
+    char* out = static_cast<char*>(data);
+    const size_t take = std::min(size, buffered());
+    std::memcpy(out, buffer_.data() + begin_, take);
+    begin_ += take;
+    size_t got = take;
+    if (size - got >= kDirectBytes) return net::RecvAll(fd_, out + got, size - got);
+    while (got < size) {
+        Status st = Fill();
+        if (!st.ok()) {
+            if (st.Is(StatusCode::kUnavailable) && got > 0) {
+                return Status::IoError("peer closed the connection mid-message");
+            }
+            return st;
+        }
+        const size_t more = std::min(size - got, buffered());
+        std::memcpy(out + got, buffer_.data() + begin_, more);
+        begin_ += more;
+        got += more;
+    }
+    return Status::Ok();
+}
+
+Status BufferedReader::Discard(uint64_t size) {
+    const uint64_t take = std::min<uint64_t>(size, buffered());
+    begin_ += static_cast<size_t>(take);
+    size -= take;
+    return size == 0 ? Status::Ok() : net::Discard(fd_, size);
+}
+
+}  // namespace mooncake::net
