@@ -448,8 +448,8 @@ bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_le
     return SendResponse(fd, corruption.ok() ? last : corruption).ok();
 }
 
-bool DataServer::HandleWriteByKey(int fd, net::BufferedReader& in, const std::string& key, ClientId client,
-                                  uint64_t length) {
+bool DataServer::HandleWriteByKey(int fd, net::BufferedReader& in, const std::string& key,
+                                  ClientId client, uint64_t length) {
     auto start = WallTimer::now();
     const LocalMaster* local = local_master_.load();
     if (local == nullptr) return RefusePayload(fd, in, NotStandalone("writes"), length);

@@ -172,6 +172,12 @@ std::vector<Status> Client::BatchPut(
         std::fill(out.begin(), out.end(), st);
         return out;
     }
+    if (!by_key_address_.empty()) {
+        // One exchange per value already: a batch is those, batch_width_ at a time.
+        fan_out_->Run(items.size(), batch_width_,
+                      [&](size_t i) { out[i] = Put(items[i].first, items[i].second); });
+        return out;
+    }
     std::vector<rpc::PutStartItem> starts;
     std::vector<size_t> index;  // starts[i] is items[index[i]]
     for (size_t i = 0; i < items.size(); ++i) {
@@ -440,6 +446,16 @@ void Client::BatchRead(
 }
 
 std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> keys) {
+    if (!by_key_address_.empty()) {
+        // One exchange per key (no replica-list round trip to save), batch_width_ at a time.
+        std::vector<Result<std::string>> out(keys.size(), std::string());
+        if (Status st = CheckBatch(keys.size()); !st.ok()) {
+            std::fill(out.begin(), out.end(), st);
+            return out;
+        }
+        fan_out_->Run(keys.size(), batch_width_, [&](size_t i) { out[i] = Get(keys[i]); });
+        return out;
+    }
     std::vector<std::string> values(keys.size());
     std::vector<Status> read;
     BatchRead(
@@ -470,6 +486,16 @@ std::vector<Result<uint64_t>> Client::BatchGetInto(std::span<const std::string> 
                                             " buffers for " + std::to_string(keys.size()) +
                                             " keys");
         for (size_t i = 0; i < keys.size(); ++i) out.emplace_back(st);
+        return out;
+    }
+    if (!by_key_address_.empty()) {
+        out.assign(keys.size(), uint64_t{0});
+        if (Status st = CheckBatch(keys.size()); !st.ok()) {
+            std::fill(out.begin(), out.end(), st);
+            return out;
+        }
+        fan_out_->Run(keys.size(), batch_width_,
+                      [&](size_t i) { out[i] = GetInto(keys[i], outs[i]); });
         return out;
     }
     std::vector<uint64_t> sizes(keys.size(), 0);

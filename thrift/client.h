@@ -174,7 +174,8 @@ public:
     // short fails the put, which is revoked: nothing readable is left.
     Status PutFrom(std::string_view key, uint64_t size, ByteSource& source);
     // Puts several objects with one PutStart and one PutEnd round trip, the values' bytes
-    // written batch_parallelism at a time; one Status per item.
+    // written batch_parallelism at a time; one Status per item. (Against a standalone daemon
+    // each value is a Put of its own, one exchange each, batch_parallelism at a time.)
     std::vector<Status> BatchPut(
         std::span<const std::pair<std::string, std::span<const std::byte>>> items);
 
@@ -191,7 +192,8 @@ public:
     // memory buffer, /dev/null); otherwise the error is returned with the sink holding a prefix.
     Result<uint64_t> GetTo(std::string_view key, ByteSink& sink, Tier* served_from = nullptr);
     // Reads several values with one replica-list round trip, batch_parallelism reads at a
-    // time; one result per key (each a read, as Get).
+    // time; one result per key (each a read, as Get). (Against a standalone daemon each key is
+    // a one-exchange Get, batch_parallelism at a time: there is no round trip to share.)
     std::vector<Result<std::string>> BatchGet(std::span<const std::string> keys);
     // The same into the caller's buffers (outs[i] for keys[i], which must hold the whole value;
     // else kInvalidArgument for that key, nothing read): no allocation per value. One result

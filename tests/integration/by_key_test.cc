@@ -72,6 +72,53 @@ TEST(ByKeyTest, StandaloneGetAndSmallPutAreOneExchangeWithTheDataChannel) {
     EXPECT_GT(info->object.lease_expiry.count(), 0);
 }
 
+TEST(ByKeyTest, StandaloneBatchesAreOneExchangePerKeyInParallel) {
+    Standalone s;
+    ASSERT_NE(s.client, nullptr);
+    const double reads = Metric(*s.client, kByKeyReads);
+    const double writes = Metric(*s.client, kByKeyWrites);
+    std::vector<std::string> keys, values;
+    std::vector<std::pair<std::string, std::span<const std::byte>>> items;
+    for (int i = 0; i < 12; ++i) {
+        keys.push_back("batch/" + std::to_string(i));
+        values.push_back(Pattern(i, 1000 + 997 * i));
+    }
+    for (int i = 0; i < 12; ++i) items.emplace_back(keys[i], Bytes(values[i]));
+    items.emplace_back("", Bytes(values[0]));  // a bad key fails alone
+    auto put = s.client->BatchPut(items);
+    ASSERT_EQ(put.size(), 13u);
+    for (int i = 0; i < 12; ++i) EXPECT_TRUE(put[i].ok()) << keys[i] << ": " << put[i].ToString();
+    EXPECT_TRUE(put[12].Is(StatusCode::kInvalidArgument));
+    keys.push_back("batch/missing");
+    auto got = s.client->BatchGet(keys);
+    ASSERT_EQ(got.size(), 13u);
+    for (int i = 0; i < 12; ++i) {
+        ASSERT_TRUE(got[i].ok()) << keys[i] << ": " << got[i].status().ToString();
+        EXPECT_EQ(*got[i], values[i]);
+    }
+    EXPECT_TRUE(got[12].status().Is(StatusCode::kNotFound));
+    // Into buffers: one too small fails alone, with the size it needed.
+    std::vector<std::string> buffers(12);
+    std::vector<std::span<std::byte>> outs;
+    for (int i = 0; i < 12; ++i) {
+        buffers[i].assign(i == 5 ? 10 : values[i].size(), '\0');
+        outs.push_back(std::as_writable_bytes(std::span(buffers[i].data(), buffers[i].size())));
+    }
+    keys.pop_back();
+    auto into = s.client->BatchGetInto(keys, outs);
+    ASSERT_EQ(into.size(), 12u);
+    for (int i = 0; i < 12; ++i) {
+        if (i == 5) {
+            EXPECT_TRUE(into[i].status().Is(StatusCode::kInvalidArgument));
+            continue;
+        }
+        ASSERT_TRUE(into[i].ok()) << into[i].status().ToString();
+        EXPECT_EQ(buffers[i], values[i]);
+    }
+    EXPECT_EQ(Metric(*s.client, kByKeyWrites) - writes, 12.0);
+    EXPECT_EQ(Metric(*s.client, kByKeyReads) - reads, 12.0 + 11.0);
+}
+
 TEST(ByKeyTest, StandaloneRefusalsAreTheTwoStepPathsOnes) {
     Standalone s;
     ASSERT_NE(s.client, nullptr);
