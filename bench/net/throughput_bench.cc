@@ -514,6 +514,12 @@ void Run(const Options& o) {
             std::vector<std::string> args = common;
             args.push_back("--dram_size=" + SizeFlag(dram));
             standalone = std::make_unique<test::Standalone>(args, SizeFlag(disk));
+            // Mapping GiBs of DRAM and a new disk store can outlast the harness's 10 s wait
+            // on a loaded box: give a large daemon a minute more before calling it down.
+            if (standalone->client == nullptr) {
+                standalone->client = test::ConnectWhenUp(standalone->address,
+                                                         std::chrono::seconds(60));
+            }
             client = standalone->client.get();
         } else {
             std::fprintf(stderr, "throughput_bench: master + 2 nodes, DRAM %s and disk %s each\n",
