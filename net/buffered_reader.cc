@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <string>
 
 #include "net/net.h"
 
@@ -21,10 +20,7 @@ Status BufferedReader::Fill() {
         }
         if (n == 0) return Status::Unavailable("peer closed the connection");
         if (errno == EINTR) continue;
-        const std::string why = std::string("recv: ") + std::strerror(errno);
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Timeout(why);
-        if (errno == ECONNRESET) return Status::Unavailable(why);
-        return Status::IoError(why);
+        return IoFailure("recv");
     }
 }
 

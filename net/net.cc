@@ -24,15 +24,6 @@ std::string Errno(std::string_view what) {
     return std::string(what) + ": " + std::strerror(errno);
 }
 
-Status IoFailure(std::string_view what) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        return Status::Timeout(std::string(what) + ": timed out");
-    }
-    if (errno == ECONNRESET || errno == EPIPE) {
-        return Status::Unavailable(Errno(what));
-    }
-    return Status::IoError(Errno(what));
-}
 
 struct AddrInfoDeleter {
     void operator()(addrinfo* ai) const { freeaddrinfo(ai); }
@@ -55,6 +46,16 @@ Result<std::unique_ptr<addrinfo, AddrInfoDeleter>> Resolve(const HostPort& addre
 }
 
 }  // namespace
+
+Status IoFailure(std::string_view what) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return Status::Timeout(std::string(what) + ": timed out");
+    }
+    if (errno == ECONNRESET || errno == EPIPE) {
+        return Status::Unavailable(Errno(what));
+    }
+    return Status::IoError(Errno(what));
+}
 
 std::string HostPort::ToString() const {
     if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);

@@ -78,5 +78,8 @@ Status SendAll(int fd, const void* data, size_t size);
 Status RecvAll(int fd, void* data, size_t size);
 // Reads and drops `size` bytes (to resynchronise after refusing a payload).
 Status Discard(int fd, uint64_t size);
+// The Status for a socket call `what` that failed with errno: a timeout -> kTimeout, a reset
+// or broken connection -> kUnavailable, else kIoError.
+Status IoFailure(std::string_view what);
 
 }  // namespace mooncake::net

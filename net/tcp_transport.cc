@@ -286,10 +286,7 @@ private:
             }
             if (n < 0) {
                 if (errno == EINTR) continue;
-                const std::string why = std::string("recv: ") + std::strerror(errno);
-                if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Timeout(why);
-                if (errno == ECONNRESET) return Status::Unavailable(why);
-                return Status::IoError(why);
+                return net::IoFailure("recv");
             }
             got += static_cast<size_t>(n);
         }
