@@ -61,7 +61,9 @@ Result<uint64_t> DataTransport::ReadByKeyInto(std::string_view address, std::str
 }
 
 Status DataTransport::PutByKey(std::string_view /*address*/, std::string_view /*key*/,
-                               ClientId /*client*/, std::span<const std::byte> /*value*/) {
+                               ClientId /*client*/, std::span<const std::byte> /*value*/,
+                               bool* sent) {
+    if (sent != nullptr) *sent = false;
     return Status::Unavailable("this data transport has no by-key writes");
 }
 

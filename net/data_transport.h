@@ -89,9 +89,10 @@ public:
                                            Tier* served_from = nullptr);
     // Puts `value` under a new `key` for `client` (PutStart, the bytes, PutEnd at the daemon):
     // OK means COMPLETE. Refusals as Put's, after the value has been sent. Not retried: when
-    // the answer is lost the put may or may not have happened.
+    // the answer is lost the put may or may not have happened. *sent (if given) is false when
+    // the request never left (no connection could be made): then nothing happened.
     virtual Status PutByKey(std::string_view address, std::string_view key, ClientId client,
-                            std::span<const std::byte> value);
+                            std::span<const std::byte> value, bool* sent = nullptr);
 };
 
 struct TcpTransportOptions {

@@ -107,7 +107,7 @@ public:
     }
 
     Status PutByKey(std::string_view address, std::string_view key, ClientId client,
-                    std::span<const std::byte> value) override {
+                    std::span<const std::byte> value, bool* sent) override {
         data::RequestHeader h;
         h.op = data::Op::kWrite;
         h.flags = data::kFlagByKey;
@@ -117,7 +117,7 @@ public:
         Payload p;
         p.end_put = id;
         p.send = value;
-        return Run(address, h, key, p, /*retry=*/false);
+        return Run(address, h, key, p, /*retry=*/false, sent);
     }
 
 private:
@@ -198,14 +198,17 @@ private:
     }
 
     // `retry`: whether the request may be sent again after a pooled connection failed
-    // (false when a second send could do it twice: a by-key write).
+    // (false when a second send could do it twice: a by-key write). *sent (if given) says
+    // whether the request was sent at all.
     Status Run(std::string_view address, const data::RequestHeader& h, std::string_view key,
-               const Payload& payload, bool retry = true) {
+               const Payload& payload, bool retry = true, bool* sent = nullptr) {
+        if (sent != nullptr) *sent = false;
         MC_RETURN_IF_ERROR(ValidateKey(key));
         for (int attempt = 0;; ++attempt) {
             bool pooled = false;
             auto conn = Checkout(address, &pooled, /*fresh=*/attempt > 0);
             if (!conn.ok()) return conn.status();
+            if (sent != nullptr) *sent = true;
             // A new connection's hello goes in the same send as the request (one round trip
             // less); a pooled one has been greeted.
             ExchangeResult r = Exchange(conn->get(), h, key, payload, /*greet=*/!pooled);

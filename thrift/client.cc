@@ -55,6 +55,10 @@ Status CheckBatch(size_t n) {
 // before a byte moves), and the saved round trip would be a small share of its time anyway.
 constexpr uint64_t kByKeyPutMaxBytes = 1ull << 20;
 
+// A by-key read that could not be served there (the daemon's data channel unreachable, or not
+// serving by-key ops any more): the two-step path asks the master, which knows where to read.
+bool ByKeyUnreachable(const Status& st) { return st.Is(StatusCode::kUnavailable); }
+
 }  // namespace
 
 Client::Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport,
@@ -102,8 +106,12 @@ int64_t Client::client_id() const { return channel_->client_id(); }
 Status Client::Put(std::string_view key, std::span<const std::byte> value) {
     if (!by_key_address_.empty() && !value.empty() && value.size() <= kByKeyPutMaxBytes) {
         MC_RETURN_IF_ERROR(ValidateKey(key));
-        return transport_->PutByKey(by_key_address_, key, static_cast<ClientId>(client_id()),
-                                    value);
+        bool sent = false;
+        Status st = transport_->PutByKey(by_key_address_, key,
+                                         static_cast<ClientId>(client_id()), value, &sent);
+        // Not sent (the daemon's data channel cannot be reached, say it restarted on another
+        // port): nothing happened, and the two-step path asks the master where to write.
+        if (st.ok() || sent) return st;
     }
     return PutWith(key, value.size(),
                    [&](const std::string& address, Generation generation, uint64_t offset,
@@ -322,7 +330,8 @@ Status AfterCorruption(const Status& corruption, const Status& now) {
 Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out,
                                  Tier* served_from) {
     if (!by_key_address_.empty()) {
-        return transport_->ReadByKeyInto(by_key_address_, key, out, served_from);
+        auto read = transport_->ReadByKeyInto(by_key_address_, key, out, served_from);
+        if (!ByKeyUnreachable(read.status())) return read;
     }
     // A replica can vanish between the replica list and the read (eviction of an unleased
     // copy, a node leaving): the node then refuses it and one fresh list is worth asking for.
@@ -375,8 +384,8 @@ Result<std::string> Client::Get(std::string_view key) {
                 value.resize(n);
                 return std::as_writable_bytes(std::span(value.data(), value.size()));
             });
-        if (!size.ok()) return size.status();
-        return value;
+        if (size.ok()) return value;
+        if (!ByKeyUnreachable(size.status())) return size.status();
     }
     Status last;
     Status corruption;

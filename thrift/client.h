@@ -19,7 +19,8 @@
 //
 // Against a standalone daemon (its Hello names a data channel for by-key ops) Get, GetInto and
 // a Put of up to 1 MiB are one exchange with that channel: the daemon does the master's part in
-// process, with the same rules and counting as below. Otherwise, and for larger values:
+// process, with the same rules and counting as below (when that channel cannot be reached, the
+// op is made as below). Otherwise, and for larger values:
 // Reads and writes: Put = PutStart (master allocates a DRAM range) -> the bytes go straight to
 // the node holding that range over the data channel, and that node ends the put (PutEnd at
 // its master) before it answers, so a Put that returns OK is readable at once; a transport

@@ -8,10 +8,14 @@
 // (data_by_key_total{op}) and the master's RPC counters see no GetReplicaList or PutStart.
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "forwarding_transport.h"
 #include "harness.h"
 #include "net/data_transport.h"
 
@@ -193,6 +197,55 @@ TEST(ByKeyTest, StandaloneGetOfADiskOnlyKeyReadsTheDiskAndCountsTowardPromotion)
         },
         10s))
         << "by-key reads of a disk-only key did not promote it";
+}
+
+// The TCP transport, but its by-key ops go to `dead` (nothing listens there): a standalone
+// daemon whose data channel moved since the client's Hello.
+class MovedDataChannel final : public ForwardingTransport {
+public:
+    explicit MovedDataChannel(std::string dead) : dead_(std::move(dead)) {}
+    Result<uint64_t> ReadByKey(std::string_view, std::string_view key, uint64_t max_size,
+                               const std::function<std::span<std::byte>(uint64_t)>& buffer_for,
+                               Tier* served_from) override {
+        return inner().ReadByKey(dead_, key, max_size, buffer_for, served_from);
+    }
+    Result<uint64_t> ReadByKeyInto(std::string_view, std::string_view key,
+                                   std::span<std::byte> out, Tier* served_from) override {
+        return inner().ReadByKeyInto(dead_, key, out, served_from);
+    }
+    Status PutByKey(std::string_view, std::string_view key, ClientId client,
+                    std::span<const std::byte> value, bool* sent) override {
+        return inner().PutByKey(dead_, key, client, value, sent);
+    }
+
+private:
+    std::string dead_;
+};
+
+TEST(ByKeyTest, AnUnreachableByKeyChannelFallsBackToTheTwoStepPath) {
+    Standalone s;
+    ASSERT_NE(s.client, nullptr);
+    ClientOptions options;
+    options.transport =
+        std::make_shared<MovedDataChannel>("127.0.0.1:" + std::to_string(FreePort()));
+    auto client = ConnectWhenUp(s.address, 10s, options);
+    ASSERT_NE(client, nullptr);
+    const double put_starts = Metric(*s.client, kPutStartRpcs);
+    const double lists = Metric(*s.client, kReplicaListRpcs);
+    const std::string value = Pattern(8, 64 << 10);
+    // Nothing was sent by key, so the put is made the two-step way, once.
+    ASSERT_TRUE(client->Put("moved/1", Bytes(value)).ok());
+    EXPECT_EQ(Metric(*s.client, kPutStartRpcs) - put_starts, 1.0);
+    auto got = client->Get("moved/1");
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, value);
+    std::string into(value.size(), '\0');
+    auto n = client->GetInto("moved/1", std::as_writable_bytes(std::span(into.data(), into.size())));
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(into, value);
+    EXPECT_EQ(Metric(*s.client, kReplicaListRpcs) - lists, 2.0);
+    // A refusal from the master is still the answer, not a reason to ask twice.
+    EXPECT_TRUE(client->Get("moved/missing").status().Is(StatusCode::kNotFound));
 }
 
 TEST(ByKeyTest, ANodeRefusesByKeyRequestsAndKeepsTheConnection) {

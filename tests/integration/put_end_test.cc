@@ -19,6 +19,7 @@
 #include "daemon/data_server.h"
 #include "daemon/segment.h"
 #include "gtest/gtest.h"
+#include "forwarding_transport.h"
 #include "harness.h"
 #include "httplib.h"
 #include "net/byte_stream.h"
@@ -110,32 +111,25 @@ TEST(PutEndTest, MasterAndNodePutIsReadableAtOnceAndOnlyTheNodeSendsPutEnd) {
 
 // The TCP transport with a hook run before each end-put write (the test's meddling between
 // PutStart and the write) and a way to change what the write names.
-class MeddlingTransport final : public DataTransport {
+class MeddlingTransport final : public ForwardingTransport {
 public:
     explicit MeddlingTransport(std::function<void(std::string_view key, Generation* generation,
                                                   ClientId* client)>
                                    before)
-        : inner_(NewTcpTransport({})), before_(std::move(before)) {}
+        : before_(std::move(before)) {}
 
-    Status WriteMemory(std::string_view address, std::string_view key, Generation generation,
-                       uint64_t offset, std::span<const std::byte> data) override {
-        return inner_->WriteMemory(address, key, generation, offset, data);
-    }
-    Status Read(std::string_view address, Tier tier, std::string_view key,
-                Generation generation, uint64_t offset, std::span<std::byte> out) override {
-        return inner_->Read(address, tier, key, generation, offset, out);
-    }
     Status WriteMemoryEndingPut(std::string_view address, std::string_view key,
                                 Generation generation, uint64_t offset,
                                 std::span<const std::byte> data, ClientId client,
                                 bool* ended) override {
         before_(key, &generation, &client);
-        return inner_->WriteMemoryEndingPut(address, key, generation, offset, data, client,
+        return inner().WriteMemoryEndingPut(address, key, generation, offset, data, client,
                                             ended);
     }
+    // The meddling is between PutStart and the write: a one-exchange put has no such moment.
+    bool HasByKey() const override { return false; }
 
 private:
-    std::unique_ptr<DataTransport> inner_;
     std::function<void(std::string_view, Generation*, ClientId*)> before_;
 };
 
