@@ -3,11 +3,10 @@
 #include <sys/uio.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-
 #include <array>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
