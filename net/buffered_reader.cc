@@ -39,7 +39,7 @@ Status BufferedReader::WaitForData(std::chrono::milliseconds idle) {
 Status BufferedReader::RecvAll(void* data, size_t size) {
     char* out = static_cast<char*>(data);
     const size_t take = std::min(size, buffered());
-    std::memcpy(out, buffer_.data() + begin_, take);
+    if (take > 0) std::memcpy(out, buffer_.data() + begin_, take);
     begin_ += take;
     size_t got = take;
     if (size - got >= kDirectBytes) return net::RecvAll(fd_, out + got, size - got);

@@ -312,7 +312,7 @@ private:
         std::string message(h->message_length, '\0');
         // An error's message may have landed where the payload would have.
         const size_t early_message = std::min<size_t>(early_got, message.size());
-        std::memcpy(message.data(), early.data(), early_message);
+        if (early_message > 0) std::memcpy(message.data(), early.data(), early_message);
         Status st = net::RecvAll(fd, message.data() + early_message,
                                  message.size() - early_message);
         if (!st.ok()) return {st, {}, false};
