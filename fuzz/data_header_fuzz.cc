@@ -23,15 +23,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
         if (!parsed.ok()) return 0;
         const data::RequestHeader h = *parsed;
         FUZZ_CHECK(in.size() == data::kRequestHeaderSize);
-        // Flags only on a write, only known ones.
-        FUZZ_CHECK(h.flags == 0 || h.op == data::Op::kWrite);
+        // Only known flags: end-put on a write; by-key alone, on a read or a write, naming no
+        // range. A writer's client id follows the key of an end-put or by-key write.
+        const bool by_key = (h.flags & data::kFlagByKey) != 0;
         FUZZ_CHECK((h.flags & ~data::kKnownFlags) == 0);
-        FUZZ_CHECK(data::ExtraRequestBytes(h) ==
-                   ((h.flags & data::kFlagEndPut) ? data::kClientIdBytes : 0));
+        FUZZ_CHECK(!(h.flags & data::kFlagEndPut) || h.op == data::Op::kWrite);
+        if (by_key) {
+            FUZZ_CHECK(h.flags == data::kFlagByKey);
+            FUZZ_CHECK(h.op == data::Op::kRead || h.op == data::Op::kWrite);
+            FUZZ_CHECK(h.generation == mooncake::kNoGeneration && h.offset == 0 &&
+                       h.length > 0 && h.tier == mooncake::Tier::kMemory);
+        }
+        const bool names_writer = (h.flags & data::kFlagEndPut) ||
+                                  (by_key && h.op == data::Op::kWrite);
+        FUZZ_CHECK(data::ExtraRequestBytes(h) == (names_writer ? data::kClientIdBytes : 0));
         FUZZ_CHECK(h.offset + h.length >= h.offset);
         if (h.op == data::Op::kRead || h.op == data::Op::kWrite) {
             FUZZ_CHECK(h.key_length >= 1 && h.key_length <= mooncake::kMaxKeyBytes);
-            FUZZ_CHECK(h.generation != mooncake::kNoGeneration);
+            FUZZ_CHECK(by_key || h.generation != mooncake::kNoGeneration);
         } else {
             FUZZ_CHECK(h.key_length == 0);
         }
@@ -44,20 +53,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
         FUZZ_CHECK(again->op == h.op && again->tier == h.tier &&
                    again->key_length == h.key_length && again->flags == h.flags &&
                    again->generation == h.generation && again->offset == h.offset &&
-                   again->length == h.length);
+                   again->length == h.length && again->served_from == h.served_from);
     } else {
         auto parsed = data::ParseResponse(in);
         if (!parsed.ok()) return 0;
         const data::ResponseHeader h = *parsed;
         FUZZ_CHECK(in.size() == data::kResponseHeaderSize);
         FUZZ_CHECK(h.message_length <= data::kMaxMessageBytes);
-        if (h.status != mooncake::StatusCode::kOk) FUZZ_CHECK(h.length == 0);
+        if (h.status != mooncake::StatusCode::kOk) {
+            FUZZ_CHECK(h.length == 0 && !h.served_from.has_value());
+        }
         data::ResponseBytes out = data::SerializeResponse(h);
         FUZZ_CHECK(std::memcmp(out.data(), in.data(), out.size()) == 0);
         auto again = data::ParseResponse(out);
         FUZZ_CHECK(again.ok());
         FUZZ_CHECK(again->status == h.status && again->message_length == h.message_length &&
-                   again->length == h.length);
+                   again->length == h.length && again->served_from == h.served_from);
     }
     return 0;
 }
