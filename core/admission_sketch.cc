@@ -1,7 +1,11 @@
 #include "core/admission_sketch.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
+#include <new>
 
 namespace mooncake {
 namespace {
@@ -15,16 +19,32 @@ uint64_t Mix(uint64_t x) {  // splitmix64 finalizer
     return x;
 }
 
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// `bytes` of zeroed counters, aligned so a large sketch can sit on 2 MiB pages (advisory: a
+// kernel without transparent huge pages still gives 4 KiB ones).
+std::atomic<uint8_t>* AllocateCounters(size_t bytes) {
+    const size_t align = bytes >= kHugePage ? kHugePage : 64;
+    void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align);
+    if (p == nullptr) throw std::bad_alloc();
+    if (align == kHugePage) (void)::madvise(p, bytes, MADV_HUGEPAGE);
+    auto* counters = static_cast<std::atomic<uint8_t>*>(p);
+    for (size_t i = 0; i < bytes; ++i) new (&counters[i]) std::atomic<uint8_t>(0);
+    return counters;
+}
+
 }  // namespace
+
+void AdmissionSketch::FreeCounters::operator()(std::atomic<uint8_t>* p) const {
+    std::free(p);  // std::atomic<uint8_t> is trivially destructible
+}
 
 AdmissionSketch::AdmissionSketch(uint64_t width)
     : width_(std::bit_ceil(std::max<uint64_t>(width, 64))),
       lines_(width_ * kDepth / kLine),
-      counters_(new std::atomic<uint8_t>[lines_ * kLine]),
+      counters_(AllocateCounters(lines_ * kLine)),
       window_(width_ * 8),
-      aging_cursor_(lines_ * kLine) {
-    for (size_t i = 0; i < lines_ * kLine; ++i) counters_[i].store(0, std::memory_order_relaxed);
-}
+      aging_cursor_(lines_ * kLine) {}
 
 uint64_t AdmissionSketch::Hash(std::string_view key) {
     // FNV-1a over the bytes, then a strong finalizer so every bit of the result is usable.

@@ -68,7 +68,13 @@ private:
 
     uint64_t width_;
     size_t lines_;
-    std::unique_ptr<std::atomic<uint8_t>[]> counters_;  // lines_ * 64
+    struct FreeCounters {
+        void operator()(std::atomic<uint8_t>* p) const;
+    };
+    // lines_ * 64, on huge pages where the kernel gives them: every Get touches one random
+    // line, and with 4 KiB pages each of those would also take a TLB entry the object table's
+    // lookups need.
+    std::unique_ptr<std::atomic<uint8_t>[], FreeCounters> counters_;
     std::atomic<uint64_t> window_;
     std::atomic<uint64_t> since_aging_{0};  // folded increments since the last aging
     std::array<Stripe, kThreadStripes> stripes_;

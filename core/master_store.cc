@@ -168,7 +168,11 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
     Shard& shard = in_->table.ShardFor(key);
     ObjectView view;
     bool trigger = false;
-    uint64_t hash = 0;  // AdmissionSketch::Hash(key), kept in the object's metadata
+    // The key's sketch line is fetched while the shard lookup runs: the two cache misses
+    // overlap (the cost of promotion_on_hit on the Get path is mostly that one miss).
+    // AdmissionSketch::Hash(key) is also what the object's metadata keeps.
+    const uint64_t hash = promote_on_hit ? AdmissionSketch::Hash(key) : 0;
+    if (promote_on_hit) in_->sketch.Prefetch(hash);
     {
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
@@ -176,17 +180,13 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
             in_->m.get_misses.Inc();
             // A miss is a request for the key too: counted, so a block that is put after a
             // miss and read back later has the history an exact frequency count would give.
-            if (promote_on_hit) in_->sketch.Increment(AdmissionSketch::Hash(key));
+            if (promote_on_hit) in_->sketch.Increment(hash);
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");
         }
         ObjectMeta& meta = it->second;
         if (!meta.Readable()) {
             return Status::NotReady("key " + QuoteKey(key) + " is still being written");
         }
-        hash = meta.hash;
-        // The sketch line is fetched while the rest of this lookup runs (the cost of
-        // promotion_on_hit on the Get path is mostly that one cache miss).
-        if (promote_on_hit) in_->sketch.Prefetch(hash);
         meta.lease_expiry = clock_.Now() + std::chrono::milliseconds(config_.default_kv_lease_ttl());
         in_->order->OnGet(meta, clock_.Now(), in_->memory_objects.load());
         in_->LruTouch(shard, meta);
