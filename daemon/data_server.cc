@@ -21,6 +21,7 @@
 #include "spdlog/spdlog.h"
 #include "net/buffered_reader.h"
 #include "net/data_protocol.h"
+#include "net/read_rounds.h"
 
 namespace mooncake {
 namespace {
@@ -411,41 +412,40 @@ bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_le
         errors_.Inc();
         return SendResponse(fd, NotStandalone("reads")).ok();
     }
-    // As Client::Get: a replica can vanish between the lookup and the read (eviction of an
-    // unleased copy), and then one fresh lookup is worth it. A corrupt copy (dropped by the
-    // disk store, the key then removed) says more than what the second lookup finds.
-    Status last;
-    Status corruption;
-    for (int round = 0; round < 2; ++round) {
+    bool sent = false;  // a replica's bytes went out: the answer is given
+    bool connection_ok = false;
+    Status st = net::ReadWithOneRelook([&](int, bool& stop) {
         auto view = local->store->GetReplicaList(key);  // a read: lease, recency, promotion
-        if (!view.ok()) {
-            last = view.status();
-            break;
-        }
+        stop = true;
+        if (!view.ok()) return view.status();
         if (view->size > max_length) {
-            last = Status::InvalidArgument("buffer of " + std::to_string(max_length) +
+            return Status::InvalidArgument("buffer of " + std::to_string(max_length) +
                                            " bytes is too small for " + QuoteKey(key) + " (" +
                                            std::to_string(view->size) + " bytes)");
-            break;
         }
+        stop = false;
         const NodeId self = local->self();
-        last = Status::NotFound("key " + QuoteKey(key) + " has no complete replica here");
+        Status last = Status::NotFound("key " + QuoteKey(key) + " has no complete replica here");
+        Status corruption;
         for (const ReplicaDesc& r : view->replicas) {
             if (r.state != ReplicaState::kComplete || r.node != self) continue;
             const uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
-            bool connection_ok = false;
-            Status st = SendReplica(fd, r.tier, key, view->generation, offset, view->size,
-                                    /*name_tier=*/true, &connection_ok);
-            if (st.ok()) {
-                if (connection_ok) by_key_reads_.Inc();
-                return connection_ok;
+            last = SendReplica(fd, r.tier, key, view->generation, offset, view->size,
+                               /*name_tier=*/true, &connection_ok);
+            if (last.ok()) {
+                sent = true;
+                return last;
             }
-            last = st;
-            if (st.Is(StatusCode::kCorruption)) corruption = st;
+            if (last.Is(StatusCode::kCorruption)) corruption = last;
         }
+        return corruption.ok() ? last : corruption;
+    });
+    if (sent) {
+        if (connection_ok) by_key_reads_.Inc();
+        return connection_ok;
     }
     errors_.Inc();
-    return SendResponse(fd, corruption.ok() ? last : corruption).ok();
+    return SendResponse(fd, st).ok();
 }
 
 bool DataServer::HandleWriteByKey(int fd, net::BufferedReader& in, const std::string& key,

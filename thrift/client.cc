@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "MasterService.h"
+#include "net/read_rounds.h"
 #include "thrift/convert.h"
 #include "thrift/fan_out.h"
 #include "thrift/master_channel.h"
@@ -48,6 +49,19 @@ Status CheckBatch(size_t n) {
                                        std::to_string(rpc::kMaxBatchKeys) + " keys");
     }
     return Status::Ok();
+}
+
+// A batch of by-key ops: each item is one exchange already, so the batch is those singles,
+// `width` at a time. `placeholder` fills the results first (a Result has no default value).
+template <typename R, typename Single>
+std::vector<R> EachByKey(FanOut& fan_out, size_t width, size_t n, R placeholder, Single single) {
+    std::vector<R> out(n, std::move(placeholder));
+    if (Status st = CheckBatch(n); !st.ok()) {
+        std::fill(out.begin(), out.end(), R(st));
+        return out;
+    }
+    fan_out.Run(n, width, [&](size_t i) { out[i] = single(i); });
+    return out;
 }
 
 // A by-key put (one exchange) is refused only after its bytes were sent, so it is used for
@@ -175,15 +189,13 @@ Status Client::PutWith(std::string_view key, uint64_t size,
 
 std::vector<Status> Client::BatchPut(
     std::span<const std::pair<std::string, std::span<const std::byte>>> items) {
+    if (!by_key_address_.empty()) {
+        return EachByKey(*fan_out_, batch_width_, items.size(), Status::Ok(),
+                         [&](size_t i) { return Put(items[i].first, items[i].second); });
+    }
     std::vector<Status> out(items.size());
     if (Status st = CheckBatch(items.size()); !st.ok()) {
         std::fill(out.begin(), out.end(), st);
-        return out;
-    }
-    if (!by_key_address_.empty()) {
-        // One exchange per value already: a batch is those, batch_width_ at a time.
-        fan_out_->Run(items.size(), batch_width_,
-                      [&](size_t i) { out[i] = Put(items[i].first, items[i].second); });
         return out;
     }
     std::vector<rpc::PutStartItem> starts;
@@ -316,53 +328,45 @@ Status Client::ReadReplicasWith(
     return corruption.ok() ? last : corruption;  // a corrupt copy says more than the others
 }
 
-namespace {
-
-// A copy that failed its checksum is dropped by its node and then removed by the master, so
-// the second look finds the key gone: the reader is told why ("corrupt"), not "not found".
-Status AfterCorruption(const Status& corruption, const Status& now) {
-    if (!corruption.ok() && !now.ok()) return corruption;
-    return now;
-}
-
-}  // namespace
-
 Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out,
                                  Tier* served_from) {
     if (!by_key_address_.empty()) {
         auto read = transport_->ReadByKeyInto(by_key_address_, key, out, served_from);
         if (!ByKeyUnreachable(read.status())) return read;
     }
-    // A replica can vanish between the replica list and the read (eviction of an unleased
-    // copy, a node leaving): the node then refuses it and one fresh list is worth asking for.
-    Status last;
-    Status corruption;
-    for (int round = 0; round < 2; ++round) {
+    uint64_t size = 0;
+    Status st = net::ReadWithOneRelook([&](int, bool& stop) {
         auto info = GetReplicaList(key);
-        if (!info.ok()) return AfterCorruption(corruption, info.status());
-        uint64_t size = info->object.size;
+        stop = !info.ok();
+        if (stop) return info.status();
+        size = info->object.size;
         if (out.size() < size) {
+            stop = true;
             return Status::InvalidArgument("buffer of " + std::to_string(out.size()) +
                                            " bytes is too small for " + QuoteKey(key) + " (" +
                                            std::to_string(size) + " bytes)");
         }
-        last = ReadReplicas(*info, out, served_from);
-        if (last.ok()) return size;
-        if (last.Is(StatusCode::kCorruption)) corruption = last;
-    }
-    return AfterCorruption(corruption, last);
+        return ReadReplicas(*info, out, served_from);
+    });
+    if (!st.ok()) return st;
+    return size;
 }
 
 Result<uint64_t> Client::GetTo(std::string_view key, ByteSink& sink, Tier* served_from) {
-    Status last;
-    Status corruption;
     auto again = [&] { return sink.Restart(); };
-    for (int round = 0; round < 2; ++round) {
-        if (round > 0 && !again()) break;
+    uint64_t size = 0;
+    Status previous;  // round 0's answer, kept when the sink cannot start over
+    Status st = net::ReadWithOneRelook([&](int round, bool& stop) {
+        if (round > 0 && !again()) {
+            stop = true;
+            return previous;
+        }
         auto info = GetReplicaList(key);
-        if (!info.ok()) return AfterCorruption(corruption, info.status());
+        stop = !info.ok();
+        if (stop) return info.status();
         const ObjectView& v = info->object;
-        last = ReadReplicasWith(
+        size = v.size;
+        previous = ReadReplicasWith(
             *info, served_from,
             [&](const std::string& address, const ReplicaDesc& r) {
                 uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
@@ -370,10 +374,10 @@ Result<uint64_t> Client::GetTo(std::string_view key, ByteSink& sink, Tier* serve
                                           sink);
             },
             again);
-        if (last.ok()) return v.size;
-        if (last.Is(StatusCode::kCorruption)) corruption = last;
-    }
-    return AfterCorruption(corruption, last);
+        return previous;
+    });
+    if (!st.ok()) return st;
+    return size;
 }
 
 Result<std::string> Client::Get(std::string_view key) {
@@ -387,17 +391,16 @@ Result<std::string> Client::Get(std::string_view key) {
         if (size.ok()) return value;
         if (!ByKeyUnreachable(size.status())) return size.status();
     }
-    Status last;
-    Status corruption;
-    for (int round = 0; round < 2; ++round) {
+    std::string value;
+    Status st = net::ReadWithOneRelook([&](int, bool& stop) {
         auto info = GetReplicaList(key);
-        if (!info.ok()) return AfterCorruption(corruption, info.status());
-        std::string value(info->object.size, '\0');
-        last = ReadReplicas(*info, std::as_writable_bytes(std::span(value.data(), value.size())));
-        if (last.ok()) return value;
-        if (last.Is(StatusCode::kCorruption)) corruption = last;
-    }
-    return AfterCorruption(corruption, last);
+        stop = !info.ok();
+        if (stop) return info.status();
+        value.assign(info->object.size, '\0');
+        return ReadReplicas(*info, std::as_writable_bytes(std::span(value.data(), value.size())));
+    });
+    if (!st.ok()) return st;
+    return value;
 }
 
 std::vector<Result<ObjectInfo>> Client::BatchReplicaLists(std::span<const std::string> keys) {
@@ -432,38 +435,23 @@ void Client::BatchRead(
     std::vector<Result<ObjectInfo>> lists = BatchReplicaLists(keys);
     fan_out_->Run(keys.size(), batch_width_, [&](size_t i) {
         // As GetInto: the batch's list, then (when its replicas moved meanwhile) one fresh one.
-        Status last;
-        Status corruption;
-        for (int round = 0; round < 2; ++round) {
+        out[i] = net::ReadWithOneRelook([&](int round, bool& stop) {
             Result<ObjectInfo> fresh = round == 0 ? std::move(lists[i]) : GetReplicaList(keys[i]);
-            if (!fresh.ok()) {
-                last = fresh.status();
-                break;
-            }
+            stop = true;
+            if (!fresh.ok()) return fresh.status();
             Status refused;
             std::span<std::byte> buffer = buffer_for(i, fresh->object.size, &refused);
-            if (!refused.ok()) {
-                last = refused;
-                break;
-            }
-            last = ReadReplicas(*fresh, buffer);
-            if (last.ok()) break;
-            if (last.Is(StatusCode::kCorruption)) corruption = last;
-        }
-        out[i] = AfterCorruption(corruption, last);
+            if (!refused.ok()) return refused;
+            stop = false;
+            return ReadReplicas(*fresh, buffer);
+        });
     });
 }
 
 std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> keys) {
-    if (!by_key_address_.empty()) {
-        // One exchange per key (no replica-list round trip to save), batch_width_ at a time.
-        std::vector<Result<std::string>> out(keys.size(), std::string());
-        if (Status st = CheckBatch(keys.size()); !st.ok()) {
-            std::fill(out.begin(), out.end(), st);
-            return out;
-        }
-        fan_out_->Run(keys.size(), batch_width_, [&](size_t i) { out[i] = Get(keys[i]); });
-        return out;
+    if (!by_key_address_.empty()) {  // no replica-list round trip to save
+        return EachByKey(*fan_out_, batch_width_, keys.size(), Result<std::string>(std::string()),
+                         [&](size_t i) { return Get(keys[i]); });
     }
     std::vector<std::string> values(keys.size());
     std::vector<Status> read;
@@ -498,14 +486,8 @@ std::vector<Result<uint64_t>> Client::BatchGetInto(std::span<const std::string> 
         return out;
     }
     if (!by_key_address_.empty()) {
-        out.assign(keys.size(), uint64_t{0});
-        if (Status st = CheckBatch(keys.size()); !st.ok()) {
-            std::fill(out.begin(), out.end(), st);
-            return out;
-        }
-        fan_out_->Run(keys.size(), batch_width_,
-                      [&](size_t i) { out[i] = GetInto(keys[i], outs[i]); });
-        return out;
+        return EachByKey(*fan_out_, batch_width_, keys.size(), Result<uint64_t>(uint64_t{0}),
+                         [&](size_t i) { return GetInto(keys[i], outs[i]); });
     }
     std::vector<uint64_t> sizes(keys.size(), 0);
     std::vector<Status> read;
