@@ -153,13 +153,21 @@ size_t MasterStore::RunWatermarkEviction() {
     // DRAM you pay for is DRAM you use: keep it full, but make sure the coldest
     // offload_clean_ratio of it has LOCAL_DISK copies, so an allocation can drop them at once
     // instead of waiting for a disk write. Without offload, dropping is instant already.
-    // The share is a trade: in the timed replay on a busy box bursts of Puts and promotions
-    // ran past 0.05 and promotions waited 100-250 ms for offloads (p99 61 ms at 0.2), but
-    // each round collects about twice the share of DRAM's objects (and selects among them in
-    // linear time), so a round at 0.2 walks four times the objects of one at 0.05
-    // (bench/results/replay-timed.md). Default 0.05.
+    // The share is a trade: bursts of Puts larger than it make promotions wait for offloads
+    // (the timed replay at 5x with one-exchange Puts: promotion p99 25-86 ms at 0.05, 7-10 ms
+    // at 0.2), but a round runs only when the clean share fell below it and then collects
+    // about twice the share of DRAM's objects (selected in linear time, no sort), so a round
+    // at 0.2 walks four times the objects of one at 0.05 (bench/results/replay-timed.md).
+    // Default 0.2.
     if (!config_.enable_offload() || !config_.offload_on_evict()) return 0;
-    return in_->Clean(share(config_.offload_clean_ratio()));
+    // At most a quarter of the disks: a share the disks cannot hold beside their other records
+    // would churn, each copy written ahead evicting another record of a full disk (maybe the
+    // only copy of a colder object) and the round never reaching its share.
+    uint64_t disks = 0;
+    for (const std::shared_ptr<NodeState>& node : in_->nodes.All()) {
+        disks += node->spec.disk_capacity;
+    }
+    return in_->Clean(std::min(share(config_.offload_clean_ratio()), disks / 4));
 }
 
 }  // namespace mooncake

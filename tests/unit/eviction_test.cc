@@ -297,6 +297,25 @@ TEST_F(EvictionTest, WatermarkCleanReadiesTheColdEndForInstantDrops) {
     ExpectInvariants();
 }
 
+// A clean share the disk cannot hold would churn (each copy written ahead evicting another
+// record of the full disk, maybe the only copy of a colder object): the round cleans at most a
+// quarter of the disks.
+TEST_F(EvictionTest, WatermarkCleanIsCappedAtAQuarterOfTheDisks) {
+    config_.Set("eviction_high_watermark_ratio", "0.9").ok();
+    config_.Set("offload_clean_ratio", "0.2").ok();
+    NodeId node = AddNode("n1", 100 * kObject, /*disk=*/40 * kObject);
+    for (int i = 0; i < 95; ++i) Put(K(i));
+    EXPECT_EQ(store().RunWatermarkEviction(), 10u);  // 40 / 4 objects, not 0.2 x 100
+    EXPECT_EQ(RunOffloads(node), 10u);
+    EXPECT_EQ(store().RunWatermarkEviction(), 0u);  // covered
+    for (int i = 0; i < 95; ++i) {
+        std::vector<Tier> want{Tier::kMemory};
+        if (i < 10) want.push_back(Tier::kLocalDisk);
+        EXPECT_EQ(TiersOf(K(i)), want) << i;
+    }
+    ExpectInvariants();
+}
+
 TEST_F(EvictionTest, WatermarkRoundWithOffloadOffLeavesDramFullForOnDemandEviction) {
     OffloadOff();
     config_.Set("eviction_high_watermark_ratio", "0.5").ok();
