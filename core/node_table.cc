@@ -100,6 +100,13 @@ std::vector<std::shared_ptr<NodeState>> NodeTable::All() const {
     return out;
 }
 
+uint64_t NodeTable::DiskCapacity() const {
+    ReaderLock lock(mu_);
+    uint64_t total = 0;
+    for (const auto& [id, node] : nodes_) total += node->spec.disk_capacity;
+    return total;
+}
+
 size_t NodeTable::size() const {
     ReaderLock lock(mu_);
     return nodes_.size();

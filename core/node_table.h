@@ -135,6 +135,7 @@ public:
     std::shared_ptr<NodeState> Get(NodeId id) const;
     std::vector<std::shared_ptr<NodeState>> All() const;
     size_t size() const;
+    uint64_t DiskCapacity() const;  // LOCAL_DISK bytes of the live nodes together
 
     // The name rules of MasterStore::RegisterNode. A registration this one replaces (a
     // restarted process of the same name) is taken out and returned in `replaced`, for the

@@ -164,11 +164,8 @@ size_t MasterStore::RunWatermarkEviction() {
     // At most a quarter of the disks: a share the disks cannot hold beside their other records
     // would churn, each copy written ahead evicting another record of a full disk (maybe the
     // only copy of a colder object) and the round never reaching its share.
-    uint64_t disks = 0;
-    for (const std::shared_ptr<NodeState>& node : in_->nodes.All()) {
-        disks += node->spec.disk_capacity;
-    }
-    return in_->Clean(std::min(share(config_.offload_clean_ratio()), disks / 4));
+    return in_->Clean(
+        std::min(share(config_.offload_clean_ratio()), in_->nodes.DiskCapacity() / 4));
 }
 
 }  // namespace mooncake

@@ -45,11 +45,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
                                   return static_cast<double>(total);
                               });
     registry.AddCallbackGauge("disk_capacity_bytes", "LOCAL_DISK capacity of live nodes", {},
-                              [this] {
-                                  uint64_t total = 0;
-                                  for (auto& n : nodes.All()) total += n->spec.disk_capacity;
-                                  return static_cast<double>(total);
-                              });
+                              [this] { return static_cast<double>(nodes.DiskCapacity()); });
 }
 
 bool StoreInternals::HoldsReplica(NodeId node, const std::string& key, Generation generation,
