@@ -9,8 +9,10 @@ namespace mooncake {
 std::optional<DramPool::Allocation> DramPool::TryAllocate(uint64_t size, NodeId preferred) {
     auto all = nodes_.All();
     auto try_node = [&](NodeState& node) -> std::optional<Allocation> {
-        if (auto offset = node.segment.Allocate(size)) return Allocation{node.id, *offset};
-        return std::nullopt;
+        auto offset = node.segment.Allocate(size);
+        if (!offset) return std::nullopt;
+        allocated_bytes_.fetch_add(SegmentAllocator::RoundUp(size), std::memory_order_relaxed);
+        return Allocation{node.id, *offset};
     };
     if (preferred != kNoNode) {
         for (auto& node : all) {

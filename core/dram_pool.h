@@ -42,6 +42,8 @@ public:
     uint64_t Capacity() const;
     uint64_t Used() const;
     uint64_t LargestFreeExtent() const;
+    // Bytes allocated since start (never decreases): how much DRAM new data has taken.
+    uint64_t allocated_bytes() const { return allocated_bytes_.load(std::memory_order_relaxed); }
 
     // ---- room on its way (the offload pipeline reports) ----
     void OffloadQueued(uint64_t evict_bytes);  // evict_bytes: its MEMORY drops when done (or 0)
@@ -57,6 +59,7 @@ private:
     CondVar room_cv_;
     uint64_t room_events_ MC_GUARDED_BY(room_mu_) = 0;  // bumped whenever DRAM may have freed
     std::atomic<uint64_t> evict_pending_bytes_{0};
+    std::atomic<uint64_t> allocated_bytes_{0};
     std::atomic<int64_t> offloads_in_flight_{0};
     // Bytes the allocations waiting in Allocate need: eviction queues no more offload-then-
     // drop bytes than that, so racing waiters do not over-evict.

@@ -96,17 +96,24 @@ StoreInternals::VictimInfo StoreInternals::PeekVictims(uint64_t size) {
 
 size_t StoreInternals::Clean(uint64_t target) {
     MutexLock evict_lock(eviction_mu);
+    const uint64_t covered = offload.clean_pending_bytes();
+    if (covered >= target) return 0;
+    const uint64_t allocated = dram.allocated_bytes();
+    const Nanos now = clock.Now();
+    if (!clean_gate.held_back && target == clean_gate.target &&
+        allocated - clean_gate.allocated_mark < target / 16 && now < clean_gate.next_due) {
+        return 0;
+    }
+    clean_gate = {target, allocated, now + std::chrono::seconds(1), /*held_back=*/false};
     // Keys spread evenly over shards, so twice each shard's fair share of the cold end covers
     // the global cold end closely enough — cleaning need not be exact, and this keeps a round
     // cheap however large the cache is. Plus one block of slack, so a small share still
     // reaches past the shard's coldest object.
     uint64_t per_shard = 2 * target / ObjectTable::kShardCount + kSegmentAlignment;
-    const uint64_t covered = offload.clean_pending_bytes();
-    if (covered >= target) return 0;
-    // This runs on every tick and collects ~2 x offload_clean_ratio of DRAM's objects: the
-    // coldest `target` bytes among them are selected (linear), not sorted, and only the few
-    // without a LOCAL_DISK copy are ranked and carry their keys.
-    std::unique_ptr<EvictionOrder::Round> round = order->StartRound(clock.Now());
+    // A round collects ~2 x offload_clean_ratio of DRAM's objects: the coldest `target` bytes
+    // among them are selected (linear), not sorted, and only the few without a LOCAL_DISK
+    // copy are ranked and carry their keys.
+    std::unique_ptr<EvictionOrder::Round> round = order->StartRound(now);
     std::vector<Candidate> collected = Collect(*this, *round, per_shard, /*clean_keys=*/false);
     std::vector<Candidate> candidates;
     for (uint32_t i : SelectColdest(collected, target - covered)) {
@@ -126,7 +133,11 @@ size_t StoreInternals::Clean(uint64_t target) {
         }
         const Replica* mem = meta.CompleteMemory();
         auto node = mem ? nodes.Get(mem->node) : nullptr;
-        if (!node || !node->has_disk() || mem->pins > 0 || offload.QueueFull(node->id)) continue;
+        if (!node || !node->has_disk()) continue;
+        if (mem->pins > 0 || offload.QueueFull(node->id)) {
+            clean_gate.held_back = true;  // try again next tick
+            continue;
+        }
         offload.Queue(meta, /*evict_after=*/false);
         offload.MarkCleaning(meta, c.bytes);
         ++queued;
@@ -155,11 +166,8 @@ size_t MasterStore::RunWatermarkEviction() {
     // instead of waiting for a disk write. Without offload, dropping is instant already.
     // The share is a trade: bursts of Puts larger than it make promotions wait for offloads
     // (the timed replay at 5x with one-exchange Puts: promotion p99 25-86 ms at 0.05, 7-10 ms
-    // at 0.2), but a round runs only when the clean share fell below it and then collects
-    // about twice the share of DRAM's objects (selected in linear time, no sort), so a round
-    // at 0.2 walks four times the objects of one at 0.05 (bench/results/replay-timed.md):
-    // under ASan the conversation replay test ran past its 300 s timeout at 0.2. Default 0.05
-    // until the round is incremental.
+    // at 0.2), and a round walks about twice the share of DRAM's objects, though only when
+    // new data took a sixteenth of the share since the last one (see Clean).
     if (!config_.enable_offload() || !config_.offload_on_evict()) return 0;
     // At most a quarter of the disks: a share the disks cannot hold beside their other records
     // would churn, each copy written ahead evicting another record of a full disk (maybe the

@@ -83,6 +83,17 @@ public:
     VictimInfo PeekVictims(uint64_t size);
     // Queues LOCAL_DISK copies (MEMORY kept) for the coldest `target` bytes lacking one.
     size_t Clean(uint64_t target);
+    // When a clean round may be skipped: the clean share is used up only by allocations
+    // dropping its copies, so a round that found it whole need not run again until new data
+    // took a sixteenth of it, the round was held back (queues full, copies pinned), the share
+    // changed, or a second passed (reads reorder the cold end).
+    struct CleanGate {
+        uint64_t target = 0;
+        uint64_t allocated_mark = 0;  // dram.allocated_bytes() at the last round
+        Nanos next_due{0};
+        bool held_back = true;
+    };
+    CleanGate clean_gate MC_GUARDED_BY(eviction_mu);
 
     // ---- shared object operations (callers hold the shard lock) ----
     // A fresh recency, and (with a COMPLETE MEMORY replica) most recent in the eviction order.
