@@ -95,7 +95,9 @@ DataServer::DataServer(DataServerOptions options, Segment& segment, DiskStore* d
           "data_by_key_total", "one-exchange by-key requests served (standalone), by op",
           {{"op", "write"}})),
       errors_(metrics.GetCounter("data_errors_total",
-                                 "data channel requests refused or failed")),
+                                 "data channel requests refused or failed (a by-key miss or a "
+                                 "by-key put of an existing key is the master's answer, not "
+                                 "counted here)")),
       refused_connections_(metrics.GetCounter("data_connections_refused_total",
                                               "data connections closed at the connection limit")),
       read_seconds_(metrics.GetHistogram("data_request_seconds",
@@ -196,8 +198,8 @@ void DataServer::Serve(Conn* conn) {
 }
 
 bool DataServer::RefusePayload(int fd, net::BufferedReader& in, const Status& why,
-                               uint64_t length) {
-    errors_.Inc();
+                               uint64_t length, bool count_error) {
+    if (count_error) errors_.Inc();
     if (!SendResponse(fd, why).ok()) return false;
     if (length <= kDiscardLimit) return in.Discard(length).ok();
     // Too much to drain: say so, stop sending, and let the close tell the peer the rest.
@@ -398,6 +400,14 @@ Status DataServer::SendReplica(int fd, Tier tier, const std::string& key, uint64
 
 namespace {
 
+// The master's answer about the key itself (it does not exist; it exists already) is what the
+// two-step path hears from the master, not a data channel failure: the master counts misses
+// (get_misses_total), and data_errors_total stays a signal an operator can alert on (a replica
+// the master lists but the node cannot send still counts).
+bool AnswerAboutTheKey(const Status& st) {
+    return st.Is(StatusCode::kNotFound) || st.Is(StatusCode::kAlreadyExists);
+}
+
 Status NotStandalone(std::string_view what) {
     return Status::Unavailable("by-key " + std::string(what) +
                                " are served by a standalone daemon only: ask the master for "
@@ -414,9 +424,11 @@ bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_le
     }
     bool sent = false;  // a replica's bytes went out: the answer is given
     bool connection_ok = false;
+    bool master_answered = false;  // the refusal is the master's (no such key), not the data's
     Status st = net::ReadWithOneRelook([&](int, bool& stop) {
         auto view = local->store->GetReplicaList(key);  // a read: lease, recency, promotion
         stop = true;
+        master_answered = !view.ok();
         if (!view.ok()) return view.status();
         if (view->size > max_length) {
             return Status::InvalidArgument("buffer of " + std::to_string(max_length) +
@@ -444,7 +456,7 @@ bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_le
         if (connection_ok) by_key_reads_.Inc();
         return connection_ok;
     }
-    errors_.Inc();
+    if (!(master_answered && AnswerAboutTheKey(st))) errors_.Inc();
     return SendResponse(fd, st).ok();
 }
 
@@ -457,7 +469,10 @@ bool DataServer::HandleWriteByKey(int fd, net::BufferedReader& in, const std::st
     const NodeId self = local->self();
     // Checks the key, the size against max_value_size and DRAM, and that the key is new.
     auto started = store.PutStart(client, key, length, self);
-    if (!started.ok()) return RefusePayload(fd, in, started.status(), length);
+    if (!started.ok()) {
+        return RefusePayload(fd, in, started.status(), length,
+                             /*count_error=*/!AnswerAboutTheKey(started.status()));
+    }
     const Generation generation = started->generation;
     auto revoke = [&] { (void)store.PutRevoke(client, key, generation); };
     if (started->replica.node != self) {

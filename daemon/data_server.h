@@ -103,7 +103,10 @@ private:
     // *connection_ok says whether the send went through.
     Status SendReplica(int fd, Tier tier, const std::string& key, uint64_t generation,
                        uint64_t offset, uint64_t length, bool name_tier, bool* connection_ok);
-    bool RefusePayload(int fd, net::BufferedReader& in, const Status& why, uint64_t length);
+    // Answers `why` and drains (or, when too long, refuses) the request's payload; counted in
+    // data_errors_total unless `count_error` is false.
+    bool RefusePayload(int fd, net::BufferedReader& in, const Status& why, uint64_t length,
+                       bool count_error = true);
 
     const DataServerOptions options_;
     Segment& segment_;

@@ -123,6 +123,35 @@ TEST(ByKeyTest, StandaloneBatchesAreOneExchangePerKeyInParallel) {
     EXPECT_EQ(Metric(*s.client, kByKeyReads) - reads, 12.0 + 11.0);
 }
 
+// A miss and a put of an existing key are answers a KV cache gives all day (the engine probes
+// for prefixes it may not have, and several engines put the same block): data_errors_total
+// must not climb with them, or an operator alerting on it is paged for a cold cache. A real
+// refusal still counts.
+TEST(ByKeyTest, MissesAndExistingKeysAreNotDataErrors) {
+    Standalone s;
+    ASSERT_NE(s.client, nullptr);
+    Client& c = *s.client;
+    const std::string errors = "mooncake_data_errors_total";
+    const std::string misses = "mooncake_get_misses_total";
+    const std::string value = Pattern(7, 4096);
+    ASSERT_TRUE(c.Put("errors/exists", Bytes(value)).ok());
+    const double errors_before = Metric(c, errors);
+    const double misses_before = Metric(c, misses);
+    const double reads_before = Metric(c, kByKeyReads);
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_TRUE(c.Get("errors/missing-" + std::to_string(i)).status().Is(StatusCode::kNotFound));
+        EXPECT_TRUE(c.Put("errors/exists", Bytes(value)).Is(StatusCode::kAlreadyExists));
+    }
+    EXPECT_EQ(Metric(c, errors) - errors_before, 0.0);
+    EXPECT_EQ(Metric(c, misses) - misses_before, 5.0) << "the master counts the misses";
+    EXPECT_EQ(Metric(c, kByKeyReads) - reads_before, 0.0) << "no read was served";
+    // A buffer too small for the value is a refusal of the request itself.
+    std::string small(10, '\0');
+    auto n = c.GetInto("errors/exists", std::as_writable_bytes(std::span(small.data(), small.size())));
+    EXPECT_TRUE(n.status().Is(StatusCode::kInvalidArgument)) << n.status().ToString();
+    EXPECT_EQ(Metric(c, errors) - errors_before, 1.0);
+}
+
 TEST(ByKeyTest, StandaloneRefusalsAreTheTwoStepPathsOnes) {
     Standalone s;
     ASSERT_NE(s.client, nullptr);
