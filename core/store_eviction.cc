@@ -165,9 +165,10 @@ size_t MasterStore::RunWatermarkEviction() {
     // offload_clean_ratio of it has LOCAL_DISK copies, so an allocation can drop them at once
     // instead of waiting for a disk write. Without offload, dropping is instant already.
     // The share is a trade: bursts of Puts larger than it make promotions wait for offloads
-    // (the timed replay at 5x with one-exchange Puts: promotion p99 25-86 ms at 0.05, 7-10 ms
-    // at 0.2), and a round walks about twice the share of DRAM's objects, though only when
-    // new data took a sixteenth of the share since the last one (see Clean).
+    // (the timed replay at 5x with one-exchange Puts: promotion p99 25-86 ms at 0.05, 8-22 ms
+    // at 0.2; bench/results/replay-timed.md), and a round walks about twice the share of
+    // DRAM's objects, though only when new data took a sixteenth of the share since the last
+    // one (see Clean).
     if (!config_.enable_offload() || !config_.offload_on_evict()) return 0;
     // At most a quarter of the disks: a share the disks cannot hold beside their other records
     // would churn, each copy written ahead evicting another record of a full disk (maybe the
