@@ -58,7 +58,7 @@ export TSAN_OPTIONS="$common:second_deadlock_stack=1:suppressions=$suppressions/
 start=$(date +%s)
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMOONCAKE_SANITIZE="$sanitize" \
   "${cmake_extra[@]}" >/dev/null
-rm -rf "$reports"
+rm -rf "$reports" "$build_dir/Testing/Temporary/LastTestsFailed.log"  # ctest keeps a stale one
 mkdir -p "$reports"
 cmake --build "$build_dir" -j"$jobs" --target "${targets[@]}"
 built=$(date +%s)

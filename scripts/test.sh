@@ -18,6 +18,14 @@ summary=()
 note_failures() {  # stage build-dir
   local list="$2/Testing/Temporary/LastTestsFailed.log" report
   [ -s "$list" ] && summary+=("$1: failed: $(cut -d: -f2 "$list" | tr '\n' ' ')")
+  # And why: each failed assertion with a few lines after it (the full output is further up,
+  # where a truncated log may have lost it).
+  local line
+  if [ -s "$list" ] && [ -f "$2/Testing/Temporary/LastTest.log" ]; then
+    while IFS= read -r line; do summary+=("$1:   $line"); done < <(
+      grep -A4 -E ': Failure$|Failure in test|daemon exited' "$2/Testing/Temporary/LastTest.log" |
+        grep -v '^--$' | head -n 40)
+  fi
   for report in "$2"/sanitizer-reports/report.*; do
     [ -e "$report" ] || continue
     summary+=("$1: $(grep -m1 '^SUMMARY' "$report" || head -n1 "$report") [$report]")
@@ -26,6 +34,7 @@ note_failures() {  # stage build-dir
 }
 
 stage_start=$(date +%s)
+rm -f "${BUILD_DIR:-build}/Testing/Temporary/LastTestsFailed.log"  # ctest keeps a stale one
 if ! ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"${JOBS:-2}" --timeout 600; then
   failed+=(normal)
   note_failures normal "${BUILD_DIR:-build}"

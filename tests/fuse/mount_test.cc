@@ -33,6 +33,7 @@
 #include "fuse/name_codec.h"
 #include "fuse/render.h"
 #include "thrift/client.h"
+#include "tests/free_port.h"
 #include "tests/test_time_scale.h"
 
 namespace mooncake::tierfs {
@@ -41,6 +42,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using name_codec::Encode;
+using test::FreePort;
 
 constexpr const char* kDaemonBin = MOONCAKED_BIN;
 constexpr const char* kTierFsBin = TIERFS_BIN;
@@ -52,22 +54,6 @@ std::string SkipReason() {
     if (access(kTierFsBin, X_OK) != 0) return std::string("no ") + kTierFsBin;
     if (std::system("command -v fusermount3 >/dev/null 2>&1") != 0) return "no fusermount3";
     return "";
-}
-
-uint16_t FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof(addr);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        close(fd);
-        return 0;
-    }
-    close(fd);
-    return ntohs(addr.sin_port);
 }
 
 bool WaitFor(const std::function<bool()>& ready, std::chrono::milliseconds timeout) {

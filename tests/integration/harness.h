@@ -2,8 +2,8 @@
 //
 // Every test builds its own processes (Daemon) in its own temporary directory (TempDir) and
 // they are killed when the objects go out of scope, whatever the test's outcome. Ports come
-// from the kernel (bind to port 0), each one asked for separately, so parallel ctest runs do
-// not collide.
+// from FreePort (tests/free_port.h): below the ephemeral range and never twice in a process,
+// so parallel ctest runs do not collide.
 #pragma once
 
 #include <sys/types.h>
@@ -16,12 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "tests/free_port.h"
 #include "thrift/client.h"
 
 namespace mooncake::test {
-
-// A port nobody listens on right now.
-uint16_t FreePort();
 
 // A plain TCP connection to 127.0.0.1:port with a 5 s receive timeout (bad-input tests write
 // raw bytes through it); -1 if nothing listens.

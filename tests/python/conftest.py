@@ -5,6 +5,7 @@ to <build>/python; run by hand the same way:
     MOONCAKED=build/bin/mooncaked PYTHONPATH=build/python python3 -m pytest tests/python
 """
 import os
+import random
 import socket
 import subprocess
 import time
@@ -16,10 +17,44 @@ from mooncake_tier.store import MooncakeDistributedStore
 MOONCAKED = os.environ.get("MOONCAKED", "")
 
 
-def free_port():
+_issued_ports = set()
+
+
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _bind(port):
+    """The port bound (the kernel's choice for 0), or 0 if it is taken."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return 0
         return s.getsockname()[1]
+
+
+def free_port():
+    """A loopback port for a daemon about to start, as tests/free_port.h picks them: below the
+    ephemeral range (no parallel test's outgoing connection takes it before the daemon binds)
+    and never twice in this process (bind to 0 may return a port it just returned)."""
+    high = _ephemeral_low()
+    if high > 11000:
+        for _ in range(1000):
+            port = random.randrange(10000, high)
+            if port not in _issued_ports and _bind(port) == port:
+                _issued_ports.add(port)
+                return port
+    for _ in range(1000):
+        port = _bind(0)
+        if port and port not in _issued_ports:
+            _issued_ports.add(port)
+            return port
+    raise RuntimeError("no free loopback port")
 
 
 def wait_listening(port, proc, timeout=20.0):
