@@ -112,7 +112,21 @@ DataServer::~DataServer() { Stop(); }
 void DataServer::SetLocalMaster(MasterStore* store, std::function<NodeId()> self) {
     if (local_master_owner_ != nullptr) return;  // once: readers hold the published pointer
     local_master_owner_ = std::make_unique<const LocalMaster>(LocalMaster{store, std::move(self)});
-    local_master_.store(local_master_owner_.get());
+    {
+        std::lock_guard lock(local_master_mu_);
+        local_master_.store(local_master_owner_.get());
+    }
+    local_master_set_.notify_all();
+}
+
+const DataServer::LocalMaster* DataServer::AwaitLocalMaster() {
+    const LocalMaster* local = local_master_.load();
+    if (local != nullptr || !options_.local_master_follows) return local;
+    std::unique_lock lock(local_master_mu_);
+    local_master_set_.wait_for(lock, options_.io_timeout, [this] {
+        return local_master_.load() != nullptr || stopping_.load();
+    });
+    return local_master_.load();
 }
 
 Status DataServer::Start() {
@@ -129,6 +143,10 @@ Status DataServer::Start() {
 
 void DataServer::Stop() {
     if (stopping_.exchange(true)) return;
+    {
+        std::lock_guard lock(local_master_mu_);  // a by-key request waiting for it gives up
+    }
+    local_master_set_.notify_all();
     if (acceptor_.joinable()) {
         char b = 1;
         (void)!::write(wake_pipe_[1], &b, 1);
@@ -417,7 +435,7 @@ Status NotStandalone(std::string_view what) {
 }  // namespace
 
 bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_length) {
-    const LocalMaster* local = local_master_.load();
+    const LocalMaster* local = AwaitLocalMaster();
     if (local == nullptr) {
         errors_.Inc();
         return SendResponse(fd, NotStandalone("reads")).ok();
@@ -463,7 +481,7 @@ bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_le
 bool DataServer::HandleWriteByKey(int fd, net::BufferedReader& in, const std::string& key,
                                   ClientId client, uint64_t length) {
     auto start = WallTimer::now();
-    const LocalMaster* local = local_master_.load();
+    const LocalMaster* local = AwaitLocalMaster();
     if (local == nullptr) return RefusePayload(fd, in, NotStandalone("writes"), length);
     MasterStore& store = *local->store;
     const NodeId self = local->self();

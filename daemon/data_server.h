@@ -60,6 +60,10 @@ struct DataServerOptions {
     int max_connections = 512;
     std::chrono::milliseconds io_timeout{30000};    // per socket call within a request
     std::chrono::milliseconds idle_timeout{600000}; // an idle pooled connection is closed after
+    // Standalone: SetLocalMaster follows Start once the node has joined the in-process master.
+    // A by-key request that comes first (a client that kept its connections across a restart)
+    // waits for it, up to io_timeout, instead of being told this is not a standalone daemon.
+    bool local_master_follows = false;
 };
 
 class DataServer {
@@ -138,8 +142,12 @@ private:
         MasterStore* store;
         std::function<NodeId()> self;
     };
+    // The local master, or null; waits for it while the daemon starts (local_master_follows).
+    const LocalMaster* AwaitLocalMaster();
     std::unique_ptr<const LocalMaster> local_master_owner_;  // set once, before publishing
     std::atomic<const LocalMaster*> local_master_{nullptr};
+    std::mutex local_master_mu_;  // with the cv: wakes AwaitLocalMaster on set and on Stop
+    std::condition_variable local_master_set_;
     std::mutex mu_;
     std::condition_variable cv_;
     std::list<Conn> conns_;  // GUARDED_BY(mu_)

@@ -67,8 +67,10 @@ Status NodeParts::Open() {
     return Status::Ok();
 }
 
-Status NodeParts::StartData(const NodeAddresses& addresses, const std::string& auth_token) {
+Status NodeParts::StartData(const NodeAddresses& addresses, const std::string& auth_token,
+                            bool serves_by_key) {
     DataServerOptions options;
+    options.local_master_follows = serves_by_key;
     options.listen = {addresses.listen.host, addresses.data_port};
     options.auth_token = auth_token;
     options.max_connections = kMaxDataConnections;

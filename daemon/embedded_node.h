@@ -52,7 +52,9 @@ public:
 
     // Maps the segment and opens (recovers) the disk store.
     Status Open();
-    Status StartData(const NodeAddresses& addresses, const std::string& auth_token);
+    // `serves_by_key`: ServeByKey follows (standalone), and by-key requests wait for it.
+    Status StartData(const NodeAddresses& addresses, const std::string& auth_token,
+                     bool serves_by_key = false);
     // Registers (retrying until `give_up`) and starts the work loops; from here on the data
     // server ends puts at `link` for writes that ask it to. `incarnation` is random per node
     // process (or per embedded node), never 0. `link` must outlive these parts.

@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <chrono>
+
 #include "core/metrics.h"
 
 namespace mooncake {
@@ -23,12 +25,21 @@ Status MetricsHttp::Start(const net::HostPort& listen) {
         return Status::IoError("cannot serve metrics on " + listen.ToString() +
                                " (port taken? --metrics_port=0 turns it off)");
     }
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    thread_ = std::thread([this] {
+        server_->listen_after_bind();
+        served_.store(true);
+    });
     return Status::Ok();
 }
 
 void MetricsHttp::Stop() {
     if (!thread_.joinable()) return;
+    // httplib's stop() only stops an accept loop that has begun: asked a moment after Start
+    // (a SIGTERM while the daemon starts), it would do nothing, the server would serve on and
+    // the join below would never return. So wait for the loop (or the thread's end) first.
+    while (!server_->is_running() && !served_.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     server_->stop();
     thread_.join();
 }

@@ -4,6 +4,7 @@
 // Thread-safety: Start/Stop from one thread; requests are served on httplib's pool.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <thread>
 
@@ -29,6 +30,7 @@ private:
     MetricsRegistry& metrics_;
     std::unique_ptr<httplib::Server> server_;
     std::thread thread_;
+    std::atomic<bool> served_{false};  // the server's thread returned (see Stop)
 };
 
 }  // namespace mooncake

@@ -514,7 +514,10 @@ int RunStandalone(DaemonContext& ctx) {
     NodeParts node(ctx.config, metrics);
     if (Status st = CheckListenPortFree(addresses->listen); !st.ok()) return Fail(st);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
-    if (Status st = node.StartData(*addresses, ctx.auth_token); !st.ok()) return Fail(st);
+    if (Status st = node.StartData(*addresses, ctx.auth_token, /*serves_by_key=*/true);
+        !st.ok()) {
+        return Fail(st);
+    }
     if (Status st = node.StartNode(*link, *addresses, ProcessIncarnation(), ctx.shutdown.flag()); !st.ok()) {
         return Fail(st);
     }

@@ -205,7 +205,7 @@ private:
         MC_RETURN_IF_ERROR(ValidateKey(key));
         for (int attempt = 0;; ++attempt) {
             bool pooled = false;
-            auto conn = Checkout(address, &pooled, /*fresh=*/attempt > 0);
+            auto conn = Checkout(address, &pooled, /*fresh=*/attempt > 0, /*verify=*/!retry);
             if (!conn.ok()) return conn.status();
             if (sent != nullptr) *sent = true;
             // A new connection's hello goes in the same send as the request (one round trip
@@ -345,7 +345,9 @@ private:
         return {Status::Ok(), Status::Ok()};
     }
 
-    Result<net::Fd> Checkout(std::string_view address, bool* pooled, bool fresh) {
+    // `verify`: check even a connection used a moment ago (for a request that cannot be sent
+    // again if the connection turns out dead).
+    Result<net::Fd> Checkout(std::string_view address, bool* pooled, bool fresh, bool verify) {
         if (!fresh) {
             const auto now = std::chrono::steady_clock::now();
             std::lock_guard lock(mu_);
@@ -356,10 +358,13 @@ private:
                 // An idle connection has nothing to read: readable means the peer closed it.
                 // One used a moment ago is taken without asking (a system call per request,
                 // as costly as the rest of a small one): the node closes idle connections
-                // only after minutes, so it is closed only if the node just went away. Run
-                // then sends a read again on a fresh connection; a by-key write fails in
-                // transport (it is never sent twice), as it would if the node died mid-write.
-                if (now - idle.since >= kTrustedIdle) {
+                // only after minutes, so it is closed only if the node just went away, and
+                // Run then sends the request again on a fresh connection. A by-key write is
+                // never sent twice, so its connection is always checked: a node restarted a
+                // moment ago has closed it, and the write goes on a fresh one. (One closed
+                // between this check and the send still fails the write in transport, as a
+                // node dying mid-write does.)
+                if (verify || now - idle.since >= kTrustedIdle) {
                     pollfd pfd{idle.fd.get(), POLLIN, 0};
                     if (::poll(&pfd, 1, 0) != 0) continue;
                 }

@@ -6,6 +6,8 @@
 //
 // Proof the one-exchange path is taken: the daemon counts the by-key requests it served
 // (data_by_key_total{op}) and the master's RPC counters see no GetReplicaList or PutStart.
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -184,6 +186,35 @@ TEST(ByKeyTest, StandaloneRefusalsAreTheTwoStepPathsOnes) {
     EXPECT_TRUE(c.Get("by-key/too-big").status().Is(StatusCode::kNotFound));
     auto still = c.Get("by-key/exists");
     ASSERT_TRUE(still.ok()) << still.status().ToString();
+}
+
+// A by-key write is never sent twice (a second send could store it twice), so it must not go
+// out on a pooled connection the daemon has closed: after a restart, the first Put on the
+// same client succeeds at once (before this, one within a second of the last request failed
+// in transport on the dead connection, and one while the daemon was starting was told it was
+// not a standalone daemon).
+TEST(ByKeyTest, APutRightAfterTheDaemonRestartedSucceeds) {
+    Standalone s;
+    ASSERT_NE(s.client, nullptr);
+    ASSERT_TRUE(s.client->Put("restart/before", Bytes(Pattern(1, 1000))).ok());
+    for (int round = 0; round < 3; ++round) {
+        // The last round's Put may have come while the daemon was still starting: SIGTERM
+        // then must end it cleanly too (see StandaloneStartupTest).
+        EXPECT_EQ(s.daemon->Stop(), 0) << "round " << round;
+        ASSERT_TRUE(s.daemon->Start());
+        ASSERT_TRUE(WaitFor([&] {
+            int fd = RawConnect(s.data_port);
+            if (fd < 0) return false;
+            ::close(fd);
+            return true;
+        }, 10s));
+        const std::string key = "restart/after-" + std::to_string(round);
+        Status put = s.client->Put(key, Bytes(Pattern(2 + round, 1000)));
+        ASSERT_TRUE(put.ok()) << "round " << round << ": " << put.ToString();
+        auto got = s.client->Get(key);
+        ASSERT_TRUE(got.ok()) << got.status().ToString();
+        EXPECT_EQ(*got, Pattern(2 + round, 1000));
+    }
 }
 
 TEST(ByKeyTest, StandaloneLargePutTakesTheTwoStepPath) {
