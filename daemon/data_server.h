@@ -15,8 +15,8 @@
 //
 // A standalone daemon also serves by-key requests (net/data_protocol.h kFlagByKey): given the
 // in-process master (SetLocalMaster), a read or a write names a key and the server does the
-// master's part itself, so a small Put or a Get is one exchange. Before (and in node role,
-// where the master is remote) they are refused.
+// master's part itself, so a small Put or a Get is one exchange. In node role (the master is
+// remote) they are refused; in a standalone still starting they wait for it.
 //
 // Thread-safety: Start/Stop from one thread; SetPutEndLink and SetLocalMaster from any; the
 // rest is internal.
