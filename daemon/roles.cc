@@ -372,10 +372,11 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
                              tombstones.status().message());
             }
             store.KeepTombstones(true);
-            part.OnSecond([&state, &store] {
+            part.OnSecond([&state, &store, &config] {
                 auto fresh = store.TakeNewTombstones();
                 if (fresh.empty()) return;
-                if (Status st = state.SaveTombstones(fresh); !st.ok()) {
+                if (Status st = state.SaveTombstones(fresh, config.ha_tombstone_ttl_sec());
+                    !st.ok()) {
                     spdlog::warn("ha: cannot keep {} tombstone(s) in etcd: {}", fresh.size(),
                                  st.message());
                 }

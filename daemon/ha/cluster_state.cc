@@ -1,5 +1,6 @@
 #include "daemon/ha/cluster_state.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "spdlog/spdlog.h"
@@ -83,12 +84,38 @@ std::optional<std::string> Unhex(std::string_view hex) {
 
 }  // namespace
 
+Result<int64_t> ClusterState::TombstoneLease(int64_t ttl_sec) {
+    std::lock_guard lock(lease_mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (lease_ != 0 && lease_ttl_ == ttl_sec && now < lease_until_) return lease_;
+    const int64_t stretch = std::clamp<int64_t>(ttl_sec / 10, 1, 3600);
+    auto granted = etcd_.GrantLease(ttl_sec + stretch);
+    if (!granted.ok()) return granted.status();
+    lease_ = *granted;
+    lease_ttl_ = ttl_sec;
+    lease_until_ = now + std::chrono::seconds(stretch);
+    return lease_;
+}
+
 Status ClusterState::SaveTombstones(
-    const std::vector<std::pair<std::string, uint64_t>>& tombstones) {
-    for (const auto& [key, generation] : tombstones) {
-        MC_RETURN_IF_ERROR(etcd_.Put(keys_.tombstones() + Hex(key), std::to_string(generation)));
+    const std::vector<std::pair<std::string, uint64_t>>& tombstones, int64_t ttl_sec) {
+    if (tombstones.empty()) return Status::Ok();
+    Status st;
+    // A second try on a fresh lease: the one in use may be gone (etcd restored from a
+    // snapshot without it), and a tombstone lost here is a removed key that may come back.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        auto lease = TombstoneLease(ttl_sec);
+        if (!lease.ok()) return lease.status();
+        st = Status::Ok();
+        for (const auto& [key, generation] : tombstones) {
+            st = etcd_.Put(keys_.tombstones() + Hex(key), std::to_string(generation), *lease);
+            if (!st.ok()) break;
+        }
+        if (st.ok()) return st;
+        std::lock_guard lock(lease_mu_);
+        if (lease_ == *lease) lease_ = 0;
     }
-    return Status::Ok();
+    return st;
 }
 
 Result<std::vector<std::pair<std::string, uint64_t>>> ClusterState::LoadTombstones() {

@@ -7,6 +7,9 @@
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -36,13 +39,25 @@ public:
     Result<std::set<std::string>> LoadNodes();
 
     // Tombstones of keys removed while their node was away (core/departed_objects.h), by
-    // key and generation: a new leader refuses those copies when the node comes back.
-    Status SaveTombstones(const std::vector<std::pair<std::string, uint64_t>>& tombstones);
+    // key and generation: a new leader refuses those copies when the node comes back. Each
+    // is kept for `ttl_sec` (--ha_tombstone_ttl_sec) to a tenth more (at most an hour more),
+    // then etcd deletes it: tombstones are written with a lease, one per stretch of time.
+    Status SaveTombstones(const std::vector<std::pair<std::string, uint64_t>>& tombstones,
+                          int64_t ttl_sec);
     Result<std::vector<std::pair<std::string, uint64_t>>> LoadTombstones();
 
 private:
+    // The lease the tombstones saved now are written with: granted for ttl + a stretch, and
+    // used for that stretch, so a steady trickle of removals takes one lease per stretch,
+    // not one per second.
+    Result<int64_t> TombstoneLease(int64_t ttl_sec);
+
     EtcdClient& etcd_;
     const ClusterKeys keys_;
+    std::mutex lease_mu_;
+    int64_t lease_ = 0;        // 0: none yet, or it failed
+    int64_t lease_ttl_ = 0;    // the ttl_sec it was granted for
+    std::chrono::steady_clock::time_point lease_until_;  // used for tombstones saved before
 };
 
 }  // namespace mooncake::ha

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <thread>
 
+#include "etcd/cluster_keys.h"
+#include "etcd/etcd_client.h"
 #include "tests/fault/fault_util.h"
 #include "tests/ha/ha_util.h"
 
@@ -244,9 +246,10 @@ TEST(Ha, AllMastersDownAndBack) {
 
 // Scenario: keys whose only node is away are removed; the leadership changes before that node
 // comes back. For the new leader the node's registration is the first of its name, so only
-// the tombstones kept in etcd stop it from adopting the removed keys again.
+// the tombstones kept in etcd stop it from adopting the removed keys again. They are not kept
+// forever: after --ha_tombstone_ttl_sec (10 s here, a tenth more at most) etcd drops them.
 TEST(Ha, RemovalWhileNodeAwaySurvivesFailover) {
-    HaCluster c(2);
+    HaCluster c(2, "ha_test", {"--ha_tombstone_ttl_sec=10"});
     ASSERT_NE(c.client, nullptr);
     Cluster::NodeProcess& holder = c.AddNode("4MiB", true);
     ASSERT_TRUE(c.WaitForNodes(1));
@@ -265,6 +268,13 @@ TEST(Ha, RemovalWhileNodeAwaySurvivesFailover) {
         keys[i].survives = false;
     }
     std::this_thread::sleep_for(1500ms);  // the leader hands tombstones to etcd once a second
+    const auto tombstones_written = std::chrono::steady_clock::now();
+    auto etcd = ha::EtcdClient::Create(c.etcd->endpoint());
+    ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+    const std::string tombstone_prefix = ha::ClusterKeys(c.cluster_id).tombstones();
+    auto kept = (*etcd)->List(tombstone_prefix);
+    ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+    EXPECT_EQ(kept->size(), 3u) << "one tombstone per removed key";
 
     HaCluster::Master* old = c.Leader();
     ASSERT_NE(old, nullptr);
@@ -284,6 +294,13 @@ TEST(Ha, RemovalWhileNodeAwaySurvivesFailover) {
             << keys[i].key << " was removed while its node was away and came back";
     }
     SettleAndCheck(*c.client, keys, "after a removal while away and a failover");
+    // Pruned by their lease: gone from etcd 10-11 s after they were written, not before 10.
+    ASSERT_TRUE(WaitFor([&] {
+        auto left = (*etcd)->List(tombstone_prefix);
+        return left.ok() && left->empty();
+    }, 20s)) << "the tombstones outlived --ha_tombstone_ttl_sec";
+    EXPECT_GE(std::chrono::steady_clock::now() - tombstones_written, 8500ms)
+        << "the tombstones went before --ha_tombstone_ttl_sec";
 }
 
 // Scenario: mooncake-tierfs mounted with --master etcd:// and --cluster_id (the cluster is not

@@ -35,7 +35,8 @@ bool EtcdProcess::Start() {
     return WaitFor([&] { return (*etcd)->Get("/probe").ok(); }, std::chrono::seconds(15));
 }
 
-HaCluster::HaCluster(int n, std::string cluster) : cluster_id(std::move(cluster)) {
+HaCluster::HaCluster(int n, std::string cluster, std::vector<std::string> extra_master_args)
+    : cluster_id(std::move(cluster)), master_args(std::move(extra_master_args)) {
     faults_dir = dir.Sub("faults");
     etcd = std::make_unique<EtcdProcess>(dir);
     if (!etcd->Start()) {
@@ -64,6 +65,7 @@ HaCluster::Master& HaCluster::AddMaster() {
         "--etcd_endpoints=" + etcd->endpoint(),
         "--cluster_id=" + cluster_id,
         "--ha_lease_ttl_sec=" + std::to_string(kLeaseTtlSec)};
+    args.insert(args.end(), master_args.begin(), master_args.end());
     m->daemon = std::make_unique<Daemon>("master" + std::to_string(masters.size()), args, dir);
     m->daemon->Start();
     masters.push_back(std::move(m));
@@ -78,11 +80,10 @@ Cluster::NodeProcess& HaCluster::AddNode(const std::string& dram, bool with_disk
                       .dram = dram,
                       .with_disk = with_disk,
                       .index = nodes.size(),
-                      .extra_args = {"--cluster_id=" + cluster_id}};
-    if (!fault_spec.empty()) {
-        launch.binary = FaultDaemonPath();
-        launch.env = FaultDir(faults_dir).Env(fault_spec);
-    }
+                      .extra_args = {"--cluster_id=" + cluster_id},
+                      .binary = fault_spec.empty() ? "" : FaultDaemonPath(),
+                      .env = fault_spec.empty() ? decltype(NodeLaunch::env){}
+                                                : FaultDir(faults_dir).Env(fault_spec)};
     nodes.push_back(StartNode(dir, launch));
     return *nodes.back();
 }

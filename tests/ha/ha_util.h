@@ -35,8 +35,10 @@ public:
         std::unique_ptr<Daemon> daemon;
     };
 
-    // Starts etcd and `masters` masters of cluster `cluster_id`; waits for a leader.
-    explicit HaCluster(int masters, std::string cluster_id = "ha_test");
+    // Starts etcd and `masters` masters of cluster `cluster_id` (with `master_args` besides
+    // the usual ones); waits for a leader.
+    explicit HaCluster(int masters, std::string cluster_id = "ha_test",
+                       std::vector<std::string> master_args = {});
     Master& AddMaster();  // starts one more master of the cluster
     bool RestartMaster(Master& m);
 
@@ -58,6 +60,7 @@ public:
     TempDir dir;
     std::string cluster_id;
     std::string faults_dir;
+    std::vector<std::string> master_args;  // every master's, after the usual ones
     std::unique_ptr<EtcdProcess> etcd;
     std::vector<std::unique_ptr<Master>> masters;
     std::vector<std::unique_ptr<Cluster::NodeProcess>> nodes;
