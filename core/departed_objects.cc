@@ -75,6 +75,42 @@ bool DepartedObjects::IsTombstone(std::string_view key, Generation generation) c
     return it != tombstones_.end() && it->second == generation;
 }
 
+void DepartedObjects::CopyAway(const std::string& key, Generation generation) {
+    MutexLock lock(mu_);
+    // Beyond the bound a copy away goes unrecorded: its key, removed, could come back after a
+    // failover, as any key could before copies away were recorded at all.
+    if (!keep_tombstones_ || away_.size() >= kMaxEntries) return;
+    away_[key] = generation;
+    away_count_.store(away_.size(), std::memory_order_relaxed);
+}
+
+void DepartedObjects::CopyBack(std::string_view key, Generation generation) {
+    if (copies_away() == 0) return;
+    MutexLock lock(mu_);
+    auto it = away_.find(std::string(key));
+    if (it == away_.end() || it->second != generation) return;
+    away_.erase(it);
+    away_count_.store(away_.size(), std::memory_order_relaxed);
+}
+
+void DepartedObjects::Removed(std::string_view key, Generation generation) {
+    if (copies_away() == 0) return;
+    MutexLock lock(mu_);
+    auto it = away_.find(std::string(key));
+    if (it == away_.end()) return;
+    if (it->second == generation) Dropped(it->first, generation);
+    away_.erase(it);
+    away_count_.store(away_.size(), std::memory_order_relaxed);
+}
+
+void DepartedObjects::Gone(std::string_view key) {
+    if (copies_away() == 0) return;
+    MutexLock lock(mu_);
+    if (away_.erase(std::string(key)) > 0) {
+        away_count_.store(away_.size(), std::memory_order_relaxed);
+    }
+}
+
 void DepartedObjects::ForgetPrefix(std::string_view prefix) {
     if (size() == 0) return;
     MutexLock lock(mu_);

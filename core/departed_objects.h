@@ -49,6 +49,19 @@ public:
     // True when `key` at `generation` was removed while away (the entry stays: it is exact).
     bool IsTombstone(std::string_view key, Generation generation) const;
 
+    // Copies away (with KeepTombstones only; otherwise these do nothing): a node left with a
+    // copy of an object that stays readable elsewhere. Removing that object must leave a
+    // tombstone too: for the next leader the node's return is the first of its name, and it
+    // would adopt the copy of a removed key. CopyBack: the node came back with it (claimed
+    // or refused by this leader); Removed: the object was removed (a tombstone if a copy is
+    // away); Gone: it went another way (evicted, say: a copy coming back is still the right
+    // bytes). One entry per key: with copies on two away nodes, the first back forgets it.
+    void CopyAway(const std::string& key, Generation generation);
+    void CopyBack(std::string_view key, Generation generation);
+    void Removed(std::string_view key, Generation generation);
+    void Gone(std::string_view key);
+    size_t copies_away() const { return away_count_.load(std::memory_order_relaxed); }
+
 private:
     void Dropped(const std::string& key, Generation generation) MC_REQUIRES(mu_);
     mutable Mutex mu_;
@@ -60,6 +73,8 @@ private:
     std::vector<std::pair<std::string, Generation>> new_tombstones_ MC_GUARDED_BY(mu_);
     std::unordered_map<std::string, Generation> tombstones_ MC_GUARDED_BY(mu_);
     std::atomic<size_t> tombstone_count_{0};
+    std::unordered_map<std::string, Generation> away_ MC_GUARDED_BY(mu_);  // copies away
+    std::atomic<size_t> away_count_{0};
 };
 
 }  // namespace mooncake

@@ -242,6 +242,7 @@ Status MasterStore::Remove(std::string_view key, bool force) {
         return Status::HasLease("key " + QuoteKey(key) +
                                 " is leased by a reader; retry later or force");
     }
+    in_->departed.Removed(key, meta.generation);  // a copy of it may be away with a node
     in_->DestroyObject(shard, meta);
     in_->m.removes.Inc();
     return Status::Ok();
@@ -270,6 +271,7 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
             victims.push_back(&meta);
         }
         for (ObjectMeta* meta : victims) {
+            in_->departed.Removed(*meta->key, meta->generation);
             in_->DestroyObject(shard, *meta);
             in_->m.removes.Inc();
             ++removed;

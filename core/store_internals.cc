@@ -135,6 +135,7 @@ void StoreInternals::CancelTasks(ObjectMeta& meta) {
 }
 
 void StoreInternals::EraseObject(Shard& shard, ObjectMeta& meta) {
+    departed.Gone(*meta.key);  // Remove said Removed first, when it was that
     LruUnlink(shard, meta);
     table.Erase(shard, meta);
 }

@@ -74,6 +74,8 @@ void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node) {
                 // Its bytes may come back with the node (store_rejoin.cc).
                 if (held_complete) in.departed.Add(key, meta.generation);
                 emptied.push_back(&meta);
+            } else if (held_complete) {
+                in.departed.CopyAway(key, meta.generation);  // for HA tombstones
             }
         }
         for (ObjectMeta* meta : emptied) in.DestroyObject(shard, *meta);

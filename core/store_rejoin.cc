@@ -10,7 +10,9 @@
 //   - a key the master does not know: adopted when this is the first registration of the
 //     node's name in the master's lifetime (the master restarted) or when the object left
 //     with this node (DepartedObjects); otherwise it was removed while the node was away:
-//     NotFound, the node deletes it.
+//     NotFound, the node deletes it. An HA leader also keeps tombstones (etcd) of keys
+//     removed while a copy was away, with or without other copies: the next leader refuses
+//     those copies, though for it every registration is the first of its name.
 #include "core/store_internals.h"
 
 namespace mooncake {
@@ -35,6 +37,7 @@ Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& nod
             return Status::StaleGeneration("the master holds another incarnation of " +
                                            QuoteKey(key) + "; delete this copy");
         }
+        in.departed.CopyBack(key, generation);  // the copy that was away is back
         return &meta;
     }
     if (in.departed.IsTombstone(key, generation)) {  // kept by an HA cluster (etcd)

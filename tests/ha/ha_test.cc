@@ -303,6 +303,67 @@ TEST(Ha, RemovalWhileNodeAwaySurvivesFailover) {
         << "the tombstones went before --ha_tombstone_ttl_sec";
 }
 
+// Scenario: as above, but the away node held one copy of two: the keys' LOCAL_DISK replicas
+// are on the node that goes away, their MEMORY replicas (promoted there) on the one that
+// stays, so the keys stay readable while it is away and are removed then. The new leader
+// must refuse the away node's disk copies all the same.
+TEST(Ha, RemovalOfAKeyWithACopyOnAnAwayNodeSurvivesFailover) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    // The holder alone first, so the keys' disk copies are its own.
+    Cluster::NodeProcess& holder = c.AddNode("1MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(1));
+    std::vector<WrittenKey> keys = PutKeys(*c.client, "two-copies/", 6, 60000, 2000);
+    std::vector<std::string> names = Names(keys);
+    ASSERT_TRUE(c.client->Evict(names).ok());
+    ASSERT_TRUE(WaitAllStat(*c.client, names, DiskOnly));
+    // Fill the holder's DRAM (17 x 60000 bytes of its 1 MiB; a full DRAM stays full, only
+    // its cold end gets disk copies), so the promotions land on the other node.
+    std::vector<WrittenKey> filler = PutKeys(*c.client, "filler/", 17, 60000, 3000);
+    c.AddNode("8MiB", false);
+    ASSERT_TRUE(c.WaitForNodes(2));
+    auto promoted = c.client->Promote(names);
+    ASSERT_TRUE(promoted.ok()) << promoted.status().ToString();
+    ASSERT_TRUE(WaitAllStat(*c.client, names, [](const ObjectInfo& info) {
+        return HasTier(info, Tier::kMemory) && HasTier(info, Tier::kLocalDisk);
+    })) << "the keys were not promoted";
+    auto info = c.client->Stat(names[0]);
+    ASSERT_TRUE(info.ok());
+    NodeId memory_node = kNoNode, disk_node = kNoNode;
+    for (const ReplicaDesc& r : info->object.replicas) {
+        (r.tier == Tier::kMemory ? memory_node : disk_node) = r.node;
+    }
+    ASSERT_NE(memory_node, disk_node)
+        << "the promotion landed on the holder itself: the scenario needs the other node";
+
+    holder.daemon->Kill();
+    ASSERT_TRUE(c.WaitForNodes(1)) << "the killed holder was not expired";
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(c.client->Get(keys[i].key).ok()) << "readable from the other node's DRAM";
+        Status removed = c.client->Remove(keys[i].key, /*force=*/true);  // the Get leased it
+        ASSERT_TRUE(removed.ok()) << removed.ToString();
+    }
+    std::this_thread::sleep_for(1500ms);  // the leader hands tombstones to etcd once a second
+
+    HaCluster::Master* old = c.Leader();
+    ASSERT_NE(old, nullptr);
+    old->daemon->Kill();
+    ASSERT_NE(c.NewLeader(old, kTakeoverBound + 2s), nullptr);
+    ASSERT_TRUE(holder.daemon->Start());
+    ASSERT_TRUE(c.WaitForNodes(2));
+    ASSERT_TRUE(WaitFor([&] {
+        for (size_t i = 3; i < keys.size(); ++i) {
+            auto e = c.client->Exists(keys[i].key);
+            if (!e.ok() || !*e) return false;
+        }
+        return true;
+    })) << "the returning holder's other keys did not register again";
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(c.client->Get(keys[i].key).status().Is(StatusCode::kNotFound))
+            << keys[i].key << " was removed while a node with a copy was away and came back";
+    }
+}
+
 // Scenario: mooncake-tierfs mounted with --master etcd:// and --cluster_id (the cluster is not
 // the default one) shows the store through the leader, and still does after the leader is
 // killed: a key put through the new leader appears in keys/.

@@ -172,6 +172,51 @@ TEST_F(RejoinTest, OnlyTheFirstRegistrationOfANameAdoptsUnknownKeys) {
     ExpectInvariants();
 }
 
+// An HA leader (KeepTombstones) also remembers copies that left with a node while their object
+// stayed readable elsewhere: removing such an object leaves a tombstone, since for the next
+// leader the node's return is the first of its name and it would adopt the copy. A copy that
+// came back first (claimed by this leader) needs none.
+TEST_F(RejoinTest, RemovingAnObjectWithACopyAwayLeavesATombstoneForTheNextLeader) {
+    store().KeepTombstones(true);
+    const Generation g_k = (uint64_t{3} << 32) | 1;
+    const Generation g_j = (uint64_t{3} << 32) | 2;
+    NodeId a = AddNode("a", /*dram=*/0);  // disk only: the promotions land on b
+    AdoptOnDisk(a, "k", g_k);
+    AdoptOnDisk(a, "j", g_j);
+    NodeId b = AddNode("b", 16 * kObject);
+    for (const char* key : {"k", "j"}) {
+        ASSERT_TRUE(store().Promote(key, false).ok()) << key;
+    }
+    Drain(b);
+    Drain(a);
+    ASSERT_EQ(TiersOf("k"), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+    ASSERT_EQ(store().Stat("k")->replicas[0].node, b);
+
+    ASSERT_TRUE(store().UnregisterNode(a).ok());  // a leaves with the disk copies
+    EXPECT_EQ(Get("k"), kOk);                    // still read from b's DRAM
+    NodeId again = AddNode("a", 0);
+    EXPECT_EQ(RegisterDisk(again, {{"j", g_j, kObject}}), (Codes{kOk}));  // j's copy is back
+    ASSERT_TRUE(store().Remove("k", /*force=*/true).ok());
+    ASSERT_TRUE(store().Remove("j", /*force=*/true).ok());
+    EXPECT_EQ(store().TakeNewTombstones(),
+              (std::vector<std::pair<std::string, Generation>>{{"k", g_k}}));
+    ExpectInvariants();
+}
+
+TEST_F(RejoinTest, WithoutHaNoCopyAwayIsRecorded) {
+    const Generation g = (uint64_t{3} << 32) | 1;
+    NodeId a = AddNode("a", 0);
+    AdoptOnDisk(a, "k", g);
+    NodeId b = AddNode("b", 16 * kObject);
+    ASSERT_TRUE(store().Promote("k", false).ok());
+    Drain(b);
+    Drain(a);
+    ASSERT_TRUE(store().UnregisterNode(a).ok());
+    ASSERT_TRUE(store().Remove("k", true).ok());
+    store().KeepTombstones(true);
+    EXPECT_TRUE(store().TakeNewTombstones().empty());
+}
+
 TEST_F(RejoinTest, DramAndDiskCopiesOfOneObjectBothComeBack) {
     NodeId a = AddNode("a", 16 * kObject);
     Generation g = Put("k");
