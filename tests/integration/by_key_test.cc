@@ -43,7 +43,7 @@ double Metric(Client& client, const std::string& series) {
 // the metrics) a moment before the server's thread counts it: the count, once it reaches
 // `expected` or after 2 s. Still exact: one read too many is never waited away.
 double ReadsSince(Client& client, double before, double expected) {
-    double got = Metric(client, kByKeyReads) - before;
+    double got = 0;  // WaitFor asks at least once
     WaitFor([&] { return (got = Metric(client, kByKeyReads) - before) >= expected; },
             std::chrono::seconds(2));
     return got;
