@@ -88,6 +88,14 @@ void NodeWorker::RequestStop() { stopping_.store(true); }
 // ---------------- registration ----------------
 
 Status NodeWorker::Register() {
+    // What we hold is listed before the master knows us under the new id: from the moment
+    // RegisterNode returns, clients may write puts of the new registration into the segment
+    // (and the master hands out offloads), and such a range, reported as if it were left
+    // from before, would be refused (its put is still in flight) and released under the
+    // writer: the object would be lost once the put ended.
+    std::vector<HeldRange> held = segment_.Held();
+    std::vector<DiskObjectInfo> records;
+    if (disk_ != nullptr) records = disk_->List();
     auto id = master_.RegisterNode(options_.spec);
     if (!id.ok()) return id.status();
     id_.store(*id);
@@ -95,15 +103,14 @@ Status NodeWorker::Register() {
     spdlog::info("node '{}' registered with the master as node {} (segment {}, disk {})",
                  options_.spec.name, *id, FormatSize(options_.spec.segment_capacity),
                  FormatSize(options_.spec.disk_capacity));
-    RegisterMemoryRanges(*id);
-    RegisterDiskRecords(*id);
+    RegisterMemoryRanges(*id, held);
+    RegisterDiskRecords(*id, records);
     return Status::Ok();
 }
 
-void NodeWorker::RegisterMemoryRanges(NodeId id) {
+void NodeWorker::RegisterMemoryRanges(NodeId id, const std::vector<HeldRange>& held) {
     // The master decides, per range, whether it serves it again (core/store_rejoin.cc); a
     // range it refuses, or never hears of, must not stay readable under our name.
-    std::vector<HeldRange> held = segment_.Held();
     size_t adopted = 0, refused = 0;
     for (size_t begin = 0; begin < held.size(); begin += kReportChunk) {
         const size_t end = std::min(held.size(), begin + kReportChunk);
@@ -133,9 +140,8 @@ void NodeWorker::RegisterMemoryRanges(NodeId id) {
     }
 }
 
-void NodeWorker::RegisterDiskRecords(NodeId id) {
+void NodeWorker::RegisterDiskRecords(NodeId id, const std::vector<DiskObjectInfo>& records) {
     if (disk_ == nullptr) return;
-    std::vector<DiskObjectInfo> records = disk_->List();
     size_t adopted = 0, refused = 0;
     for (size_t begin = 0; begin < records.size(); begin += kReportChunk) {
         std::vector<DiskReplicaReport> chunk;

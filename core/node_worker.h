@@ -87,7 +87,8 @@ public:
     NodeId id() const { return id_.load(); }
     bool registered() const { return id() != kNoNode; }
 
-    // Registers, then registers again the DRAM ranges and disk records still held.
+    // Registers, then registers again the DRAM ranges and disk records held before it
+    // registered (what is written after belongs to the new registration).
     Status Register();
     // For harnesses that registered the node with the master themselves (store tests).
     void Attach(NodeId id) { id_.store(id); }
@@ -126,8 +127,9 @@ public:
 
 private:
     Status Fault(const char* point) const;
-    void RegisterMemoryRanges(NodeId id);
-    void RegisterDiskRecords(NodeId id);
+    // Report what was held before registering as `id` (Register lists it first).
+    void RegisterMemoryRanges(NodeId id, const std::vector<HeldRange>& held);
+    void RegisterDiskRecords(NodeId id, const std::vector<DiskObjectInfo>& records);
     Status CopyToStaging(NodeId id, const PromotionTask& task, std::span<const std::byte> bytes);
     // Between two NotReady answers; false = give up.
     bool WaitForRoom(Nanos deadline, std::chrono::milliseconds& backoff);

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -147,7 +148,9 @@ public:
 
     Result<NodeId> RegisterNode(const NodeSpec& spec) override {
         ++registrations;
-        return inner_->RegisterNode(spec);
+        auto id = inner_->RegisterNode(spec);
+        if (id.ok() && after_register) after_register(*id);
+        return id;
     }
     Result<HeartbeatReply> Heartbeat(NodeId node, uint64_t applied) override {
         applied_seen.push_back(applied);
@@ -222,6 +225,8 @@ public:
     std::optional<Status> heartbeat_error, offload_success_answer, promotion_success_answer;
     std::deque<Status> alloc_answers;
     std::optional<std::pair<NodeId, std::string>> stage_on_peer;
+    // Runs as soon as the master registered the node, before the worker hears back.
+    std::function<void(NodeId)> after_register;
 
 private:
     std::unique_ptr<LocalMasterLink> inner_;
@@ -663,6 +668,26 @@ TEST_F(NodeWorkerTest, RangesTheMasterRefusesAreForgotten) {
     ASSERT_EQ(segment_.ranges.size(), 1u);
     EXPECT_TRUE(w.Heartbeat().Is(StatusCode::kUnknownNode));
     EXPECT_TRUE(segment_.ranges.empty()) << "a refused range stayed readable under our name";
+}
+
+// A client that sees the node registered writes a put into its segment while the worker is
+// still reporting what it held before: that range is the new registration's, not a leftover.
+TEST_F(NodeWorkerTest, APutWrittenWhileRegisteringIsNotReportedOrReleased) {
+    Generation generation = kNoGeneration;
+    uint64_t offset = 0;
+    link_->after_register = [&](NodeId id) {
+        auto start = store_->PutStart(kClient, "racing", kObject, id);
+        ASSERT_TRUE(start.ok()) << start.status().ToString();
+        generation = start->generation;
+        offset = start->replica.offset;
+        ASSERT_TRUE(segment_.Write("racing", generation, offset, Bytes('r')).ok());
+    };
+    Worker();
+    ASSERT_NE(generation, kNoGeneration);
+    ASSERT_EQ(segment_.ranges.count(offset), 1u) << "the racing put's bytes were released";
+    ASSERT_TRUE(store_->PutEnd(kClient, "racing", generation).ok());
+    EXPECT_EQ(Tiers("racing"), std::vector<Tier>{Tier::kMemory});
+    EXPECT_EQ(segment_.ranges.at(offset).generation, generation);
 }
 
 TEST_F(NodeWorkerTest, RecordsTheDiskDropsAreReportedAtTheNextBeat) {
