@@ -18,12 +18,12 @@ const char* AdaptivePromotionGate::ArmName(Arm arm) {
 }
 
 AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes,
-                                             EstimateFn estimate)
-    : AdaptivePromotionGate(registry, std::move(capacity_bytes), std::move(estimate), Options{}) {}
+                                             AgingsFn agings)
+    : AdaptivePromotionGate(registry, std::move(capacity_bytes), std::move(agings), Options{}) {}
 
 AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes,
-                                             EstimateFn estimate, Options options)
-    : options_(options), capacity_bytes_(std::move(capacity_bytes)), estimate_(std::move(estimate)) {
+                                             AgingsFn agings, Options options)
+    : options_(options), capacity_bytes_(std::move(capacity_bytes)), agings_(std::move(agings)) {
     current_.store(static_cast<uint8_t>(options_.cold_start), std::memory_order_relaxed);
     for (int a = 0; a < kArms; ++a) {
         const char* arm = ArmName(static_cast<Arm>(a));
@@ -81,10 +81,10 @@ void AdaptivePromotionGate::OnGet(uint64_t hash, uint64_t size, uint32_t estimat
     Access(hash, size, /*put=*/false, estimate, threshold);
 }
 
-void AdaptivePromotionGate::OnPut(uint64_t hash, uint64_t size) {
+void AdaptivePromotionGate::OnPut(uint64_t hash, uint64_t size, uint32_t estimate) {
     if (!Sampled(hash)) return;
     std::lock_guard lock(mu_);
-    Access(hash, size, /*put=*/true, 0, 0);
+    Access(hash, size, /*put=*/true, estimate, 0);
 }
 
 void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate,
@@ -95,12 +95,15 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
     if (sampled_++ % 4096 == 0) MaybeResize();
     const uint64_t cap_objects = std::max<uint64_t>(sim_capacity_ / std::max<uint64_t>(mean_size_, 1), 1);
     const uint32_t count = estimate;
+    const uint64_t agings = agings_ ? agings_() : 0;
+    AccessCount reads;
+    reads.Set(count, agings);
     const uint32_t need = std::max<uint32_t>(threshold, 1);
     std::array<bool, kArms> hit{};
     for (size_t a = 0; a < kArms; ++a) {
         Sim& sim = sims_[a];
         if (sim.Contains(hash)) {
-            sim.Touch(hash);
+            sim.Touch(hash, reads);
             if (!put) {
                 hit[a] = true;
                 score_[a] += 1;
@@ -109,7 +112,7 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
             continue;
         }
         if (put) {
-            sim.Insert(hash, size, sim_capacity_);  // a Put always goes to DRAM
+            sim.Insert(hash, size, reads, sim_capacity_);  // a Put always goes to DRAM
             continue;
         }
         // A LOCAL_DISK hit: the arm decides whether it comes back.
@@ -126,7 +129,7 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
                     uint64_t freed = 0;
                     for (auto it = sim.lru.rbegin();
                          it != sim.lru.rend() && sim.used - freed + size > sim_capacity_; ++it) {
-                        victim_max = std::max(victim_max, estimate_ ? estimate_(it->hash) : 0u);
+                        victim_max = std::max(victim_max, it->reads.Read(agings));
                         freed += it->size;
                     }
                     promote = count > victim_max;
@@ -134,7 +137,7 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
                 }
             }
         }
-        if (promote) sim.Insert(hash, size, sim_capacity_);
+        if (promote) sim.Insert(hash, size, reads, sim_capacity_);
     }
     if (!put) {
         for (size_t a = 0; a < kArms; ++a) {

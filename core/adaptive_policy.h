@@ -12,8 +12,9 @@
 //            everything that comes back would push out something about to be read)
 //
 // Every simulation is an exact LRU over the sampled keys with DRAM scaled by the sampling
-// rate; it reads the store's own admission sketch (the estimate the real gate sees, and the
-// victims' estimates for the comparison) and the same admission threshold, on the same
+// rate; it sees the admission count the real gate sees with every access (and remembers it
+// with each sampled key, aging it as the store's counts age, for the comparison's victims) and
+// the same admission threshold, on the same
 // sequence (a Put inserts; a Get of a key not in the mini-DRAM is a LOCAL_DISK hit that may
 // promote). The gate switches to another arm when that arm's (decayed) lead over the current
 // one, counted on the sampled reads where exactly one of the two hits, passes a sign test
@@ -34,6 +35,8 @@
 #include <list>
 #include <mutex>
 #include <unordered_map>
+
+#include "core/access_count.h"
 
 namespace mooncake {
 
@@ -71,22 +74,23 @@ public:
     };
 
     // `capacity_bytes` reads the store's DRAM capacity (asked again every few thousand
-    // sampled accesses, so the sample follows nodes joining or leaving); `estimate` reads the
-    // admission sketch for a key hash (for the comparison arm's victims).
+    // sampled accesses, so the sample follows nodes joining or leaving); `agings` reads how
+    // many times the admission counts have been halved (AdmissionSketch::agings), so the
+    // counts remembered for the comparison arm's victims age with the store's.
     using CapacityFn = std::function<uint64_t()>;
-    using EstimateFn = std::function<uint32_t(uint64_t)>;
-    AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes,
-                          EstimateFn estimate);
-    AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes,
-                          EstimateFn estimate, Options options);
+    using AgingsFn = std::function<uint64_t()>;
+    AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes, AgingsFn agings);
+    AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes, AgingsFn agings,
+                          Options options);
     ~AdaptivePromotionGate();
     AdaptivePromotionGate(const AdaptivePromotionGate&) = delete;
     AdaptivePromotionGate& operator=(const AdaptivePromotionGate&) = delete;
 
-    // Observers: every Get that found the key (any tier), with the sketch estimate after
-    // counting this read and promotion_admission_threshold (0 acts as 1); every Put.
+    // Observers: every Get that found the key (any tier), with its admission count after
+    // counting this read and promotion_admission_threshold (0 acts as 1); every Put, with the
+    // new object's count.
     void OnGet(uint64_t hash, uint64_t size, uint32_t estimate, uint32_t threshold);
-    void OnPut(uint64_t hash, uint64_t size);
+    void OnPut(uint64_t hash, uint64_t size, uint32_t estimate);
 
     // The arm a promotion into full DRAM follows now.
     Arm Current() const { return static_cast<Arm>(current_.load(std::memory_order_relaxed)); }
@@ -104,13 +108,18 @@ private:
         struct Entry {
             uint64_t hash;
             uint64_t size;
+            AccessCount reads;  // its admission count at its last access
         };
         std::list<Entry> lru;  // most recent first
         std::unordered_map<uint64_t, std::list<Entry>::iterator> where;
         uint64_t used = 0;
 
         bool Contains(uint64_t hash) const { return where.count(hash) != 0; }
-        void Touch(uint64_t hash) { lru.splice(lru.begin(), lru, where.at(hash)); }
+        void Touch(uint64_t hash, AccessCount reads) {
+            auto it = where.at(hash);
+            it->reads = reads;
+            lru.splice(lru.begin(), lru, it);
+        }
         void EvictFor(uint64_t size, uint64_t capacity) {
             while (!lru.empty() && used + size > capacity) {
                 used -= lru.back().size;
@@ -118,10 +127,10 @@ private:
                 lru.pop_back();
             }
         }
-        void Insert(uint64_t hash, uint64_t size, uint64_t capacity) {
+        void Insert(uint64_t hash, uint64_t size, AccessCount reads, uint64_t capacity) {
             if (size > capacity) return;
             EvictFor(size, capacity);
-            lru.push_front({hash, size});
+            lru.push_front({hash, size, reads});
             where[hash] = lru.begin();
             used += size;
         }
@@ -141,7 +150,7 @@ private:
 
     Options options_;
     CapacityFn capacity_bytes_;
-    EstimateFn estimate_;
+    AgingsFn agings_;
     std::atomic<int> shift_{0};
     std::atomic<uint8_t> current_{0};  // an Arm; Options::cold_start until warm
 

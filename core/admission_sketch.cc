@@ -79,6 +79,18 @@ uint32_t AdmissionSketch::Increment(uint64_t hash) {
     return estimate;
 }
 
+void AdmissionSketch::Fold(const AccessCount& count, uint64_t hash) {
+    const auto value = static_cast<uint8_t>(Estimate(count));
+    if (value == 0) return;
+    std::atomic<uint8_t>* line = Line(hash);
+    for (int row = 0; row < kDepth; ++row) {
+        std::atomic<uint8_t>& c = line[SlotOf(hash, row)];
+        uint8_t v = c.load(std::memory_order_relaxed);
+        while (v < value && !c.compare_exchange_weak(v, value, std::memory_order_relaxed)) {
+        }
+    }
+}
+
 void AdmissionSketch::CountForAging() {
     Stripe& mine = stripes_[ThreadStripe()];
     const uint64_t unfolded = mine.unfolded.fetch_add(1, std::memory_order_relaxed) + 1;

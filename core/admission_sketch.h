@@ -10,6 +10,11 @@
 // forth on every Get; a thread compares the shared count plus its own unfolded share with the
 // window, so one thread alone ages at exactly the window, as an exact count would.
 //
+// Keys the master holds an object for are counted in the object's own AccessCount
+// (core/access_count.h) through the overloads below; the sketch itself then counts the reads
+// of keys that do not exist (misses) and keeps the counts of objects that went (Fold). Every
+// read, wherever counted, advances the aging window.
+//
 // Thread-safety: lock-free; Increment and Estimate may race freely (relaxed atomics; an
 // estimate may be off by the increments racing it, and an aging by up to kFold increments per
 // other thread, which admission tolerates).
@@ -21,6 +26,7 @@
 #include <memory>
 #include <string_view>
 
+#include "core/access_count.h"
 #include "core/thread_stripe.h"
 
 namespace mooncake {
@@ -35,9 +41,18 @@ public:
     // Counts one access; returns the key's estimate after it.
     uint32_t Increment(uint64_t hash);
     uint32_t Estimate(uint64_t hash) const;
-    // Starts loading the key's cache line, so a later Increment does not wait for it.
-    void Prefetch(uint64_t hash) const {
-        __builtin_prefetch(Line(hash), 1);
+    // The same for an object's own count (the caller holds what guards `count`). Increment
+    // does not advance the aging window: call CountElsewhere once the guard is released.
+    uint32_t Increment(AccessCount& count) const { return count.Increment(agings()); }
+    uint32_t Estimate(const AccessCount& count) const { return count.Read(agings()); }
+    // A new object's count starts from the key's estimate.
+    void Seed(AccessCount& count, uint64_t hash) const { count.Set(Estimate(hash), agings()); }
+    // A departing object's count is kept: each of the key's counters is raised to it.
+    void Fold(const AccessCount& count, uint64_t hash);
+    // A read counted in an object's own count: ages the sketch as Increment(hash) does.
+    void CountElsewhere() {
+        CountForAging();
+        HalveSome();
     }
 
     // Increments between agings. 0 keeps the current window.
@@ -71,9 +86,9 @@ private:
     struct FreeCounters {
         void operator()(std::atomic<uint8_t>* p) const;
     };
-    // lines_ * 64, on huge pages where the kernel gives them: every Get touches one random
-    // line, and with 4 KiB pages each of those would also take a TLB entry the object table's
-    // lookups need.
+    // lines_ * 64, on huge pages where the kernel gives them: every miss and every Put touches
+    // one random line, and with 4 KiB pages each of those would also take a TLB entry the
+    // object table's lookups need.
     std::unique_ptr<std::atomic<uint8_t>[], FreeCounters> counters_;
     std::atomic<uint64_t> window_;
     std::atomic<uint64_t> since_aging_{0};  // folded increments since the last aging

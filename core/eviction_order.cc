@@ -39,7 +39,7 @@ void CollectList(const EvictionList& list, size_t shard, uint64_t per_shard, Nan
         uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
         const bool clean = meta.HasComplete(Tier::kLocalDisk);
         out.push_back({meta.recency, shard, clean && !clean_keys ? kNoKey : *meta.key,
-                       meta.generation, bytes, meta.hash, clean, score(meta)});
+                       meta.generation, bytes, meta.hash, meta.reads(), clean, score(meta)});
         collected += bytes;
     }
 }
@@ -83,7 +83,7 @@ public:
         EvictionHook& h = meta.eviction;
         if (h.accesses > 0) estimator_.RecordReuse(h.cls, now - h.last_access);
         h.cls = static_cast<uint8_t>(HitDensityEstimator::ClassOf(h.accesses, nullptr));
-        if (h.accesses != std::numeric_limits<uint32_t>::max()) ++h.accesses;
+        if (h.accesses != std::numeric_limits<uint8_t>::max()) ++h.accesses;
         h.last_access = now;
         estimator_.RecordAccess(h.cls, objects_in_memory);
     }

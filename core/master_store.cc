@@ -93,8 +93,9 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     meta.hash = AdmissionSketch::Hash(key);
+    in_->sketch.Seed(meta.reads(), meta.hash);
     in_->order->OnPut(meta, hint, clock_.Now(), in_->memory_objects.load());
-    in_->gate.OnPut(meta.hash, size);  // promotion_gate hook
+    in_->gate.OnPut(meta.hash, size, in_->sketch.Estimate(meta.reads()));  // promotion_gate hook
     meta.StartPut(*in_, alloc->node, alloc->offset);
     PutStartReply reply;
     reply.generation = meta.generation;
@@ -165,14 +166,12 @@ Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation 
 Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     const bool promote_on_hit = config_.promotion_on_hit();
+    AdmissionSketch& sketch = in_->sketch;
     Shard& shard = in_->table.ShardFor(key);
     ObjectView view;
+    uint64_t hash = 0;
+    uint32_t estimate = 0;
     bool trigger = false;
-    // The key's sketch line is fetched while the shard lookup runs: the two cache misses
-    // overlap (the cost of promotion_on_hit on the Get path is mostly that one miss).
-    // AdmissionSketch::Hash(key) is also what the object's metadata keeps.
-    const uint64_t hash = promote_on_hit ? AdmissionSketch::Hash(key) : 0;
-    if (promote_on_hit) in_->sketch.Prefetch(hash);
     {
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
@@ -180,7 +179,7 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
             in_->m.get_misses.Inc();
             // A miss is a request for the key too: counted, so a block that is put after a
             // miss and read back later has the history an exact frequency count would give.
-            if (promote_on_hit) in_->sketch.Increment(hash);
+            if (promote_on_hit) sketch.Increment(AdmissionSketch::Hash(key));
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");
         }
         ObjectMeta& meta = it->second;
@@ -193,16 +192,23 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
         view = in_->MakeView(meta, /*complete_only=*/true);
         const bool in_memory = meta.HasComplete(Tier::kMemory);
         (in_memory ? in_->m.gets_memory : in_->m.gets_disk).Inc();
-        trigger = promote_on_hit && meta.Promotable();
-        if (promote_on_hit && meta.DiskOnly() && meta.promotion) {
-            in_->m.promotion_attempts.Inc();
-            in_->m.promotion_deduplicated.Inc();
+        if (promote_on_hit) {
+            // Every read counts toward admission, MEMORY ones too, so the counts also say
+            // how hot the MEMORY objects a promotion would displace are. The count is the
+            // object's own (core/access_count.h): no cache line beyond the ones this Get reads.
+            estimate = sketch.Increment(meta.reads());
+            hash = meta.hash;
+            // Readable and not in MEMORY: LOCAL_DISK only (meta.DiskOnly(), known already).
+            const bool disk_only = !in_memory;
+            trigger = disk_only && !meta.promotion;  // meta.Promotable()
+            if (disk_only && meta.promotion) {
+                in_->m.promotion_attempts.Inc();
+                in_->m.promotion_deduplicated.Inc();
+            }
         }
     }
     if (promote_on_hit) {
-        // Every read counts toward admission, so the sketch also knows how hot the MEMORY
-        // objects a promotion would displace are.
-        uint32_t estimate = in_->sketch.Increment(hash);
+        sketch.CountElsewhere();
         in_->gate.OnGet(hash, view.size, estimate,
                         static_cast<uint32_t>(config_.promotion_admission_threshold()));  // promotion_gate hook
         if (trigger) {

@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 
+#include "core/access_count.h"
 #include "core/compact.h"
 
 #include "core/clock.h"
@@ -85,11 +86,16 @@ struct EvictionHook {
     ObjectMeta* next = nullptr;  // towards its least recent end
     // HitDensityOrder's statistics (LruOrder leaves them alone).
     Nanos last_access{0};
-    uint32_t accesses = 0;  // the Put and every Get since
+    uint8_t accesses = 0;   // the Put and every Get since, saturating (classes tell 1, 2, 3+)
     uint8_t cls = 0;        // class of the last access
     bool listed = false;    // in one of its shard's eviction lists (counted in memory_objects)
     uint8_t list = 0;       // which one, while listed
+    // Not the eviction order's: promotion admission's count of the object's reads
+    // (core/access_count.h, ObjectMeta::reads), kept in bytes the hook would otherwise pad, so
+    // an object's table node stays in the 224-byte allocation class.
+    AccessCount reads;
 };
+static_assert(sizeof(EvictionHook) == 32);
 
 enum class Phase { kEmpty, kWriting, kMemoryOnly, kBothTiers, kDiskOnly };
 std::string_view PhaseName(Phase phase);
@@ -107,6 +113,10 @@ struct ObjectMeta {
     // Task state, boxed: 8 bytes per object, allocated only while a task is in flight.
     Boxed<OffloadState> offload;
     Boxed<PromotionState> promotion;
+
+    // Promotion admission's count of its reads (core/access_count.h).
+    AccessCount& reads() { return eviction.reads; }
+    const AccessCount& reads() const { return eviction.reads; }
 
     // ---- phase and predicates ----
     Phase phase() const;

@@ -214,6 +214,7 @@ size_t PromotionPipeline::RetryRefused() {
     for (auto& [key, generation] : due) {
         uint64_t size = 0;
         uint64_t hash = 0;
+        uint32_t estimate = 0;
         bool eligible = false;
         {
             Shard& shard = table_.ShardFor(key);
@@ -223,13 +224,13 @@ size_t PromotionPipeline::RetryRefused() {
                 it->second.Promotable()) {
                 size = it->second.size;
                 hash = it->second.hash;
+                estimate = sketch_.Estimate(it->second.reads());
                 eligible = true;
             }
         }
         GateResult result = GateResult::kNotEligible;
         if (eligible) {
-            result = TryPromote(key, generation, size, hash, sketch_.Estimate(hash),
-                                Trigger::kRetry);
+            result = TryPromote(key, generation, size, hash, estimate, Trigger::kRetry);
         }
         MutexLock lock(retry_mu_);
         auto it = retry_.find(key);
@@ -266,7 +267,7 @@ size_t PromotionPipeline::ProactiveScan() {
         for (auto& [key, meta] : shard.objects) {
             if (picks.size() >= budget) break;
             if (!meta.Promotable()) continue;
-            uint32_t estimate = sketch_.Estimate(meta.hash);
+            uint32_t estimate = sketch_.Estimate(meta.reads());
             if (estimate >= threshold) {
                 picks.push_back({key, meta.generation, meta.size, meta.hash, estimate});
             }

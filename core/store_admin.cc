@@ -15,7 +15,7 @@ Result<ObjectView> MasterStore::Stat(std::string_view key) const {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
     }
     ObjectView view = in_->MakeView(it->second, /*complete_only=*/false);
-    view.sketch_estimate = in_->sketch.Estimate(it->second.hash);
+    view.sketch_estimate = in_->sketch.Estimate(it->second.reads());
     return view;
 }
 
@@ -99,7 +99,7 @@ std::vector<HotKey> MasterStore::Hot(size_t limit) const {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (!meta.DiskOnly()) continue;
-            heap.push({key, meta.size, in_->sketch.Estimate(meta.hash)});
+            heap.push({key, meta.size, in_->sketch.Estimate(meta.reads())});
             if (heap.size() > limit) heap.pop();
         }
     }

@@ -86,7 +86,7 @@ StoreInternals::VictimInfo StoreInternals::PeekVictims(uint64_t size) {
     uint64_t covered = 0;
     for (const Candidate& c : CollectCandidates(*this, need)) {
         info.found = true;
-        info.max_estimate = std::max(info.max_estimate, sketch.Estimate(c.hash));
+        info.max_estimate = std::max(info.max_estimate, sketch.Estimate(c.reads));
         covered += c.bytes;
         if (covered >= need) break;
     }

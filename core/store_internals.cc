@@ -17,7 +17,7 @@ StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock
       order(EvictionOrder::Make(ParseEvictionPolicy(config_.eviction_policy()))),
       gate_applies(ParseEvictionPolicy(config_.eviction_policy()) == EvictionPolicyKind::kLru),
       gate(registry, [this] { return dram.Capacity(); },
-           [this](uint64_t h) { return sketch.Estimate(h); }),  // promotion_gate hook
+           [this] { return sketch.agings(); }),  // promotion_gate hook
       table(epoch),
       nodes(epoch),
       dram(nodes, config_),
@@ -136,6 +136,7 @@ void StoreInternals::CancelTasks(ObjectMeta& meta) {
 
 void StoreInternals::EraseObject(Shard& shard, ObjectMeta& meta) {
     departed.Gone(*meta.key);  // Remove said Removed first, when it was that
+    sketch.Fold(meta.reads(), meta.hash);  // a later incarnation of the key keeps its reads
     LruUnlink(shard, meta);
     table.Erase(shard, meta);
 }

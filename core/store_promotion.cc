@@ -126,6 +126,7 @@ Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
     Generation generation;
     uint64_t size;
     uint64_t hash;
+    uint32_t estimate;
     {
         Shard& shard = in_->table.ShardFor(key);
         MutexLock lock(shard.mu);
@@ -142,12 +143,12 @@ Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
         generation = meta.generation;
         size = meta.size;
         hash = meta.hash;
+        estimate = in_->sketch.Estimate(meta.reads());
     }
     using Trigger = PromotionPipeline::Trigger;
     using Gate = PromotionPipeline::GateResult;
     const Trigger trigger = force ? Trigger::kManualForce : Trigger::kManual;
-    switch (in_->promotion.TryPromote(key, generation, size, hash, in_->sketch.Estimate(hash),
-                                      trigger)) {
+    switch (in_->promotion.TryPromote(key, generation, size, hash, estimate, trigger)) {
         case Gate::kQueued: return ManualOutcome::kQueued;
         case Gate::kDeduplicated: return ManualOutcome::kInFlight;
         case Gate::kWatermarkGated:

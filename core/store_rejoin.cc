@@ -52,6 +52,7 @@ Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& nod
     meta.generation = generation;
     meta.size = size;
     meta.hash = AdmissionSketch::Hash(key);
+    in.sketch.Seed(meta.reads(), meta.hash);
     return &meta;
 }
 

@@ -25,10 +25,7 @@ class GateDriver {
 public:
     GateDriver()
         : gate_(registry_, [] { return kDramObjects * kObject; },
-                [this](uint64_t h) {
-                    auto it = counts_.find(h);
-                    return it == counts_.end() ? 0u : it->second;
-                }) {}
+                [this] { return agings_; }) {}
 
     void Read(uint64_t key) {
         uint64_t hash = key * 0x9E3779B97F4A7C15ull + 1;
@@ -37,10 +34,11 @@ public:
         uint32_t estimate = c;
         if (++since_aging_ >= 8 * kDramObjects) {
             since_aging_ = 0;
+            ++agings_;
             for (auto& [k, v] : counts_) v >>= 1;
         }
         if (known_.emplace(hash, true).second) {
-            gate_.OnPut(hash, kObject);
+            gate_.OnPut(hash, kObject, estimate);
         } else {
             gate_.OnGet(hash, kObject, estimate, 2);
         }
@@ -58,6 +56,7 @@ public:
     std::unordered_map<uint64_t, uint32_t> counts_;
     std::unordered_map<uint64_t, bool> known_;
     uint64_t since_aging_ = 0;
+    uint64_t agings_ = 0;
     AdaptivePromotionGate gate_;
 };
 
@@ -185,8 +184,8 @@ TEST(AdaptivePromotionGateTest, CountsDecisions) {
 TEST(AdaptivePromotionGateTest, LargeDramIsSampled) {
     MetricsRegistry registry;
     AdaptivePromotionGate gate(registry, [] { return uint64_t{1} << 30; },  // 262144 x 4 KiB
-                               [](uint64_t) { return 0u; });
-    gate.OnPut(1, kObject);  // the first access sizes the sample
+                               [] { return uint64_t{0}; });
+    gate.OnPut(1, kObject, 1);  // the first access sizes the sample
     EXPECT_EQ(gate.SampleShift(), 6);  // 262144 / 2^6 = 4096 >= 4096 > 262144 / 2^7
 }
 

@@ -152,6 +152,23 @@ TEST(AdmissionSketchTest, ConcurrentIncrementsAgeOncePerWindow) {
     EXPECT_GE(s.agings(), 9u) << "more than the unfolded shares (< 64 per thread) went uncounted";
 }
 
+// ---------------- an object's own count ----------------
+
+TEST(AccessCountTest, CountsHalvesLazilyAtEachAgingAndSaturates) {
+    AccessCount c;
+    EXPECT_EQ(c.Read(0), 0u);
+    for (uint32_t i = 1; i <= 12; ++i) EXPECT_EQ(c.Increment(0), i);
+    EXPECT_EQ(c.Read(1), 6u) << "one aging halves it";
+    EXPECT_EQ(c.Read(3), 1u) << "three agings: 12 >> 3";
+    EXPECT_EQ(c.Increment(2), 4u) << "counted after two agings: 12 >> 2, plus this read";
+    EXPECT_EQ(c.Read(2), 4u);
+    EXPECT_EQ(c.Read(10), 0u) << "eight agings or more leave nothing";
+    for (int i = 0; i < 300; ++i) c.Increment(10);
+    EXPECT_EQ(c.Read(10), 255u) << "saturates as the sketch's counters do";
+    c.Set(7, 11);
+    EXPECT_EQ(c.Read(11), 7u);
+}
+
 // ---------------- the store's use of it ----------------
 
 class SketchWindowTest : public testing::StoreFixture {};
@@ -181,6 +198,39 @@ TEST_F(SketchWindowTest, WindowKnobOverridesTheDefault) {
     for (int i = 0; i < 10; ++i) ASSERT_EQ(Get("hot"), StatusCode::kOk);
     for (int i = 0; i < 110; ++i) ASSERT_EQ(Get("filler"), StatusCode::kOk);
     EXPECT_EQ(store().Stat("hot")->sketch_estimate, 5u);
+}
+
+// A key the master holds counts its own reads: a cold key whose four sketch counters all
+// coincide with a hot key's is not credited with the hot key's reads.
+TEST_F(SketchWindowTest, AnObjectIsNotCreditedWithTheReadsOfAKeySharingItsCounters) {
+    config_.Set("promotion_sketch_width", "64").ok();  // 4 cache lines: collisions are easy
+    AdmissionSketch probe(64);
+    probe.Increment(H("hot"));
+    std::string cold;
+    for (int i = 0; cold.empty(); ++i) {  // ~1 key in 262,144 shares all four counters
+        std::string k = "cold" + std::to_string(i);
+        if (probe.Estimate(H(k)) == 1) cold = k;
+    }
+    AddNode("n1", 16 * kObject);
+    Put("hot");
+    Put(cold);
+    for (int i = 0; i < 20; ++i) ASSERT_EQ(Get("hot"), StatusCode::kOk);
+    EXPECT_EQ(store().Stat("hot")->sketch_estimate, 20u);
+    EXPECT_EQ(store().Stat(cold)->sketch_estimate, 0u) << cold << " shares hot's counters";
+    ASSERT_EQ(Get(cold), StatusCode::kOk);
+    EXPECT_EQ(store().Stat(cold)->sketch_estimate, 1u);
+}
+
+// The reads of a key before it exists (misses) and of its earlier incarnations count for it.
+TEST_F(SketchWindowTest, MissesAndAnEarlierIncarnationsReadsCarryOver) {
+    AddNode("n1", 16 * kObject);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(Get("k"), StatusCode::kNotFound);
+    Put("k");
+    EXPECT_EQ(store().Stat("k")->sketch_estimate, 3u) << "the misses before the Put";
+    for (int i = 0; i < 4; ++i) ASSERT_EQ(Get("k"), StatusCode::kOk);
+    ASSERT_TRUE(store().Remove("k", /*force=*/true).ok());
+    Put("k");
+    EXPECT_EQ(store().Stat("k")->sketch_estimate, 7u) << "the removed incarnation's reads";
 }
 
 TEST_F(SketchWindowTest, SketchCountsOnlyWithPromotionOnHit) {
