@@ -203,11 +203,12 @@ TEST_F(SketchWindowTest, WindowKnobOverridesTheDefault) {
 // A key the master holds counts its own reads: a cold key whose four sketch counters all
 // coincide with a hot key's is not credited with the hot key's reads.
 TEST_F(SketchWindowTest, AnObjectIsNotCreditedWithTheReadsOfAKeySharingItsCounters) {
-    config_.Set("promotion_sketch_width", "64").ok();  // 4 cache lines: collisions are easy
-    AdmissionSketch probe(64);
+    // The narrowest sketch the knob allows (64 cache lines), so a colliding key is found fast.
+    ASSERT_TRUE(config_.Set("promotion_sketch_width", "1024").ok());
+    AdmissionSketch probe(1024);
     probe.Increment(H("hot"));
     std::string cold;
-    for (int i = 0; cold.empty(); ++i) {  // ~1 key in 262,144 shares all four counters
+    for (int i = 0; cold.empty(); ++i) {  // ~1 key in 4 M shares all four counters
         std::string k = "cold" + std::to_string(i);
         if (probe.Estimate(H(k)) == 1) cold = k;
     }
