@@ -1,4 +1,5 @@
-// Master high availability with real etcd and mooncaked processes on loopback (docs/HA.md):
+// Master high availability with real etcd and mooncaked processes on loopback (docs/HA.md;
+// one scenario in network namespaces):
 // two masters of one cluster (lease TTL 2 s), nodes and clients finding the leader through
 // --master etcd://. Every scenario ends with the fault suite's check (SettleAndCheck:
 // invariants clean, every acknowledged key byte-identical or, if its node died, NotFound).
@@ -50,8 +51,9 @@ double MsUntilGet(Client& client, const WrittenKey& key, Steady::time_point sinc
 }
 
 // A client that dials `address` itself (no etcd): what a stale client of an old leader does.
-std::unique_ptr<Client> Direct(const std::string& address) {
+std::unique_ptr<Client> Direct(const std::string& address, const std::string& auth_token = "") {
     ClientOptions options;
+    options.auth_token = auth_token;
     options.retries = 0;
     options.rpc_timeout = 3s;
     auto c = Client::Connect(address, options);
@@ -391,6 +393,49 @@ TEST(Ha, TierFsFollowsTheLeaderOfItsCluster) {
         << view.Log();
     view.Stop(SIGTERM);
     Shell("fusermount3 -u -z " + mnt);
+}
+
+// Scenario: the leader's network is cut, not its process: master i runs in namespace i and
+// its link goes down, so it reaches neither etcd nor the nodes and clients (etcd, the node,
+// the client and the standby are on the bridge). The standby takes over once the lease lapses,
+// the node and the client follow etcd to it, every key reads back and writes go on. Healed,
+// the old leader leads nothing: a Put sent to it directly is refused, the new leader keeps
+// the lease, and everything written meanwhile reads back.
+TEST(Ha, LeaderCutOffByANetworkPartitionIsReplacedAndLeadsNothingAfter) {
+    Topology topology(2);
+    if (!topology.ok()) GTEST_SKIP() << "network namespaces cannot be built here";
+    HaCluster c(topology, 2, "ha_partition");
+    ASSERT_NE(c.client, nullptr);
+    c.AddNode("16MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(1));
+    std::vector<WrittenKey> keys = PutKeys(*c.client, "part/", 8, 40000, 800);
+    HaCluster::Master* old = c.Leader();
+    ASSERT_NE(old, nullptr);
+    int cut = -1;
+    for (size_t i = 0; i < c.masters.size(); ++i) {
+        if (c.masters[i].get() == old) cut = static_cast<int>(i);
+    }
+    ASSERT_GE(cut, 0);
+
+    ASSERT_TRUE(topology.SetLink(cut, false));
+    const auto cut_at = Steady::now();
+    HaCluster::Master* next = c.NewLeader(old, kTakeoverBound + 5s);
+    ASSERT_NE(next, nullptr) << "the standby did not take over from a partitioned leader";
+    ASSERT_GE(MsUntilGet(*c.client, keys.front(), cut_at, 30s), 0)
+        << "no Get succeeded through etcd:// after the partition";
+    ASSERT_TRUE(c.WaitForNodes(1, 20s)) << "the node did not register with the new leader";
+    std::vector<WrittenKey> during = PutKeys(*c.client, "part/during-", 4, 30000, 900);
+    SettleAndCheck(*c.client, keys, "leader partitioned, standby leading");
+
+    ASSERT_TRUE(topology.SetLink(cut, true));
+    std::unique_ptr<Client> direct = Direct(old->address, c.auth_token);
+    ASSERT_NE(direct, nullptr) << "the old leader is not reachable after healing";
+    Status st = direct->Put("part/to-the-old-leader", "must not land");
+    EXPECT_FALSE(st.ok()) << "the healed old leader accepted a write";
+    EXPECT_EQ(c.Leader(), next) << "leadership moved back after healing";
+    EXPECT_TRUE(c.client->Get("part/to-the-old-leader").status().Is(StatusCode::kNotFound));
+    keys.insert(keys.end(), during.begin(), during.end());
+    SettleAndCheck(*c.client, keys, "after the partition healed");
 }
 
 // Failover time (kill -9 of the leader to the first successful Get through etcd://) over 10

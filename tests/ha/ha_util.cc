@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "etcd/cluster_keys.h"
 #include "etcd/etcd_client.h"
 #include "etcd/leader_discovery.h"
@@ -9,12 +11,12 @@
 
 namespace mooncake::test {
 
-EtcdProcess::EtcdProcess(const TempDir& dir) {
+EtcdProcess::EtcdProcess(const TempDir& dir, const std::string& host) {
     const uint16_t client_port = FreePort();
     const uint16_t peer_port = FreePort();
-    endpoint_ = "127.0.0.1:" + std::to_string(client_port);
+    endpoint_ = host + ":" + std::to_string(client_port);
     const std::string client_url = "http://" + endpoint_;
-    const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port);
+    const std::string peer_url = "http://" + host + ":" + std::to_string(peer_port);
     daemon_ = std::make_unique<Daemon>(
         "etcd",
         std::vector<std::string>{"--name=ha", "--data-dir=" + dir.Sub("etcd"),
@@ -37,8 +39,21 @@ bool EtcdProcess::Start() {
 
 HaCluster::HaCluster(int n, std::string cluster, std::vector<std::string> extra_master_args)
     : cluster_id(std::move(cluster)), master_args(std::move(extra_master_args)) {
+    Start(n);
+}
+
+HaCluster::HaCluster(const Topology& topo, int n, std::string cluster)
+    : topology(&topo), cluster_id(std::move(cluster)) {
+    Start(n);
+}
+
+void HaCluster::Start(int n) {
     faults_dir = dir.Sub("faults");
-    etcd = std::make_unique<EtcdProcess>(dir);
+    if (topology) {
+        auth_token = "ha-partition-token";
+        std::ofstream(dir.Sub("token")) << auth_token << "\n";
+    }
+    etcd = std::make_unique<EtcdProcess>(dir, topology ? topology->bridge_ip() : "127.0.0.1");
     if (!etcd->Start()) {
         ADD_FAILURE() << "etcd did not start";
         return;
@@ -53,7 +68,8 @@ HaCluster::HaCluster(int n, std::string cluster, std::vector<std::string> extra_
 
 HaCluster::Master& HaCluster::AddMaster() {
     auto m = std::make_unique<Master>();
-    m->address = "127.0.0.1:" + std::to_string(FreePort());
+    const int ns = static_cast<int>(masters.size());  // with a topology: its namespace
+    m->address = (topology ? topology->ip(ns) : "127.0.0.1") + ":" + std::to_string(FreePort());
     m->metrics_port = FreePort();
     std::vector<std::string> args = {
         "--role=master",
@@ -65,8 +81,10 @@ HaCluster::Master& HaCluster::AddMaster() {
         "--etcd_endpoints=" + etcd->endpoint(),
         "--cluster_id=" + cluster_id,
         "--ha_lease_ttl_sec=" + std::to_string(kLeaseTtlSec)};
+    if (!auth_token.empty()) args.push_back("--auth_token_file=" + dir.Sub("token"));
     args.insert(args.end(), master_args.begin(), master_args.end());
-    m->daemon = std::make_unique<Daemon>("master" + std::to_string(masters.size()), args, dir);
+    m->daemon = std::make_unique<Daemon>("master" + std::to_string(masters.size()), args, dir,
+                                         topology ? topology->Exec(ns) : std::vector<std::string>{});
     m->daemon->Start();
     masters.push_back(std::move(m));
     return *masters.back();
@@ -84,6 +102,7 @@ Cluster::NodeProcess& HaCluster::AddNode(const std::string& dram, bool with_disk
                       .binary = fault_spec.empty() ? "" : FaultDaemonPath(),
                       .env = fault_spec.empty() ? decltype(NodeLaunch::env){}
                                                 : FaultDir(faults_dir).Env(fault_spec)};
+    if (!auth_token.empty()) launch.extra_args.push_back("--auth_token_file=" + dir.Sub("token"));
     nodes.push_back(StartNode(dir, launch));
     return *nodes.back();
 }
@@ -100,6 +119,7 @@ bool HaCluster::WaitForNodes(size_t n, std::chrono::milliseconds timeout) {
 std::unique_ptr<Client> HaCluster::ConnectHa(std::chrono::milliseconds timeout) {
     ClientOptions options;
     options.cluster_id = cluster_id;
+    options.auth_token = auth_token;
     options.rpc_timeout = std::chrono::seconds(5);
     return ConnectWhenUp(EtcdUrl(), timeout, options);
 }

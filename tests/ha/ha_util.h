@@ -11,10 +11,11 @@
 
 namespace mooncake::test {
 
-// One etcd member on free loopback ports, its data in `dir`/etcd (kept across restarts).
+// One etcd member on free ports of `host` (loopback by default), its data in `dir`/etcd (kept
+// across restarts).
 class EtcdProcess {
 public:
-    explicit EtcdProcess(const TempDir& dir);
+    explicit EtcdProcess(const TempDir& dir, const std::string& host = "127.0.0.1");
     bool Start();  // and wait until it answers
     void Kill() { daemon_->Kill(); }
     pid_t pid() const { return daemon_->pid(); }
@@ -39,7 +40,13 @@ public:
     // the usual ones); waits for a leader.
     explicit HaCluster(int masters, std::string cluster_id = "ha_test",
                        std::vector<std::string> master_args = {});
-    Master& AddMaster();  // starts one more master of the cluster
+    // The same with master i in network namespace i of `topology` (listening on its address)
+    // and etcd on the bridge, so one master's network can be cut (Topology::SetLink) while
+    // etcd, the nodes, the client and the other master stay connected. `topology` outlives
+    // the cluster.
+    HaCluster(const Topology& topology, int masters, std::string cluster_id = "ha_test");
+    Master& AddMaster();  // starts one more master of the cluster (with a topology: at most
+                          // one per namespace)
     bool RestartMaster(Master& m);
 
     // A node following the leader through etcd://; `fault_spec` non-empty runs mooncaked-fault.
@@ -58,6 +65,10 @@ public:
     uint64_t LeaderEpoch();
 
     TempDir dir;
+    const Topology* topology = nullptr;
+    // Beyond loopback the daemons require a token (--auth_token_file): set with a topology,
+    // given to every master, node and ConnectHa client.
+    std::string auth_token;
     std::string cluster_id;
     std::string faults_dir;
     std::vector<std::string> master_args;  // every master's, after the usual ones
@@ -65,6 +76,9 @@ public:
     std::vector<std::unique_ptr<Master>> masters;
     std::vector<std::unique_ptr<Cluster::NodeProcess>> nodes;
     std::unique_ptr<Client> client;  // through etcd://
+
+private:
+    void Start(int masters);
 };
 
 }  // namespace mooncake::test

@@ -164,6 +164,8 @@ public:
     bool ok() const { return ok_; }
     const std::string& ns(int i) const { return namespaces_[i]; }
     const std::string& ip(int i) const { return ips_[i]; }
+    // The bridge's address, in the test's own namespace (where etcd can listen for them all).
+    std::string bridge_ip() const { return subnet_ + "1"; }
     // The prefix that runs a command inside namespace i (Daemon's `prefix`).
     std::vector<std::string> Exec(int i) const { return {"ip", "netns", "exec", ns(i)}; }
     // Cuts (false) or heals (true) namespace i's link to the bridge: `ip link set down|up`
