@@ -45,8 +45,12 @@ public:
     // does not advance the aging window: call CountElsewhere once the guard is released.
     uint32_t Increment(AccessCount& count) const { return count.Increment(agings()); }
     uint32_t Estimate(const AccessCount& count) const { return count.Read(agings()); }
-    // A new object's count starts from the key's estimate.
-    void Seed(AccessCount& count, uint64_t hash) const { count.Set(Estimate(hash), agings()); }
+    // A new object's count starts from the key's estimate; returns it.
+    uint32_t Seed(AccessCount& count, uint64_t hash) const {
+        const uint32_t estimate = Estimate(hash);
+        count.Set(estimate, agings());
+        return estimate;
+    }
     // A departing object's count is kept: each of the key's counters is raised to it.
     void Fold(const AccessCount& count, uint64_t hash);
     // A read counted in an object's own count: ages the sketch as Increment(hash) does.

@@ -39,7 +39,7 @@ void CollectList(const EvictionList& list, size_t shard, uint64_t per_shard, Nan
         uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
         const bool clean = meta.HasComplete(Tier::kLocalDisk);
         out.push_back({meta.recency, shard, clean && !clean_keys ? kNoKey : *meta.key,
-                       meta.generation, bytes, meta.hash, meta.reads(), clean, score(meta)});
+                       meta.generation, bytes, meta.reads(), clean, score(meta)});
         collected += bytes;
     }
 }

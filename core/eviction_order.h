@@ -38,7 +38,6 @@ struct EvictionCandidate {
     std::string key;
     Generation generation;
     uint64_t bytes;  // its DRAM range
-    uint64_t hash;
     AccessCount reads;  // its admission count when collected
     bool clean;        // has a LOCAL_DISK copy: dropping it loses nothing
     double score = 0;  // HitDensityOrder: expected re-reads per DRAM second (LruOrder: 0)

@@ -93,9 +93,9 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     meta.hash = AdmissionSketch::Hash(key);
-    in_->sketch.Seed(meta.reads(), meta.hash);
+    const uint32_t reads = in_->sketch.Seed(meta.reads(), meta.hash);
     in_->order->OnPut(meta, hint, clock_.Now(), in_->memory_objects.load());
-    in_->gate.OnPut(meta.hash, size, in_->sketch.Estimate(meta.reads()));  // promotion_gate hook
+    in_->gate.OnPut(meta.hash, size, reads);  // promotion_gate hook
     meta.StartPut(*in_, alloc->node, alloc->offset);
     PutStartReply reply;
     reply.generation = meta.generation;
