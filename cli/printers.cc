@@ -140,6 +140,45 @@ void WriteKnobValue(JsonWriter& json, const KnobInfo& knob) {
 
 // ---------------- stat / ls ----------------
 
+namespace {
+
+// A promotion decision's age: the client library reads `at` as minus the age.
+Nanos DecisionAge(const PromotionDecision& d) { return std::max(-d.at, Nanos(0)); }
+
+// "last_promotion": {outcome, refused, reason, reads, threshold, age_ms}, or null.
+void WriteLastPromotion(JsonWriter& json, const std::optional<PromotionDecision>& d) {
+    json.Key("last_promotion");
+    if (!d) {
+        json.Null();
+        return;
+    }
+    json.BeginObject();
+    json.Key("outcome");
+    json.String(PromotionOutcomeName(d->outcome));
+    json.Key("refused");
+    json.Bool(IsRefusal(d->outcome));
+    json.Key("reason");
+    json.String(PromotionOutcomeMeaning(d->outcome));
+    json.Key("reads");
+    json.Uint(d->reads);
+    json.Key("threshold");
+    json.Uint(d->threshold);
+    json.Key("age_ms");
+    json.Int(Millis(DecisionAge(*d)));
+    json.EndObject();
+}
+
+// "gate_refused (the adaptive gate has ...); 3 reads, threshold 2; 1.2s ago"
+std::string LastPromotionText(const std::optional<PromotionDecision>& d) {
+    if (!d) return "none recorded";
+    return std::string(PromotionOutcomeName(d->outcome)) + " (" +
+           std::string(PromotionOutcomeMeaning(d->outcome)) + "); " + std::to_string(d->reads) +
+           " reads, threshold " + std::to_string(d->threshold) + "; " +
+           HumanDuration(DecisionAge(*d)) + " ago";
+}
+
+}  // namespace
+
 std::string RenderStat(const ObjectInfo& info, Format format) {
     const ObjectView& o = info.object;
     if (format == Format::kJson) {
@@ -181,6 +220,7 @@ std::string RenderStat(const ObjectInfo& info, Format format) {
         json.Bool(o.promotion_in_flight);
         json.Key("offload_in_flight");
         json.Bool(o.offload_in_flight);
+        WriteLastPromotion(json, o.last_promotion);
         json.EndObject();
         return json.Finish();
     }
@@ -197,6 +237,7 @@ std::string RenderStat(const ObjectInfo& info, Format format) {
                                                       : "none"});
     head.AddRow({"sketch:", std::to_string(o.sketch_estimate)});
     head.AddRow({"tasks:", tasks.empty() ? "none" : tasks});
+    head.AddRow({"promotion:", LastPromotionText(o.last_promotion)});
     std::string rendered = head.Render();
     // The two-column table's header row is empty: drop it.
     rendered.erase(0, rendered.find('\n') + 1);
@@ -485,16 +526,21 @@ std::string RenderHot(const std::vector<HotKey>& keys, Format format) {
             json.Uint(h.size);
             json.Key("estimate");
             json.Uint(h.estimate);
+            WriteLastPromotion(json, h.last_promotion);
             json.EndObject();
         }
         json.EndArray();
         return json.Finish();
     }
-    Table table({"KEY", "SIZE", "ESTIMATE"});
+    Table table({"KEY", "SIZE", "ESTIMATE", "LAST PROMOTION DECISION"});
     table.AlignRight(1);
     table.AlignRight(2);
     for (const HotKey& h : keys) {
-        table.AddRow({DisplayKey(h.key), HumanSize(h.size), std::to_string(h.estimate)});
+        table.AddRow({DisplayKey(h.key), HumanSize(h.size), std::to_string(h.estimate),
+                      h.last_promotion ? std::string(PromotionOutcomeName(h.last_promotion->outcome)) +
+                                             ", " + HumanDuration(DecisionAge(*h.last_promotion)) +
+                                             " ago"
+                                       : "-"});
     }
     return table.Render();
 }

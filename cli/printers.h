@@ -8,14 +8,17 @@
 //                   not valid UTF-8 (the exact bytes).
 //   stat            {key, size, generation, tiers:[MEMORY first], replicas:[{tier, status,
 //                   node, node_id, size, pins}], lease_remaining_ms, recency, sketch_estimate,
-//                   promotion_in_flight, offload_in_flight}
+//                   promotion_in_flight, offload_in_flight, last_promotion}
+//   last_promotion  null, or {outcome (core/promotion_decision.h names), refused (bool),
+//                   reason (one line), reads, threshold, age_ms}: the key's last promotion
+//                   decision, "why is this key not in MEMORY?"
 //   ls              [{key, size, tiers}]
 //   nodes           [{id, name, data_address, memory_capacity, memory_used, memory_objects,
 //                   local_disk_capacity, local_disk_used, local_disk_objects,
 //                   ms_since_heartbeat}]
 //   tasks           [{kind: "promotion"|"offload", key, size, generation, node_id, node,
 //                   age_ms, state: "queued"|"delivered"|"staged"}]
-//   hot             [{key, size, estimate}]
+//   hot             [{key, size, estimate, last_promotion}]
 //   scrub           [{node, checked, checked_bytes, io_errors, corrupt:[{key, generation}],
 //                   error (only when the node was not scrubbed)}]
 //   masters         [{address, role: "leader"|"standby", epoch, since (ISO 8601), since_ms}]

@@ -24,7 +24,7 @@ AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, Capacity
 AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes,
                                              AgingsFn agings, Options options)
     : options_(options), capacity_bytes_(std::move(capacity_bytes)), agings_(std::move(agings)) {
-    current_.store(static_cast<uint8_t>(options_.cold_start), std::memory_order_relaxed);
+    current_.store(static_cast<uint8_t>(Arm::kAlways), std::memory_order_relaxed);
     for (int a = 0; a < kArms; ++a) {
         const char* arm = ArmName(static_cast<Arm>(a));
         for (int promoted = 0; promoted < 2; ++promoted) {
@@ -98,7 +98,7 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
     const uint64_t agings = agings_ ? agings_() : 0;
     AccessCount reads;
     reads.Set(count, agings);
-    const uint32_t need = std::max<uint32_t>(threshold, 1);
+    const uint32_t need = threshold;
     std::array<bool, kArms> hit{};
     for (size_t a = 0; a < kArms; ++a) {
         Sim& sim = sims_[a];
@@ -155,14 +155,9 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
         for (auto& row : lead_) for (double& v : row) v /= 2;
         for (auto& row : disagree_) for (double& v : row) v /= 2;
     }
-    if (!warm_ && ++cold_accesses_ >= options_.warmup_capacities * cap_objects) {
-        // Enough traffic to judge by, and no arm has shown itself better yet: stop
-        // displacing until one does (Options::start).
-        warm_ = true;
-        SwitchTo(static_cast<size_t>(options_.start));
-    }
-    // Every read (9 comparisons): a small store's evidence must act on the reads that give it.
-    if (warm_ && !put) Decide();
+    // Every read (a handful of comparisons): a small store's evidence must act on the reads
+    // that give it.
+    if (!put) Decide();
 }
 
 void AdaptivePromotionGate::SwitchTo(size_t arm) {
@@ -174,18 +169,29 @@ void AdaptivePromotionGate::SwitchTo(size_t arm) {
     switches_->Inc();
 }
 
+double AdaptivePromotionGate::Excess(size_t a, size_t b, double z) const {
+    // A sign test on the reads where a and b disagree (one hits, the other misses): if they
+    // were equally good, the lead would be a fair +-1 walk over `disagree` steps, so a lead
+    // past z standard deviations (and at least a floor of hits) is evidence, whatever the hit
+    // ratio. Positive: a is ahead of b by that much beyond the bar.
+    return lead_[a][b] - std::max(z * std::sqrt(disagree_[a][b]), options_.min_lead);
+}
+
 void AdaptivePromotionGate::Decide() {
-    auto cur = static_cast<size_t>(current_.load(std::memory_order_relaxed));
-    // A sign test on the accesses where two arms disagree (one hits, the other misses): if
-    // they were equally good, the lead would be a fair +-1 walk over `disagree` steps, so
-    // a lead past z standard deviations (and at least a floor of hits) is evidence, whatever
-    // the hit ratio.
+    constexpr auto kAlwaysArm = static_cast<size_t>(Arm::kAlways);
+    const auto cur = static_cast<size_t>(current_.load(std::memory_order_relaxed));
+    if (cur != kAlwaysArm &&
+        lead_[cur][kAlwaysArm] < options_.stay_z * std::sqrt(disagree_[cur][kAlwaysArm])) {
+        // The evidence against promoting has faded: promote again.
+        SwitchTo(kAlwaysArm);
+        return;
+    }
     size_t best = cur;
     double best_excess = 0;
     for (size_t b = 0; b < kArms; ++b) {
-        if (b == cur) continue;
-        double excess = lead_[b][cur] - std::max(options_.switch_z * std::sqrt(disagree_[b][cur]),
-                                                 options_.min_lead);
+        if (b == cur || b == kAlwaysArm) continue;
+        // Leaving `always` needs the stronger evidence; between refusing arms, the usual.
+        double excess = Excess(b, cur, cur == kAlwaysArm ? options_.leave_z : options_.switch_z);
         if (excess > best_excess) {
             best = b;
             best_excess = excess;

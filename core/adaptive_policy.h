@@ -5,7 +5,7 @@
 // that shows itself best:
 //
 //   always   promote every candidate past the admission threshold, displacing the LRU victim
-//            (what reference-lru does; best on the Mooncake traces and on Zipf popularity)
+//            (what reference-lru does, and the RFC's contract: the gate's starting arm)
 //   compare  promote only a candidate read more often than the victims it would displace
 //            (promotion_compare_victims=true; resists loops and scans)
 //   never    do not displace anything for a promotion (the no-promotion cache; best when
@@ -14,15 +14,19 @@
 // Every simulation is an exact LRU over the sampled keys with DRAM scaled by the sampling
 // rate; it sees the admission count the real gate sees with every access (and remembers it
 // with each sampled key, aging it as the store's counts age, for the comparison's victims) and
-// the same admission threshold, on the same
-// sequence (a Put inserts; a Get of a key not in the mini-DRAM is a LOCAL_DISK hit that may
-// promote). The gate switches to another arm when that arm's (decayed) lead over the current
-// one, counted on the sampled reads where exactly one of the two hits, passes a sign test
-// (switch_z standard deviations of a fair coin, and at least min_lead hits): a hit ratio a few tenths
-// of a percent better is found at any hit ratio, and noise does not flap it. A fresh store
-// follows `compare`; once warm, until an arm is ahead, it follows `never` (Options::start). The
-// eviction order the arms model is LRU: the store uses the gate only with eviction_policy=lru
-// (with hit_density it keeps promotion_compare_victims), so gate, comparison and order agree.
+// the same admission threshold, on the same sequence (a Put inserts; a Get of a key not in the
+// mini-DRAM is a LOCAL_DISK hit that may promote).
+//
+// The burden of proof is on refusing. The gate follows `always` until a refusing arm's
+// (decayed) lead over it, counted on the sampled reads where exactly one of the two hits,
+// passes a sign test of leave_z standard deviations of a fair coin (and at least min_lead
+// hits): statistically significant evidence, on this workload, that promoting loses hits.
+// It follows a refusing arm only while that evidence holds (its lead over `always` stays
+// above stay_z deviations), and goes back to `always` as soon as it fades; between the two
+// refusing arms it moves on the same sign test at switch_z. A fresh or quiet store, with no
+// evidence, promotes. The eviction order the arms model is LRU: the store uses the gate only
+// with eviction_policy=lru (with hit_density it keeps promotion_compare_victims), so gate,
+// comparison and order agree.
 //
 // Thread-safety: every method may be called from any thread (one mutex; the store calls the
 // observers under a shard lock — the gate never takes a store lock, so the order is fixed).
@@ -58,19 +62,14 @@ public:
         // passes its frozen part), and a short memory flaps between arms, each switch
         // paying for the other arm's promotions.
         uint64_t decay_capacities = 32;
-        // Switch when another arm's lead over the current one, counted on the sampled reads
-        // where exactly one of the two hits, exceeds switch_z standard deviations of a fair
-        // coin over those reads, and min_lead hits.
+        // Leave `always` for a refusing arm when that arm's lead over `always`, counted on the
+        // sampled reads where exactly one of the two hits, exceeds leave_z standard deviations
+        // of a fair coin over those reads, and min_lead hits. Return to `always` when the
+        // lead falls under stay_z deviations. Move between the refusing arms at switch_z.
+        double leave_z = 3;
+        double stay_z = 1;
         double switch_z = 2;
         double min_lead = 8;
-        // The arm followed while the simulations have seen fewer than warmup_capacities x
-        // mini capacity sampled accesses (a fresh or tiny store: the fixed gate's default),
-        // and the one followed after that until an arm shows itself better. Not displacing
-        // is the safe prior: on a loop larger than DRAM every arm but `never` thrashes, and
-        // the evidence (`never` hitting the part it kept) comes a whole pass later.
-        Arm cold_start = Arm::kCompare;
-        Arm start = Arm::kNever;
-        uint64_t warmup_capacities = 2;
     };
 
     // `capacity_bytes` reads the store's DRAM capacity (asked again every few thousand
@@ -87,8 +86,8 @@ public:
     AdaptivePromotionGate& operator=(const AdaptivePromotionGate&) = delete;
 
     // Observers: every Get that found the key (any tier), with its admission count after
-    // counting this read and promotion_admission_threshold (0 acts as 1); every Put, with the
-    // new object's count.
+    // counting this read and the admission threshold (PromotionPipeline::AdmissionThreshold);
+    // every Put, with the new object's count.
     void OnGet(uint64_t hash, uint64_t size, uint32_t estimate, uint32_t threshold);
     void OnPut(uint64_t hash, uint64_t size, uint32_t estimate);
 
@@ -146,20 +145,19 @@ private:
     void Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate,
                 uint32_t threshold);  // mu_ held
     void Decide();  // mu_ held
+    double Excess(size_t a, size_t b, double z) const;  // mu_ held
     void SwitchTo(size_t arm);  // mu_ held
 
     Options options_;
     CapacityFn capacity_bytes_;
     AgingsFn agings_;
     std::atomic<int> shift_{0};
-    std::atomic<uint8_t> current_{0};  // an Arm; Options::cold_start until warm
+    std::atomic<uint8_t> current_{0};  // an Arm; kAlways until evidence says otherwise
 
     mutable std::mutex mu_;
     uint64_t sim_capacity_ = 0;   // bytes of mini-DRAM
     uint64_t sampled_ = 0;        // sampled accesses since the last resize check
     uint64_t since_decay_ = 0;
-    uint64_t cold_accesses_ = 0;  // sampled accesses while not warm
-    bool warm_ = false;
     uint64_t mean_size_ = 65536;  // EWMA of object sizes (mini capacity in objects)
     std::array<Sim, kArms> sims_{};
     std::array<double, kArms> score_{};

@@ -163,7 +163,7 @@ Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation 
     return Status::Ok();
 }
 
-Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
+Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>& disk_reads) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     const bool promote_on_hit = config_.promotion_on_hit();
     AdmissionSketch& sketch = in_->sketch;
@@ -171,7 +171,6 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
     ObjectView view;
     uint64_t hash = 0;
     uint32_t estimate = 0;
-    bool trigger = false;
     {
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
@@ -198,30 +197,24 @@ Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
             // object's own (core/access_count.h): no cache line beyond the ones this Get reads.
             estimate = sketch.Increment(meta.reads());
             hash = meta.hash;
-            // Readable and not in MEMORY: LOCAL_DISK only (meta.DiskOnly(), known already).
-            const bool disk_only = !in_memory;
-            trigger = disk_only && !meta.promotion;  // meta.Promotable()
-            if (disk_only && meta.promotion) {
-                in_->m.promotion_attempts.Inc();
-                in_->m.promotion_deduplicated.Inc();
+            // Readable and not in MEMORY: LOCAL_DISK only, the promotion pipeline's to judge.
+            if (!in_memory) {
+                disk_reads.push_back(
+                    {std::string(key), meta.generation, meta.size, estimate, bool(meta.promotion)});
             }
         }
     }
     if (promote_on_hit) {
         sketch.CountElsewhere();
-        in_->gate.OnGet(hash, view.size, estimate,
-                        static_cast<uint32_t>(config_.promotion_admission_threshold()));  // promotion_gate hook
-        if (trigger) {
-            in_->m.promotion_attempts.Inc();
-            int64_t threshold = std::max<int64_t>(1, config_.promotion_admission_threshold());
-            if (estimate < threshold) {
-                in_->m.promotion_failed_admission.Inc();
-            } else {
-                in_->promotion.TryPromote(key, view.generation, view.size, hash, estimate,
-                                          PromotionPipeline::Trigger::kHit);
-            }
-        }
+        in_->gate.OnGet(hash, view.size, estimate, in_->promotion.AdmissionThreshold());
     }
+    return view;
+}
+
+Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
+    std::vector<DiskRead> disk_reads;
+    Result<ObjectView> view = Read(key, disk_reads);
+    in_->promotion.OnReads(disk_reads);
     return view;
 }
 
@@ -229,7 +222,10 @@ std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
     std::span<const std::string> keys) {
     std::vector<Result<ObjectView>> out;
     out.reserve(keys.size());
-    for (const std::string& key : keys) out.push_back(GetReplicaList(key));
+    std::vector<DiskRead> disk_reads;
+    for (const std::string& key : keys) out.push_back(Read(key, disk_reads));
+    // The batch's LOCAL_DISK reads, in its order: promoted as one chain.
+    in_->promotion.OnReads(disk_reads);
     return out;
 }
 

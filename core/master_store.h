@@ -38,6 +38,7 @@ namespace mooncake {
 
 class MetricsRegistry;
 class StoreInternals;  // defined in core/store_internals.h
+struct DiskRead;        // core/promotion_pipeline.h
 
 class MasterStore {
 public:
@@ -198,6 +199,9 @@ public:
     MetricsRegistry& metrics() { return metrics_; }
 
 private:
+    // One reader's Get of `key` (lease, recency, admission count); a LOCAL_DISK-only object's
+    // read is appended to `disk_reads` for the promotion pipeline.
+    Result<ObjectView> Read(std::string_view key, std::vector<DiskRead>& disk_reads);
     InvariantReport Walk(Totals& totals) const;  // ComputeTotals and CheckInvariants
     Config& config_;
     const Clock& clock_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/promotion_decision.h"
 #include "core/types.h"
 
 namespace mooncake {
@@ -33,6 +34,8 @@ struct ObjectView {
     uint32_t sketch_estimate = 0;  // admission sketch's count (inspection only)
     bool promotion_in_flight = false;
     bool offload_in_flight = false;
+    // Stat only: the key's last promotion decision, if remembered (core/promotion_decision.h).
+    std::optional<PromotionDecision> last_promotion;
 
     bool HasComplete(Tier tier) const;
     // Tier names that hold a COMPLETE replica, MEMORY first.
@@ -158,6 +161,7 @@ struct HotKey {
     std::string key;
     uint64_t size = 0;
     uint32_t estimate = 0;
+    std::optional<PromotionDecision> last_promotion;
 };
 
 // Outcome of a manual promote/offload/evict for one key.

@@ -9,6 +9,19 @@
 
 namespace mooncake {
 
+namespace {
+
+// Refusals that may pass later, when DRAM, the queue or the evidence changes: the candidate
+// is remembered and retried (promotion_retry_*), so a hot key read while the cap was full is
+// not left on disk until its next read.
+bool IsRetriable(PromotionOutcome outcome) {
+    return outcome == PromotionOutcome::kWatermarkGated || outcome == PromotionOutcome::kNoRoom ||
+           outcome == PromotionOutcome::kVictimsHotter ||
+           outcome == PromotionOutcome::kGateRefused || outcome == PromotionOutcome::kQueueFull;
+}
+
+}  // namespace
+
 uint64_t PromotionPipeline::BytesLimit() const {
     uint64_t knob = config_.promotion_inflight_bytes_limit();
     return knob > 0 ? knob : std::max<uint64_t>(dram_.Capacity() / 4, 1);
@@ -30,76 +43,122 @@ void PromotionPipeline::Unreserve(uint64_t size) {
     in_flight_bytes_.fetch_sub(size, std::memory_order_relaxed);
 }
 
-PromotionPipeline::GateResult PromotionPipeline::TryPromote(std::string_view key,
-                                                            Generation generation,
-                                                            uint64_t size, uint64_t hash,
-                                                            uint32_t estimate, Trigger trigger) {
-    const bool counted = trigger == Trigger::kHit;
-    // Gate 2: DRAM pressure.
-    if (trigger != Trigger::kManualForce) {
-        uint64_t capacity = dram_.Capacity();
-        bool over_high = static_cast<double>(dram_.Used()) >=
-                         config_.eviction_high_watermark_ratio() * static_cast<double>(capacity);
-        bool refused = false;
-        if (config_.promotion_strict_watermark() && over_high) {
-            refused = true;  // the RFC's interlock, for operators who ask for it
-        } else if (dram_.LargestFreeExtent() < SegmentAllocator::RoundUp(size)) {
-            // A full cache: promote by displacing colder objects, as a Put would.
-            bool compare = config_.promotion_compare_victims() && trigger != Trigger::kManual;
-            // ---- promotion_gate=adaptive (core/adaptive_policy.h): the arm that hits most in
-            // the miniature simulations judges; its model is LRU, so only with that order.
-            const bool adaptive = trigger != Trigger::kManual && gate_applies_ &&
-                                  config_.promotion_gate() == "adaptive";
-            const AdaptivePromotionGate::Arm arm = gate_.Current();
-            if (adaptive) compare = arm == AdaptivePromotionGate::Arm::kCompare;
-            if (adaptive && arm == AdaptivePromotionGate::Arm::kNever) {
-                refused = true;
-            } else {
-                VictimInfo victims = peek_(size);
-                refused = !victims.found || (compare && estimate <= victims.max_estimate);
-            }
-            if (adaptive && counted) gate_.CountDecision(arm, !refused);
-            // ---- end promotion_gate
-        }
-        if (refused) {
-            if (counted) m_.promotion_failed_watermark.Inc();
-            if (trigger != Trigger::kManual) RememberRefused(key, generation);
-            return GateResult::kWatermarkGated;
+uint32_t PromotionPipeline::AdmissionThreshold() const {
+    return static_cast<uint32_t>(std::max<int64_t>(1, config_.promotion_admission_threshold()));
+}
+
+PromotionOutcome PromotionPipeline::Decided(std::string_view key, PromotionOutcome outcome,
+                                            uint32_t reads) {
+    m_.promotion_attempts.Inc();
+    m_.PromotionOutcomeCounter(outcome).Inc();
+    decisions_.Record(key, {outcome, reads, AdmissionThreshold(), clock_.Now()});
+    return outcome;
+}
+
+std::optional<PromotionOutcome> PromotionPipeline::JudgeRoom(uint64_t bytes, uint32_t estimate,
+                                                             Trigger trigger) {
+    if (trigger == Trigger::kManualForce) return std::nullopt;
+    const uint64_t capacity = dram_.Capacity();
+    const bool over_high = static_cast<double>(dram_.Used()) >=
+                           config_.eviction_high_watermark_ratio() * static_cast<double>(capacity);
+    if (config_.promotion_strict_watermark() && over_high) {
+        return PromotionOutcome::kWatermarkGated;  // the RFC's interlock, when asked for
+    }
+    if (dram_.LargestFreeExtent() >= SegmentAllocator::RoundUp(bytes)) return std::nullopt;
+    // A full cache: promote by displacing colder objects, as a Put would.
+    const bool manual = trigger == Trigger::kManual;
+    bool compare = config_.promotion_compare_victims() && !manual;
+    // promotion_gate=adaptive (core/adaptive_policy.h): the arm the evidence supports judges;
+    // its model is LRU, so only with that order.
+    const bool adaptive = !manual && gate_applies_ && config_.promotion_gate() == "adaptive";
+    const AdaptivePromotionGate::Arm arm = gate_.Current();
+    if (adaptive) compare = arm == AdaptivePromotionGate::Arm::kCompare;
+    std::optional<PromotionOutcome> refusal;
+    if (adaptive && arm == AdaptivePromotionGate::Arm::kNever) {
+        refusal = PromotionOutcome::kGateRefused;
+    } else {
+        VictimInfo victims = peek_(bytes);
+        if (!victims.found) {
+            refusal = PromotionOutcome::kNoRoom;
+        } else if (compare && estimate <= victims.max_estimate) {
+            refusal = PromotionOutcome::kVictimsHotter;
         }
     }
+    if (adaptive && trigger == Trigger::kHit) gate_.CountDecision(arm, !refusal);
+    return refusal;
+}
+
+PromotionOutcome PromotionPipeline::Admit(std::string_view key, Generation generation,
+                                          uint64_t size) {
     Shard& shard = table_.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
-    if (it == shard.objects.end()) return GateResult::kNotEligible;
+    if (it == shard.objects.end()) return PromotionOutcome::kStale;
     ObjectMeta& meta = it->second;
-    const Replica* source = meta.CompleteDisk();
-    if (meta.generation != generation || !meta.DiskOnly()) return GateResult::kNotEligible;
+    if (meta.generation != generation) return PromotionOutcome::kStale;
     // Gate 3: one task per key.
-    if (meta.promotion) {
-        if (counted) m_.promotion_deduplicated.Inc();
-        return GateResult::kDeduplicated;
-    }
+    if (meta.promotion) return PromotionOutcome::kDeduplicated;
+    if (!meta.DiskOnly()) return PromotionOutcome::kStale;  // promoted or rewritten meanwhile
     // Gate 4: the cap.
-    if (!Reserve(size)) {
-        if (counted) m_.promotion_failed_queue_full.Inc();
-        return GateResult::kQueueFull;
-    }
+    if (!Reserve(size)) return PromotionOutcome::kQueueFull;
     // Gate 5: admit. The source stays on disk until the task ends.
+    const Replica* source = meta.CompleteDisk();
     std::shared_ptr<NodeState> holder = nodes_.Get(source->node);
     if (!holder) {
         Unreserve(size);
-        return GateResult::kNotEligible;
+        return PromotionOutcome::kStale;
     }
     meta.PinSource(Tier::kLocalDisk);
     Nanos now = clock_.Now();
     meta.promotion = PromotionState{
         source->node, now, now + std::chrono::seconds(config_.promotion_task_timeout_sec()),
         false, std::nullopt};
-    m_.promotion_queued.Inc();
     m_.promotion_in_flight.Inc();
     holder->Push(TaskQueue::kPromotion, {std::string(key), generation});
-    (void)hash;
-    return GateResult::kQueued;
+    return PromotionOutcome::kQueued;
+}
+
+PromotionOutcome PromotionPipeline::TryPromote(std::string_view key, Generation generation,
+                                               uint64_t size, uint32_t estimate,
+                                               Trigger trigger) {
+    const bool manual = trigger == Trigger::kManual || trigger == Trigger::kManualForce;
+    std::optional<PromotionOutcome> refusal = JudgeRoom(size, estimate, trigger);
+    const PromotionOutcome outcome = refusal ? *refusal : Admit(key, generation, size);
+    if (!manual && IsRetriable(outcome)) RememberRefused(key, generation);
+    return Decided(key, outcome, estimate);
+}
+
+void PromotionPipeline::OnReads(std::span<const DiskRead> reads) {
+    // Gate 1, admission, and dedup of tasks already in flight, key by key.
+    std::vector<const DiskRead*> admitted;
+    const uint32_t threshold = AdmissionThreshold();
+    for (const DiskRead& read : reads) {
+        if (read.in_flight) {
+            Decided(read.key, PromotionOutcome::kDeduplicated, read.reads);
+        } else if (read.reads < threshold) {
+            Decided(read.key, PromotionOutcome::kAdmissionGated, read.reads);
+        } else {
+            admitted.push_back(&read);
+        }
+    }
+    if (admitted.size() == 1) {
+        const DiskRead& read = *admitted.front();
+        TryPromote(read.key, read.generation, read.size, read.reads, Trigger::kHit);
+        return;
+    }
+    if (admitted.empty()) return;
+    // A chain (a request's blocks, in prefix order): one room decision for all of them,
+    // judged at the head's count, so the prefix comes back whole or not at all.
+    uint64_t bytes = 0;
+    for (const DiskRead* read : admitted) bytes += SegmentAllocator::RoundUp(read->size);
+    std::optional<PromotionOutcome> refusal =
+        JudgeRoom(bytes, admitted.front()->reads, Trigger::kHit);
+    for (const DiskRead* read : admitted) {
+        const PromotionOutcome outcome =
+            refusal ? *refusal : Admit(read->key, read->generation, read->size);
+        if (IsRetriable(outcome)) RememberRefused(read->key, read->generation);
+        Decided(read->key, outcome, read->reads);
+    }
 }
 
 std::optional<PromotionTask> PromotionPipeline::Deliver(ObjectMeta& meta, const TaskRef& ref,
@@ -144,9 +203,16 @@ Replica PromotionPipeline::Commit(ObjectMeta& meta) {
     meta.promotion->staging.reset();  // moves into the object: End must not free it
     Nanos latency = clock_.Now() - meta.promotion->start;
     End(meta);
-    m_.promotion_completed.Inc();
+    m_.PromotionOutcomeCounter(PromotionOutcome::kCompleted).Inc();
     m_.promotion_latency.Observe(std::chrono::duration<double>(latency).count());
+    decisions_.RecordEnd(*meta.key, PromotionOutcome::kCompleted, clock_.Now());
     return committed;
+}
+
+void PromotionPipeline::Fail(ObjectMeta& meta, PromotionOutcome outcome) {
+    End(meta);
+    m_.PromotionOutcomeCounter(outcome).Inc();
+    decisions_.RecordEnd(*meta.key, outcome, clock_.Now());
 }
 
 void PromotionPipeline::End(ObjectMeta& meta) {
@@ -163,15 +229,9 @@ void PromotionPipeline::End(ObjectMeta& meta) {
     m_.promotion_in_flight.Dec();
 }
 
-void PromotionPipeline::Cancel(ObjectMeta& meta) {
-    End(meta);
-    m_.promotion_cancelled.Inc();
-}
-
 bool PromotionPipeline::ExpireIfDue(ObjectMeta& meta, Nanos now) {
     if (!meta.promotion || meta.promotion->deadline >= now) return false;
-    End(meta);
-    m_.promotion_expired.Inc();
+    Fail(meta, PromotionOutcome::kExpired);
     return true;
 }
 
@@ -213,7 +273,6 @@ size_t PromotionPipeline::RetryRefused() {
     size_t queued = 0;
     for (auto& [key, generation] : due) {
         uint64_t size = 0;
-        uint64_t hash = 0;
         uint32_t estimate = 0;
         bool eligible = false;
         {
@@ -223,23 +282,20 @@ size_t PromotionPipeline::RetryRefused() {
             if (it != shard.objects.end() && it->second.generation == generation &&
                 it->second.Promotable()) {
                 size = it->second.size;
-                hash = it->second.hash;
                 estimate = sketch_.Estimate(it->second.reads());
                 eligible = true;
             }
         }
-        GateResult result = GateResult::kNotEligible;
-        if (eligible) {
-            result = TryPromote(key, generation, size, hash, estimate, Trigger::kRetry);
-        }
+        std::optional<PromotionOutcome> result;
+        if (eligible) result = TryPromote(key, generation, size, estimate, Trigger::kRetry);
         MutexLock lock(retry_mu_);
         auto it = retry_.find(key);
         if (it == retry_.end()) continue;
-        if (result == GateResult::kWatermarkGated || result == GateResult::kQueueFull) {
+        if (result && IsRetriable(*result)) {
             it->second.backoff = std::min<Nanos>(it->second.backoff * 2, std::chrono::seconds(5));
             it->second.next_try = now + it->second.backoff;
         } else {
-            if (result == GateResult::kQueued) {
+            if (result == PromotionOutcome::kQueued) {
                 m_.promotion_retried.Inc();
                 ++queued;
             }
@@ -254,7 +310,6 @@ size_t PromotionPipeline::ProactiveScan() {
         std::string key;
         Generation generation;
         uint64_t size;
-        uint64_t hash;
         uint32_t estimate;
     };
     const size_t budget = static_cast<size_t>(config_.proactive_promotion_budget());
@@ -269,7 +324,7 @@ size_t PromotionPipeline::ProactiveScan() {
             if (!meta.Promotable()) continue;
             uint32_t estimate = sketch_.Estimate(meta.reads());
             if (estimate >= threshold) {
-                picks.push_back({key, meta.generation, meta.size, meta.hash, estimate});
+                picks.push_back({key, meta.generation, meta.size, estimate});
             }
         }
     }
@@ -278,8 +333,8 @@ size_t PromotionPipeline::ProactiveScan() {
               [](const Pick& a, const Pick& b) { return a.estimate > b.estimate; });
     size_t queued = 0;
     for (const Pick& p : picks) {
-        if (TryPromote(p.key, p.generation, p.size, p.hash, p.estimate, Trigger::kProactive) ==
-            GateResult::kQueued) {
+        if (TryPromote(p.key, p.generation, p.size, p.estimate, Trigger::kProactive) ==
+            PromotionOutcome::kQueued) {
             m_.promotion_proactive.Inc();
             ++queued;
         }

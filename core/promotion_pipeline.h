@@ -4,24 +4,30 @@
 // the tasks and bytes in flight (the queue cap), the refused candidates remembered for retry
 // (retry_mu_), the proactive scan's cursor, and the rules that start and end a task.
 //
-// Gates, in order: admission sketch (applied by GetReplicaList, before TryPromote) -> DRAM
-// pressure (the interlock) -> dedup (one task per key) -> cap (promotion_queue_limit and
-// the byte budget) -> admit: pin the LOCAL_DISK source, deadline promotion_task_timeout_sec,
-// queue on the holder node. The holder executes the task through MasterStore:
+// Gates, in order: admission (the key's read count against promotion_admission_threshold)
+// -> DRAM pressure (the strict interlock, or room by displacing colder objects: the adaptive
+// gate or the victim comparison may refuse) -> dedup (one task per key) -> cap
+// (promotion_queue_limit and the byte budget) -> admit: pin the LOCAL_DISK source, deadline
+// promotion_task_timeout_sec, queue on the holder node. Every attempt ends in exactly one
+// PromotionOutcome (core/promotion_decision.h), counted here and nowhere else, and remembered
+// as the key's last decision. Keys read in one batch are decided as a chain: one room
+// decision for all of them, queued in the batch's order, so a request's prefix comes back
+// whole. The holder executes the task through MasterStore:
 // PromotionObjectHeartbeat (Deliver) -> PromotionAllocStart (Find, Stage) -> writes the bytes
 // -> NotifyPromotionSuccess (Commit). Every exit path (commit, failure, expiry, Remove, node
 // expiry, new generation) goes through End, which frees the staging range and unpins the
 // source, so nothing leaks.
 //
 // Locking: methods taking an ObjectMeta (or a Shard) run under that object's shard lock.
-// TryPromote, RetryRefused and ProactiveScan take shard locks themselves, one at a time, and
-// never while holding retry_mu_ (a leaf). The counters are atomics.
+// OnReads, TryPromote, RetryRefused and ProactiveScan take shard locks themselves, one at a
+// time, and never while holding retry_mu_ (a leaf). The counters are atomics.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,6 +43,7 @@
 #include "core/node_table.h"
 #include "core/object.h"
 #include "core/object_table.h"
+#include "core/promotion_decision.h"
 #include "core/status.h"
 #include "core/store_metrics.h"
 #include "core/thread_annotations.h"
@@ -49,11 +56,19 @@ struct VictimInfo {
     uint32_t max_estimate = 0;
 };
 
+// A reader's Get of a LOCAL_DISK-only object, handed to the pipeline after the shard lock
+// is released.
+struct DiskRead {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    uint32_t reads = 0;        // its admission count, this read included
+    bool in_flight = false;    // a promotion task existed when it was read
+};
+
 class PromotionPipeline {
 public:
     enum class Trigger { kHit, kManual, kManualForce, kRetry, kProactive };
-    enum class GateResult { kQueued, kAdmissionGated, kWatermarkGated, kDeduplicated, kQueueFull,
-                            kNotEligible };
     using PeekVictims = std::function<VictimInfo(uint64_t size)>;
 
     // promotion_gate=adaptive judges only when `gate_applies` (its miniature simulations model
@@ -64,9 +79,20 @@ public:
         : config_(config), clock_(clock), table_(table), nodes_(nodes), dram_(dram), m_(m),
           sketch_(sketch), gate_(gate), gate_applies_(gate_applies), peek_(std::move(peek)) {}
 
-    // Gates 2..5 for (key, generation). Takes the key's shard lock: call without it.
-    GateResult TryPromote(std::string_view key, Generation generation, uint64_t size,
-                          uint64_t hash, uint32_t estimate, Trigger trigger);
+    // promotion_admission_threshold as the gates read it (0 acts as 1).
+    uint32_t AdmissionThreshold() const;
+    // The reads of one Get or batch call, in the caller's order: every gate, each attempt
+    // counted and remembered. Several admitted keys are decided as one chain. Call without
+    // shard locks.
+    void OnReads(std::span<const DiskRead> reads);
+    // Gates 2..5 for (key, generation) from a retry, the proactive scan or a manual promote
+    // (and a single Get). Takes the key's shard lock: call without it.
+    PromotionOutcome TryPromote(std::string_view key, Generation generation, uint64_t size,
+                                uint32_t estimate, Trigger trigger);
+    // The key's last promotion decision, if it is remembered.
+    std::optional<PromotionDecision> LastDecision(std::string_view key) const {
+        return decisions_.Last(key);
+    }
     // promotion_inflight_bytes_limit, or a quarter of DRAM when 0.
     uint64_t BytesLimit() const;
 
@@ -81,15 +107,19 @@ public:
     // Ends a staged task as committed: returns the staged replica, which the caller moves
     // into the object (End does not free it), and counts completed and the latency.
     Replica Commit(ObjectMeta& meta);
+    // Ends a task for one of the task outcomes (kAllocFailed, kIoFailed, kCancelled,
+    // kExpired): End, counted under it and remembered as the key's last decision.
+    void Fail(ObjectMeta& meta, PromotionOutcome outcome);
     // Frees staging, unpins the source, forgets the task. Every exit path ends here.
     void End(ObjectMeta& meta);
-    // End, counted as cancelled (Remove, node expiry, the bytes went away).
-    void Cancel(ObjectMeta& meta);
-    // End, counted as expired, when the task's deadline has passed. True if it ended.
+    // Fail(kCancelled): Remove, node expiry, the bytes went away.
+    void Cancel(ObjectMeta& meta) { Fail(meta, PromotionOutcome::kCancelled); }
+    // Fail(kExpired) when the task's deadline has passed. True if it ended.
     bool ExpireIfDue(ObjectMeta& meta, Nanos now);
 
     // ---- refused candidates and the proactive scan (call without locks) ----
-    // Remembers a candidate refused for room, retried with backoff (promotion_retry_*).
+    // Remembers a candidate refused for room or by the cap, retried with backoff
+    // (promotion_retry_*).
     void RememberRefused(std::string_view key, Generation generation);
     // Retries up to 16 due candidates; returns how many were queued.
     size_t RetryRefused();
@@ -101,6 +131,14 @@ public:
     uint64_t bytes_in_flight() const { return in_flight_bytes_.load(std::memory_order_relaxed); }
 
 private:
+    // Gate 2, DRAM pressure, for `bytes` (a chain's total) judged at `estimate`: the refusal,
+    // or nullopt when the promotion may take DRAM.
+    std::optional<PromotionOutcome> JudgeRoom(uint64_t bytes, uint32_t estimate, Trigger trigger);
+    // Gates 3..5 under the key's shard lock: dedup, the cap, admit.
+    PromotionOutcome Admit(std::string_view key, Generation generation, uint64_t size);
+    // Counts one attempt's outcome (promotion_attempts_total and the outcome's counter) and
+    // remembers it as the key's last decision: the one place an attempt is counted.
+    PromotionOutcome Decided(std::string_view key, PromotionOutcome outcome, uint32_t reads);
     // Reserves a slot under the cap; false (nothing reserved) when over it.
     bool Reserve(uint64_t size);
     void Unreserve(uint64_t size);
@@ -119,6 +157,7 @@ private:
     std::atomic<int64_t> in_flight_{0};
     std::atomic<uint64_t> in_flight_bytes_{0};
     std::atomic<size_t> proactive_cursor_{0};
+    PromotionDecisionLog decisions_;
 
     // A refused candidate, remembered for retry when room appears.
     struct RetryCandidate {

@@ -16,6 +16,7 @@ Result<ObjectView> MasterStore::Stat(std::string_view key) const {
     }
     ObjectView view = in_->MakeView(it->second, /*complete_only=*/false);
     view.sketch_estimate = in_->sketch.Estimate(it->second.reads());
+    view.last_promotion = in_->promotion.LastDecision(key);
     return view;
 }
 
@@ -99,7 +100,7 @@ std::vector<HotKey> MasterStore::Hot(size_t limit) const {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (!meta.DiskOnly()) continue;
-            heap.push({key, meta.size, in_->sketch.Estimate(meta.reads())});
+            heap.push({key, meta.size, in_->sketch.Estimate(meta.reads()), std::nullopt});
             if (heap.size() > limit) heap.pop();
         }
     }
@@ -109,6 +110,7 @@ std::vector<HotKey> MasterStore::Hot(size_t limit) const {
         heap.pop();
     }
     std::reverse(out.begin(), out.end());
+    for (HotKey& hot : out) hot.last_promotion = in_->promotion.LastDecision(hot.key);
     return out;
 }
 

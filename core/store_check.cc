@@ -150,6 +150,14 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         fail("promotion funnel: queued " + Num(m.promotion_queued.Value()) + " != ended " +
              Num(promotion_ended) + " + in flight " + Num(m.promotion_in_flight.Value()));
     }
+    double attempt_outcomes = 0;
+    for (size_t o = 0; o < kAttemptOutcomes; ++o) {
+        attempt_outcomes += in_->m.PromotionOutcomeCounter(static_cast<PromotionOutcome>(o)).Value();
+    }
+    if (m.promotion_attempts.Value() != attempt_outcomes) {
+        fail("promotion attempts " + Num(m.promotion_attempts.Value()) +
+             " != the sum of their outcomes " + Num(attempt_outcomes));
+    }
     if (m.promotion_in_flight.Value() != static_cast<double>(t.promotion_tasks)) {
         fail("promotion_in_flight " + Num(m.promotion_in_flight.Value()) + " != tasks " +
              std::to_string(t.promotion_tasks));

@@ -7,7 +7,9 @@ namespace {
 
 Counter& Failed(MetricsRegistry& r, const char* reason) {
     return r.GetCounter("promotion_failed_total",
-                        "promotions refused or failed, by reason (the RFC's names)",
+                        "promotion attempts refused, and queued promotions failed, by reason "
+                        "(the RFC's names; no_room, victims_hotter, gate_refused and stale are "
+                        "refusals it has no name for)",
                         {{"reason", reason}});
 }
 
@@ -16,7 +18,9 @@ Counter& Failed(MetricsRegistry& r, const char* reason) {
 StoreMetrics::StoreMetrics(MetricsRegistry& r)
     : promotion_attempts(r.GetCounter(
           "promotion_attempts_total",
-          "Gets of LOCAL_DISK-only objects that ran the promotion gates")),
+          "promotion attempts (a Get of a LOCAL_DISK-only object, a retry of a refused one, the "
+          "proactive scan, a manual promote): = queued + deduplicated + failed by an attempt's "
+          "reasons")),
       promotion_queued(r.GetCounter("promotion_queued_total", "promotion tasks admitted")),
       promotion_completed(r.GetCounter("promotion_completed_total",
                                        "promotions committed to MEMORY")),
@@ -25,6 +29,10 @@ StoreMetrics::StoreMetrics(MetricsRegistry& r)
       promotion_failed_queue_full(Failed(r, "queue_full")),
       promotion_failed_alloc(Failed(r, "alloc_failed")),
       promotion_failed_io(Failed(r, "io_failed")),
+      promotion_failed_no_room(Failed(r, "no_room")),
+      promotion_failed_victims_hotter(Failed(r, "victims_hotter")),
+      promotion_failed_gate_refused(Failed(r, "gate_refused")),
+      promotion_failed_stale(Failed(r, "stale")),
       promotion_deduplicated(r.GetCounter("promotion_deduplicated_total",
                                           "promotion triggers for a key that had a task")),
       promotion_cancelled(r.GetCounter(
@@ -62,5 +70,25 @@ StoreMetrics::StoreMetrics(MetricsRegistry& r)
       nodes_expired(r.GetCounter("nodes_expired_total", "nodes expired by missed heartbeats")),
       nodes_replaced(r.GetCounter("nodes_replaced_total",
                                   "registrations replaced by a restarted node of the same name")) {}
+
+Counter& StoreMetrics::PromotionOutcomeCounter(PromotionOutcome outcome) {
+    switch (outcome) {
+        case PromotionOutcome::kQueued: return promotion_queued;
+        case PromotionOutcome::kDeduplicated: return promotion_deduplicated;
+        case PromotionOutcome::kAdmissionGated: return promotion_failed_admission;
+        case PromotionOutcome::kWatermarkGated: return promotion_failed_watermark;
+        case PromotionOutcome::kNoRoom: return promotion_failed_no_room;
+        case PromotionOutcome::kVictimsHotter: return promotion_failed_victims_hotter;
+        case PromotionOutcome::kGateRefused: return promotion_failed_gate_refused;
+        case PromotionOutcome::kQueueFull: return promotion_failed_queue_full;
+        case PromotionOutcome::kStale: return promotion_failed_stale;
+        case PromotionOutcome::kCompleted: return promotion_completed;
+        case PromotionOutcome::kAllocFailed: return promotion_failed_alloc;
+        case PromotionOutcome::kIoFailed: return promotion_failed_io;
+        case PromotionOutcome::kExpired: return promotion_expired;
+        case PromotionOutcome::kCancelled: return promotion_cancelled;
+    }
+    return promotion_failed_stale;
+}
 
 }  // namespace mooncake

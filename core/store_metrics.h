@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/metrics.h"
+#include "core/promotion_decision.h"
 
 namespace mooncake {
 
@@ -17,6 +18,10 @@ struct StoreMetrics {
     Counter& promotion_failed_queue_full;
     Counter& promotion_failed_alloc;
     Counter& promotion_failed_io;
+    Counter& promotion_failed_no_room;
+    Counter& promotion_failed_victims_hotter;
+    Counter& promotion_failed_gate_refused;
+    Counter& promotion_failed_stale;
     Counter& promotion_deduplicated;
     Counter& promotion_cancelled;
     Counter& promotion_expired;
@@ -43,6 +48,11 @@ struct StoreMetrics {
     Counter& prefetch_on_exist;
     Counter& nodes_expired;
     Counter& nodes_replaced;
+
+    // The counter of one promotion outcome: promotion_queued_total,
+    // promotion_deduplicated_total, promotion_completed_total, promotion_expired_total,
+    // promotion_cancelled_total, or promotion_failed_total{reason=<its name>}.
+    Counter& PromotionOutcomeCounter(PromotionOutcome outcome);
 };
 
 }  // namespace mooncake

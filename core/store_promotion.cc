@@ -55,8 +55,7 @@ Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_vi
                                 " is being freed by offloads in flight; retry");
     }
     if (!alloc.ok()) {
-        in.promotion.End(meta);
-        in.m.promotion_failed_alloc.Inc();
+        in.promotion.Fail(meta, PromotionOutcome::kAllocFailed);
         return alloc.status();
     }
     in.promotion.Stage(meta, alloc->node, alloc->offset);
@@ -98,8 +97,7 @@ Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
         if (found.status().Is(StatusCode::kNotFound)) return Status::Ok();
         return found.status();
     }
-    in_->promotion.End(**found);
-    in_->m.promotion_failed_io.Inc();
+    in_->promotion.Fail(**found, PromotionOutcome::kIoFailed);
     return Status::Ok();
 }
 
@@ -125,7 +123,6 @@ Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Generation generation;
     uint64_t size;
-    uint64_t hash;
     uint32_t estimate;
     {
         Shard& shard = in_->table.ShardFor(key);
@@ -142,19 +139,21 @@ Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
         }
         generation = meta.generation;
         size = meta.size;
-        hash = meta.hash;
         estimate = in_->sketch.Estimate(meta.reads());
     }
     using Trigger = PromotionPipeline::Trigger;
-    using Gate = PromotionPipeline::GateResult;
     const Trigger trigger = force ? Trigger::kManualForce : Trigger::kManual;
-    switch (in_->promotion.TryPromote(key, generation, size, hash, estimate, trigger)) {
-        case Gate::kQueued: return ManualOutcome::kQueued;
-        case Gate::kDeduplicated: return ManualOutcome::kInFlight;
-        case Gate::kWatermarkGated:
+    const PromotionOutcome outcome = in_->promotion.TryPromote(key, generation, size, estimate, trigger);
+    switch (outcome) {
+        case PromotionOutcome::kQueued: return ManualOutcome::kQueued;
+        case PromotionOutcome::kDeduplicated: return ManualOutcome::kInFlight;
+        case PromotionOutcome::kWatermarkGated:
+        case PromotionOutcome::kNoRoom:
             return Status::NoSpace("DRAM is full and nothing evictable can make room for " +
-                                   QuoteKey(key) + " (use --force to promote anyway)");
-        case Gate::kQueueFull:
+                                   QuoteKey(key) + " (" +
+                                   std::string(PromotionOutcomeMeaning(outcome)) +
+                                   "; use --force to promote anyway)");
+        case PromotionOutcome::kQueueFull:
             return Status::Busy("promotion queue is full (promotion_queue_limit or the byte "
                                 "budget); retry later");
         default: break;

@@ -441,7 +441,7 @@ void MasterService::Tasks(std::vector<rpc::TaskInfo>& out) {
 void MasterService::Hot(std::vector<rpc::HotKey>& out, int32_t limit) {
     Call call(*this, "Hot");
     for (const HotKey& h : store_.Hot(static_cast<size_t>(std::clamp(limit, 0, kMaxListLimit)))) {
-        out.push_back(rpc::ToWire(h));
+        out.push_back(rpc::ToWire(h, store_.clock().Now()));
     }
 }
 

@@ -38,6 +38,20 @@ std::string TiersText(const ObjectView& object) {
     return out;
 }
 
+std::string PromotionText(const ObjectView& o, bool with_age) {
+    if (!o.last_promotion) return "none";
+    const PromotionDecision& d = *o.last_promotion;
+    std::string out = std::string(PromotionOutcomeName(d.outcome)) +
+                      " reads=" + std::to_string(d.reads) +
+                      " threshold=" + std::to_string(d.threshold);
+    if (with_age) {
+        // The client library reads `at` as minus the decision's age.
+        auto age = std::chrono::duration_cast<std::chrono::seconds>(std::max(-d.at, Nanos(0)));
+        out += " age_s=" + std::to_string(age.count());
+    }
+    return out;
+}
+
 std::string Describe(const ObjectInfo& info) {
     const ObjectView& o = info.object;
     std::string out;
@@ -48,6 +62,7 @@ std::string Describe(const ObjectInfo& info) {
     out.append("sketch_estimate: ").append(std::to_string(o.sketch_estimate)).append("\n");
     out.append("promotion_in_flight: ").append(BoolText(o.promotion_in_flight)).append("\n");
     out.append("offload_in_flight: ").append(BoolText(o.offload_in_flight)).append("\n");
+    out.append("last_promotion: ").append(PromotionText(o, /*with_age=*/false)).append("\n");
     out.append("replicas:\n");
     for (size_t i : DisplayOrder(o)) {
         const ReplicaDesc& r = o.replicas[i];
@@ -72,6 +87,7 @@ const std::vector<std::string>& KeyXattrNames() {
         "user.mooncake.sketch_estimate",
         "user.mooncake.promotion_in_flight",
         "user.mooncake.offload_in_flight",
+        "user.mooncake.promotion",
     };
     return kNames;
 }
@@ -98,6 +114,7 @@ std::vector<std::pair<std::string, std::string>> KeyXattrs(const ObjectInfo& inf
         {names[5], std::to_string(o.sketch_estimate)},
         {names[6], BoolText(o.promotion_in_flight)},
         {names[7], BoolText(o.offload_in_flight)},
+        {names[8], PromotionText(o, /*with_age=*/true)},
     };
 }
 

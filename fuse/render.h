@@ -16,6 +16,10 @@ namespace mooncake::tierfs {
 // "MEMORY,LOCAL_DISK": tiers holding a COMPLETE replica, MEMORY first ("" if none).
 std::string TiersText(const ObjectView& object);
 
+// The key's last promotion decision: "<outcome> reads=<n> threshold=<n>[ age_s=<n>]", or
+// "none". The file's text leaves the age out, so its size holds still between getattr and read.
+std::string PromotionText(const ObjectView& object, bool with_age);
+
 // The content of keys/<name> (and MEMORY/<name>, LOCAL_DISK/<name>):
 //   key: <the key, percent-escaped as in a plain name, never hashed>
 //   size: <bytes>
@@ -24,6 +28,7 @@ std::string TiersText(const ObjectView& object);
 //   sketch_estimate: <n>
 //   promotion_in_flight: true|false
 //   offload_in_flight: true|false
+//   last_promotion: <outcome> reads=<n> threshold=<n> | none
 //   replicas:
 //     <TIER> <STATE> node=<node address>
 // Replicas are every replica the master knows, any state, MEMORY first.
@@ -38,6 +43,9 @@ std::string Describe(const ObjectInfo& info);
 //   user.mooncake.sketch_estimate      decimal (the admission sketch's count; not an access)
 //   user.mooncake.promotion_in_flight  true|false
 //   user.mooncake.offload_in_flight    true|false
+//   user.mooncake.promotion            the key's last promotion decision, "why is it not in
+//                                      MEMORY?": <outcome> reads=<n> threshold=<n> age_s=<n>,
+//                                      or none (outcomes: core/promotion_decision.h)
 std::vector<std::pair<std::string, std::string>> KeyXattrs(const ObjectInfo& info);
 // The names alone, in the same order (listxattr needs no RPC).
 const std::vector<std::string>& KeyXattrNames();

@@ -130,6 +130,30 @@ ReplicaDesc FromWire(const Replica& r) {
     return out;
 }
 
+PromotionDecision ToWire(const mooncake::PromotionDecision& d, Nanos now) {
+    PromotionDecision out;
+    out.outcome = std::string(PromotionOutcomeName(d.outcome));
+    out.reads = static_cast<int32_t>(d.reads);
+    out.threshold = static_cast<int32_t>(d.threshold);
+    out.age_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::max(now - d.at, Nanos(0))).count();
+    return out;
+}
+
+mooncake::PromotionDecision FromWire(const PromotionDecision& d) {
+    mooncake::PromotionDecision out;
+    // An unknown outcome name (a newer master) reads as the closest generic refusal.
+    out.outcome = PromotionOutcome::kStale;
+    for (size_t o = 0; o < kPromotionOutcomes; ++o) {
+        auto outcome = static_cast<PromotionOutcome>(o);
+        if (PromotionOutcomeName(outcome) == d.outcome) out.outcome = outcome;
+    }
+    out.reads = static_cast<uint32_t>(std::max(0, d.reads));
+    out.threshold = static_cast<uint32_t>(std::max(0, d.threshold));
+    out.at = -std::chrono::milliseconds(d.age_ms);  // relative to now = 0, as lease_expiry
+    return out;
+}
+
 ObjectInfo ToWire(const ObjectView& v, Nanos now, const NodeLocator& locate) {
     ObjectInfo out;
     out.key = v.key;
@@ -144,6 +168,7 @@ ObjectInfo ToWire(const ObjectView& v, Nanos now, const NodeLocator& locate) {
     out.sketch_estimate = static_cast<int32_t>(v.sketch_estimate);
     out.promotion_in_flight = v.promotion_in_flight;
     out.offload_in_flight = v.offload_in_flight;
+    if (v.last_promotion) out.__set_last_promotion(ToWire(*v.last_promotion, now));
     return out;
 }
 
@@ -159,6 +184,7 @@ ObjectView FromWire(const ObjectInfo& info) {
     out.sketch_estimate = static_cast<uint32_t>(info.sketch_estimate);
     out.promotion_in_flight = info.promotion_in_flight;
     out.offload_in_flight = info.offload_in_flight;
+    if (info.__isset.last_promotion) out.last_promotion = FromWire(info.last_promotion);
     return out;
 }
 
@@ -401,16 +427,20 @@ mooncake::TaskView FromWire(const TaskInfo& task) {
     return out;
 }
 
-HotKey ToWire(const mooncake::HotKey& hot) {
+HotKey ToWire(const mooncake::HotKey& hot, Nanos now) {
     HotKey out;
     out.key = hot.key;
     out.size = static_cast<int64_t>(hot.size);
     out.estimate = static_cast<int32_t>(hot.estimate);
+    if (hot.last_promotion) out.__set_last_promotion(ToWire(*hot.last_promotion, now));
     return out;
 }
 
 mooncake::HotKey FromWire(const HotKey& hot) {
-    return {hot.key, static_cast<uint64_t>(hot.size), static_cast<uint32_t>(hot.estimate)};
+    mooncake::HotKey out{hot.key, static_cast<uint64_t>(hot.size),
+                         static_cast<uint32_t>(hot.estimate), std::nullopt};
+    if (hot.__isset.last_promotion) out.last_promotion = FromWire(hot.last_promotion);
+    return out;
 }
 
 }  // namespace mooncake::rpc

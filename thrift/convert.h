@@ -45,6 +45,9 @@ Replica ToWire(const ReplicaDesc& replica, const NodeLocator& locate);
 ReplicaDesc FromWire(const Replica& replica);
 // `now` turns the absolute lease expiry into a remaining duration.
 ObjectInfo ToWire(const ObjectView& view, Nanos now, const NodeLocator& locate);
+// The decision's time travels as its age at `now`; read back, `at` is minus that age.
+PromotionDecision ToWire(const mooncake::PromotionDecision& decision, Nanos now);
+mooncake::PromotionDecision FromWire(const PromotionDecision& decision);
 // lease_expiry of the result is the time remaining at reply time (not an absolute time).
 ObjectView FromWire(const ObjectInfo& info);
 mooncake::ListOptions FromWire(const ListRequest& request);
@@ -75,7 +78,7 @@ mooncake::PromotionTask FromWire(const PromotionTask& task);
 // ---- admin ----
 TaskInfo ToWire(const mooncake::TaskView& task);
 mooncake::TaskView FromWire(const TaskInfo& task);
-HotKey ToWire(const mooncake::HotKey& hot);
+HotKey ToWire(const mooncake::HotKey& hot, Nanos now);
 mooncake::HotKey FromWire(const HotKey& hot);
 
 }  // namespace mooncake::rpc

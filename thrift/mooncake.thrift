@@ -62,6 +62,17 @@ struct Replica {
   8: string data_address, // HOST:PORT of the node's data channel ("" if it is gone)
 }
 
+// Why a key is or is not on its way back to MEMORY: its last promotion decision
+// (core/promotion_decision.h). outcome: queued, deduplicated, admission_gated,
+// watermark_gated, no_room, victims_hotter, gate_refused, queue_full, stale (an attempt's),
+// completed, alloc_failed, io_failed, expired, cancelled (a queued task's end).
+struct PromotionDecision {
+  1: string outcome,
+  2: i32 reads,       // the key's admission count when decided
+  3: i32 threshold,   // promotion_admission_threshold then (0 read as 1)
+  4: i64 age_ms,      // how long ago
+}
+
 struct ObjectInfo {
   1: binary key,
   2: i64 generation,
@@ -72,6 +83,7 @@ struct ObjectInfo {
   7: i32 sketch_estimate,
   8: bool promotion_in_flight,
   9: bool offload_in_flight,
+  10: optional PromotionDecision last_promotion,  // Stat only
 }
 
 struct ObjectResult {
@@ -217,6 +229,7 @@ struct HotKey {
   1: binary key,
   2: i64 size,
   3: i32 estimate,
+  4: optional PromotionDecision last_promotion,
 }
 
 struct ListRequest {

@@ -64,7 +64,8 @@ TEST(RenderStat, JsonHasTheContractFields) {
   "recency": 0,
   "sketch_estimate": 3,
   "promotion_in_flight": true,
-  "offload_in_flight": false
+  "offload_in_flight": false,
+  "last_promotion": null
 }
 )");
 }
@@ -155,9 +156,43 @@ TEST(RenderTasks, NamesNodesAndStates) {
 }
 
 TEST(RenderHot, Shapes) {
-    std::string json = RenderHot({{"h", 100, 9}}, Format::kJson);
+    std::string json = RenderHot({{"h", 100, 9, std::nullopt}}, Format::kJson);
     EXPECT_EQ(json,
-              "[\n  {\n    \"key\": \"h\",\n    \"size\": 100,\n    \"estimate\": 9\n  }\n]\n");
+              "[\n  {\n    \"key\": \"h\",\n    \"size\": 100,\n    \"estimate\": 9,\n"
+              "    \"last_promotion\": null\n  }\n]\n");
+    HotKey refused{"r", 100, 1,
+                   PromotionDecision{PromotionOutcome::kAdmissionGated, 1, 2,
+                                     -std::chrono::milliseconds(1500)}};
+    json = RenderHot({refused}, Format::kJson);
+    EXPECT_NE(json.find("\"last_promotion\": {\n      \"outcome\": \"admission_gated\",\n"
+                        "      \"refused\": true,\n"),
+              std::string::npos)
+        << json;
+    EXPECT_NE(json.find("\"reads\": 1,\n      \"threshold\": 2,\n      \"age_ms\": 1500\n"),
+              std::string::npos)
+        << json;
+    std::string table = RenderHot({refused}, Format::kTable);
+    EXPECT_NE(table.find("admission_gated, 1.5s ago"), std::string::npos) << table;
+}
+
+TEST(RenderStat, SaysWhyAKeyIsNotInMemory) {
+    ObjectInfo info;
+    info.object.key = "k";
+    info.object.size = 4096;
+    info.object.replicas.push_back({Tier::kLocalDisk, ReplicaState::kComplete, 1, 0, 4096, 0});
+    info.locations.push_back({"127.0.0.1:7001", "127.0.0.1:7002"});
+    info.object.last_promotion =
+        PromotionDecision{PromotionOutcome::kNoRoom, 4, 2, -std::chrono::milliseconds(20)};
+    std::string table = RenderStat(info, Format::kTable);
+    EXPECT_NE(table.find("promotion:   no_room (DRAM is full and every evictable object is "
+                         "leased or pinned); 4 reads, threshold 2;"),
+              std::string::npos)
+        << table;
+    std::string json = RenderStat(info, Format::kJson);
+    EXPECT_NE(json.find("\"outcome\": \"no_room\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"age_ms\": 20"), std::string::npos) << json;
+    info.object.last_promotion.reset();
+    EXPECT_NE(RenderStat(info, Format::kJson).find("\"last_promotion\": null"), std::string::npos);
 }
 
 TEST(RenderScrub, NamesEveryCorruptKeyAndEveryNodeNotScrubbed) {

@@ -50,8 +50,8 @@ disk_only_key() {
     [ "$(jq -r '.[0].estimate' <<<"$output")" -ge 4 ]
     [ "$(jq -r '.[0].size' <<<"$output")" = 1048576 ]
     run "$CTL" hot --limit 3
-    [[ "${lines[0]}" =~ ^KEY\ +SIZE\ +ESTIMATE$ ]]
-    [[ "${lines[1]}" =~ ^$key\ +1\ MiB\ +[0-9]+$ ]]
+    [[ "${lines[0]}" =~ ^KEY\ +SIZE\ +ESTIMATE\ +LAST\ PROMOTION\ DECISION$ ]]
+    [[ "${lines[1]}" =~ ^$key\ +1\ MiB\ +[0-9]+\ +admission_gated,\ .+\ ago$ ]]
     [ "${#lines[@]}" -eq 4 ]
 }
 

@@ -41,6 +41,7 @@ TEST(TierFsRender, Description) {
               "sketch_estimate: 3\n"
               "promotion_in_flight: false\n"
               "offload_in_flight: false\n"
+              "last_promotion: none\n"
               "replicas:\n"
               "  MEMORY COMPLETE node=node#2\n"
               "  LOCAL_DISK COMPLETE node=127.0.0.1:7001\n");
@@ -70,6 +71,20 @@ TEST(TierFsRender, Xattrs) {
     EXPECT_EQ(attrs[5].second, "3");
     EXPECT_EQ(attrs[6].second, "false");
     EXPECT_EQ(attrs[7].second, "false");
+    EXPECT_EQ(attrs[8].first, "user.mooncake.promotion");
+    EXPECT_EQ(attrs[8].second, "none");
+}
+
+// "Why is this key not in MEMORY?": the last decision, read count against the threshold, and
+// (in the xattr only, so the file's size holds still) how long ago.
+TEST(TierFsRender, LastPromotionDecision) {
+    ObjectInfo info = TwoTierObject();
+    info.object.last_promotion =
+        PromotionDecision{PromotionOutcome::kGateRefused, 3, 2, -std::chrono::milliseconds(4500)};
+    EXPECT_NE(Describe(info).find("last_promotion: gate_refused reads=3 threshold=2\n"),
+              std::string::npos)
+        << Describe(info);
+    EXPECT_EQ(KeyXattrs(info)[8].second, "gate_refused reads=3 threshold=2 age_s=4");
 }
 
 TEST(TierFsRender, Errnos) {

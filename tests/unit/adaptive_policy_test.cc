@@ -4,6 +4,7 @@
 // behaviour is covered by tests/replay.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <unordered_map>
 
@@ -60,11 +61,11 @@ public:
     AdaptivePromotionGate gate_;
 };
 
-// A fresh gate follows the fixed default (compare victims) until its simulations have seen
-// two mini-capacities of traffic.
-TEST(AdaptivePromotionGateTest, StartsComparingWithEveryLabelExported) {
+// A fresh gate promotes (the RFC's contract) until a refusing arm shows, by evidence, that
+// promoting loses hits.
+TEST(AdaptivePromotionGateTest, StartsPromotingWithEveryLabelExported) {
     GateDriver d;
-    EXPECT_EQ(d.gate_.Current(), Arm::kCompare);
+    EXPECT_EQ(d.gate_.Current(), Arm::kAlways);
     for (const char* arm : {"always", "compare", "never"}) {
         for (const char* outcome : {"promoted", "refused"}) {
             EXPECT_EQ(d.Metric("promotion_gate_decisions_total", {{"arm", arm}, {"outcome", outcome}}), 0)
@@ -72,36 +73,48 @@ TEST(AdaptivePromotionGateTest, StartsComparingWithEveryLabelExported) {
         }
         EXPECT_EQ(d.Metric("promotion_gate_sim_hits_total", {{"arm", arm}}), 0) << arm;
         EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", arm}}),
-                  std::string(arm) == "compare" ? 1 : 0);
+                  std::string(arm) == "always" ? 1 : 0);
     }
     EXPECT_EQ(d.Metric("promotion_gate_switches_total"), 0);
 }
 
-// Warm and without evidence, the gate stops displacing: a working set that fits gives every
-// arm the same hits, so after the one switch to `never` it never moves.
-TEST(AdaptivePromotionGateTest, TiesDoNotFlap) {
+// Without evidence the gate keeps promoting: a working set that fits gives every arm the same
+// hits, and a warm gate never leaves `always`.
+TEST(AdaptivePromotionGateTest, TiesKeepPromoting) {
     GateDriver d;
-    d.Loop(50, 3);  // 150 sampled accesses: under 2 x 100, still cold
-    EXPECT_EQ(d.gate_.Current(), Arm::kCompare);
     d.Loop(50, 200);
     auto s = d.gate_.Scores();
     EXPECT_EQ(s[0], s[1]);
     EXPECT_EQ(s[1], s[2]);
-    EXPECT_EQ(d.gate_.Current(), Arm::kNever);
-    EXPECT_EQ(d.Metric("promotion_gate_switches_total"), 1);
+    EXPECT_EQ(d.gate_.Current(), Arm::kAlways);
+    EXPECT_EQ(d.Metric("promotion_gate_switches_total"), 0);
 }
 
-// A loop larger than DRAM seen for the first time: in the second pass every arm but `never`
-// thrashes, and `never`'s hits only come at the end of that pass. The gate must not have
-// displaced anything in the meantime (it is warm after the first pass, with no evidence).
-TEST(AdaptivePromotionGateTest, SecondPassOfALoopIsNotDisplaced) {
+// Noise is not evidence: uniform reads over 1.5x DRAM give `always` and `never` the same hit
+// ratio in expectation (each keeps two thirds of the keys), so their hits differ only by
+// chance. The gate may stray, but must spend nearly all its time promoting.
+TEST(AdaptivePromotionGateTest, NoiseIsNotEvidence) {
+    GateDriver d;
+    std::mt19937_64 rng(42);
+    std::uniform_int_distribution<uint64_t> key(0, 149);
+    d.Loop(150, 1);
+    int promoting = 0;
+    constexpr int kReads = 200000;
+    for (int i = 0; i < kReads; ++i) {
+        d.Read(key(rng));
+        promoting += d.gate_.Current() == Arm::kAlways;
+    }
+    EXPECT_GT(promoting, kReads * 95 / 100);
+}
+
+// A loop larger than DRAM is found out in its second pass: `never` keeps the part it froze and
+// hits it while every promoting arm thrashes; a dozen such reads are evidence.
+TEST(AdaptivePromotionGateTest, LoopIsFoundOutInItsSecondPass) {
     GateDriver d;
     d.Loop(300, 1);
+    EXPECT_EQ(d.gate_.Current(), Arm::kAlways);
+    d.Loop(300, 1);
     EXPECT_EQ(d.gate_.Current(), Arm::kNever);
-    for (uint64_t k = 0; k < 200; ++k) {  // the part of pass 2 before the resident third
-        d.Read(k);
-        ASSERT_EQ(d.gate_.Current(), Arm::kNever) << "displacing at read " << k;
-    }
 }
 
 // Evidence is judged by a sign test on the reads where two arms disagree, not relative to
@@ -154,7 +167,7 @@ TEST(AdaptivePromotionGateTest, NewHotSetBringsPromotionBack) {
 // Stale frequency: keys put long ago (now on LOCAL_DISK) become the hot set while DRAM is
 // full of keys that were read many times before. Comparing victims refuses them until the old
 // counts age away, not displacing refuses them for good; promoting at once is right, and the
-// gate must switch to it.
+// gate must stay on it.
 TEST(AdaptivePromotionGateTest, StaleFrequencyHandsOverToAlways) {
     GateDriver d;
     d.Loop(100, 1, /*first=*/1000);  // the future hot set, put once
@@ -164,7 +177,6 @@ TEST(AdaptivePromotionGateTest, StaleFrequencyHandsOverToAlways) {
     EXPECT_GT(s[static_cast<size_t>(Arm::kAlways)], s[static_cast<size_t>(Arm::kCompare)]);
     EXPECT_GT(s[static_cast<size_t>(Arm::kCompare)], s[static_cast<size_t>(Arm::kNever)]);
     EXPECT_EQ(d.gate_.Current(), Arm::kAlways);
-    EXPECT_GE(d.Metric("promotion_gate_switches_total"), 1);
     EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", "always"}}), 1);
     EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", "compare"}}), 0);
 }

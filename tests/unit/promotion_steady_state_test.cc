@@ -24,7 +24,9 @@ public:
         RunOffloads(node);
         return node;
     }
-    double Gated() { return Metric("promotion_failed_total", {{"reason", "watermark_gated"}}); }
+    double Gated(const char* reason = "watermark_gated") {
+        return Metric("promotion_failed_total", {{"reason", reason}});
+    }
 };
 
 TEST_F(PromotionSteadyStateTest, PromotionInFullCacheDisplacesColderObjects) {
@@ -40,11 +42,13 @@ TEST_F(PromotionSteadyStateTest, PromotionInFullCacheDisplacesColderObjects) {
 }
 
 TEST_F(PromotionSteadyStateTest, ColderCandidateThanVictimsIsRefusedAndRemembered) {
+    config_.Set("promotion_gate", "fixed").ok();  // promotion_compare_victims decides
     FillAndSpill(4, 5, 1);  // MEMORY objects read 5 times each
     Read("d0");
     Read("d0");  // estimate 2 < 5
     EXPECT_EQ(Metric("promotion_queued_total"), 0);
-    EXPECT_EQ(Gated(), 1);
+    EXPECT_EQ(Gated("victims_hotter"), 1);
+    EXPECT_EQ(Gated(), 0);
     ExpectInvariants();
 }
 
@@ -54,7 +58,8 @@ TEST_F(PromotionSteadyStateTest, PromotionRefusedWhenEverythingEvictableIsLeased
     Read("d0");
     Read("d0");
     EXPECT_EQ(Metric("promotion_queued_total"), 0);
-    EXPECT_EQ(Gated(), 1);
+    EXPECT_EQ(Gated("no_room"), 1);
+    EXPECT_EQ(Gated(), 0);
     ExpectInvariants();
 }
 
@@ -63,7 +68,7 @@ TEST_F(PromotionSteadyStateTest, RefusedCandidateIsRetriedWhenRoomAppears) {
     NodeId node = FillAndSpill(4, 1, 1);
     Read("d0");
     Read("d0");
-    ASSERT_EQ(Gated(), 1);
+    ASSERT_EQ(Gated("no_room"), 1);
     EXPECT_EQ(store().RetryRefusedCandidates(), 0u);  // not due yet, and still no room
     ASSERT_TRUE(store().Remove("m0", /*force=*/true).ok());  // room appears
     clock_.Advance(std::chrono::milliseconds(100));
@@ -83,7 +88,7 @@ TEST_F(PromotionSteadyStateTest, RefusedCandidatesExpireAndAreBounded) {
         Read("d" + std::to_string(i));
         Read("d" + std::to_string(i));
     }
-    EXPECT_EQ(Gated(), 3);
+    EXPECT_EQ(Gated("no_room"), 3);
     clock_.Advance(std::chrono::seconds(2));  // past the TTL: forgotten, nothing retried
     ASSERT_TRUE(store().Remove("m0", true).ok());
     EXPECT_EQ(store().RetryRefusedCandidates(), 0u);
@@ -177,20 +182,32 @@ TEST_F(PromotionSteadyStateTest, DropSourceRemovesDiskCopyAfterCommit) {
 // With offload-on-evict and promotion both on, a key read just often enough must not bounce
 // between tiers on every access: admission compares it with what it would displace.
 // d0 is read every other round, the hot MEMORY keys every round: d0 is the colder one.
-double PromotionsWhileColdKeyCompetes(PromotionSteadyStateTest& t, NodeId node) {
-    for (int round = 0; round < 20; ++round) {
+double PromotionsWhileColdKeyCompetes(PromotionSteadyStateTest& t, NodeId node,
+                                      int rounds = 20) {
+    const double before = t.Metric("promotion_completed_total");
+    for (int round = 0; round < rounds; ++round) {
         for (int i = 0; i < 4; ++i) t.Read("m" + std::to_string(i));
         if (round % 2 == 0) t.Read("d0");
         t.RunPromotions(node);
         t.RunOffloads(node);
     }
-    return t.Metric("promotion_completed_total");
+    return t.Metric("promotion_completed_total") - before;
 }
 
 TEST_F(PromotionSteadyStateTest, OscillationGuardKeepsColdKeyFromBouncing) {
+    config_.Set("promotion_gate", "fixed").ok();  // promotion_compare_victims: the guard
     NodeId node = FillAndSpill(4, 4, 1);
     EXPECT_EQ(PromotionsWhileColdKeyCompetes(*this, node), 0)
         << "the colder key displaced hot ones";
+}
+
+// The default gate promotes until it has evidence: the bouncing costs hits in its
+// simulations, and once that is significant it stops displacing.
+TEST_F(PromotionSteadyStateTest, AdaptiveGateStopsTheBounceOnEvidence) {
+    NodeId node = FillAndSpill(4, 4, 1);
+    EXPECT_GT(PromotionsWhileColdKeyCompetes(*this, node, 40), 0) << "promotes at first";
+    EXPECT_NE(Metric("promotion_gate_arm", {{"arm", "always"}}), 1);
+    EXPECT_EQ(PromotionsWhileColdKeyCompetes(*this, node, 20), 0) << "still bouncing";
 }
 
 TEST_F(PromotionSteadyStateTest, WithoutTheGuardKeysDoBounce) {
