@@ -28,8 +28,8 @@
 // with eviction_policy=lru (with hit_density it keeps promotion_compare_victims), so gate,
 // comparison and order agree.
 //
-// Thread-safety: every method may be called from any thread (one mutex; the store calls the
-// observers under a shard lock — the gate never takes a store lock, so the order is fixed).
+// Thread-safety: every method may be called from any thread (one mutex, a leaf: the gate never
+// takes a store lock; the store calls OnGet after releasing the key's shard lock, OnPut under it).
 #pragma once
 
 #include <array>

@@ -1,8 +1,9 @@
 // A promotion decision: why a key is (or is not) on its way back to MEMORY.
 //
-// Every promotion attempt of a reader's Get ends in exactly one outcome of the first group,
-// and its counter is the only place that outcome is counted (promotion_attempts_total is the
-// sum of them); a queued task later ends in one outcome of the second group. The RFC's
+// Every promotion attempt (a reader's Get or batch, a retry of a refused candidate, the
+// proactive scan, a manual promote) ends in exactly one outcome of the first group, counted
+// once (promotion_attempts_total is the sum of them); a queued task later ends in one outcome
+// of the second group. The RFC's
 // reason names (admission_gated, watermark_gated, queue_full, alloc_failed, io_failed) mean
 // exactly what the RFC means; refusals it has no name for have their own.
 //
@@ -24,6 +25,7 @@
 #include "core/clock.h"
 #include "core/mutex.h"
 #include "core/thread_annotations.h"
+#include "core/types.h"
 
 namespace mooncake {
 
@@ -47,6 +49,8 @@ enum class PromotionOutcome : uint8_t {
 };
 inline constexpr size_t kPromotionOutcomes = 14;
 inline constexpr size_t kAttemptOutcomes = 9;  // the first group
+static_assert(static_cast<size_t>(PromotionOutcome::kCompleted) == kAttemptOutcomes);
+static_assert(static_cast<size_t>(PromotionOutcome::kCancelled) + 1 == kPromotionOutcomes);
 
 // The metric label (promotion_failed_total{reason=...}) or state name: snake_case.
 std::string_view PromotionOutcomeName(PromotionOutcome outcome);
@@ -60,6 +64,7 @@ struct PromotionDecision {
     uint32_t reads = 0;      // the key's admission count when it was decided
     uint32_t threshold = 0;  // promotion_admission_threshold then (0 read as 1)
     Nanos at{0};             // the store clock's time of the decision
+    Generation generation = kNoGeneration;  // of the object it was about
 };
 
 class PromotionDecisionLog {

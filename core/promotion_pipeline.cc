@@ -3,6 +3,7 @@
 #include "core/promotion_pipeline.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <vector>
 
 #include "core/segment_allocator.h"
@@ -47,24 +48,28 @@ uint32_t PromotionPipeline::AdmissionThreshold() const {
     return static_cast<uint32_t>(std::max<int64_t>(1, config_.promotion_admission_threshold()));
 }
 
-PromotionOutcome PromotionPipeline::Decided(std::string_view key, PromotionOutcome outcome,
-                                            uint32_t reads) {
-    m_.promotion_attempts.Inc();
+PromotionOutcome PromotionPipeline::Decided(std::string_view key, Generation generation,
+                                            PromotionOutcome outcome, uint32_t reads) {
     m_.PromotionOutcomeCounter(outcome).Inc();
-    decisions_.Record(key, {outcome, reads, AdmissionThreshold(), clock_.Now()});
+    m_.promotion_attempts.Inc();
+    decisions_.Record(key, {outcome, reads, AdmissionThreshold(), clock_.Now(), generation});
     return outcome;
 }
 
-std::optional<PromotionOutcome> PromotionPipeline::JudgeRoom(uint64_t bytes, uint32_t estimate,
-                                                             Trigger trigger) {
+std::optional<PromotionOutcome> PromotionPipeline::JudgeRoom(const RoomNeed& need,
+                                                             uint32_t estimate, Trigger trigger) {
     if (trigger == Trigger::kManualForce) return std::nullopt;
     const uint64_t capacity = dram_.Capacity();
-    const bool over_high = static_cast<double>(dram_.Used()) >=
+    const uint64_t used = dram_.Used();
+    const bool over_high = static_cast<double>(used) >=
                            config_.eviction_high_watermark_ratio() * static_cast<double>(capacity);
     if (config_.promotion_strict_watermark() && over_high) {
         return PromotionOutcome::kWatermarkGated;  // the RFC's interlock, when asked for
     }
-    if (dram_.LargestFreeExtent() >= SegmentAllocator::RoundUp(bytes)) return std::nullopt;
+    if (dram_.LargestFreeExtent() >= SegmentAllocator::RoundUp(need.largest) &&
+        capacity - std::min(used, capacity) >= need.bytes) {
+        return std::nullopt;  // free room: nothing is displaced
+    }
     // A full cache: promote by displacing colder objects, as a Put would.
     const bool manual = trigger == Trigger::kManual;
     bool compare = config_.promotion_compare_victims() && !manual;
@@ -77,36 +82,41 @@ std::optional<PromotionOutcome> PromotionPipeline::JudgeRoom(uint64_t bytes, uin
     if (adaptive && arm == AdaptivePromotionGate::Arm::kNever) {
         refusal = PromotionOutcome::kGateRefused;
     } else {
-        VictimInfo victims = peek_(bytes);
+        VictimInfo victims = peek_(need.bytes);
         if (!victims.found) {
             refusal = PromotionOutcome::kNoRoom;
         } else if (compare && estimate <= victims.max_estimate) {
             refusal = PromotionOutcome::kVictimsHotter;
         }
     }
-    if (adaptive && trigger == Trigger::kHit) gate_.CountDecision(arm, !refusal);
+    if (adaptive && trigger == Trigger::kHit) {
+        for (size_t i = 0; i < need.keys; ++i) gate_.CountDecision(arm, !refusal);
+    }
     return refusal;
 }
 
 PromotionOutcome PromotionPipeline::Admit(std::string_view key, Generation generation,
-                                          uint64_t size) {
+                                          uint64_t size, uint32_t reads) {
     Shard& shard = table_.ShardFor(key);
     MutexLock lock(shard.mu);
+    // Decided under the shard lock: a queued task's end (Commit, Fail) also takes it, so
+    // the key's last decision and the funnel never show the end before the start.
+    auto decided = [&](PromotionOutcome outcome) { return Decided(key, generation, outcome, reads); };
     auto it = shard.objects.find(std::string(key));
-    if (it == shard.objects.end()) return PromotionOutcome::kStale;
+    if (it == shard.objects.end()) return decided(PromotionOutcome::kStale);
     ObjectMeta& meta = it->second;
-    if (meta.generation != generation) return PromotionOutcome::kStale;
+    if (meta.generation != generation) return decided(PromotionOutcome::kStale);
     // Gate 3: one task per key.
-    if (meta.promotion) return PromotionOutcome::kDeduplicated;
-    if (!meta.DiskOnly()) return PromotionOutcome::kStale;  // promoted or rewritten meanwhile
+    if (meta.promotion) return decided(PromotionOutcome::kDeduplicated);
+    if (!meta.DiskOnly()) return decided(PromotionOutcome::kStale);  // promoted or rewritten
     // Gate 4: the cap.
-    if (!Reserve(size)) return PromotionOutcome::kQueueFull;
+    if (!Reserve(size)) return decided(PromotionOutcome::kQueueFull);
     // Gate 5: admit. The source stays on disk until the task ends.
     const Replica* source = meta.CompleteDisk();
     std::shared_ptr<NodeState> holder = nodes_.Get(source->node);
     if (!holder) {
         Unreserve(size);
-        return PromotionOutcome::kStale;
+        return decided(PromotionOutcome::kStale);
     }
     meta.PinSource(Tier::kLocalDisk);
     Nanos now = clock_.Now();
@@ -114,6 +124,7 @@ PromotionOutcome PromotionPipeline::Admit(std::string_view key, Generation gener
         source->node, now, now + std::chrono::seconds(config_.promotion_task_timeout_sec()),
         false, std::nullopt};
     m_.promotion_in_flight.Inc();
+    decided(PromotionOutcome::kQueued);
     holder->Push(TaskQueue::kPromotion, {std::string(key), generation});
     return PromotionOutcome::kQueued;
 }
@@ -121,23 +132,30 @@ PromotionOutcome PromotionPipeline::Admit(std::string_view key, Generation gener
 PromotionOutcome PromotionPipeline::TryPromote(std::string_view key, Generation generation,
                                                uint64_t size, uint32_t estimate,
                                                Trigger trigger) {
-    const bool manual = trigger == Trigger::kManual || trigger == Trigger::kManualForce;
-    std::optional<PromotionOutcome> refusal = JudgeRoom(size, estimate, trigger);
-    const PromotionOutcome outcome = refusal ? *refusal : Admit(key, generation, size);
-    if (!manual && IsRetriable(outcome)) RememberRefused(key, generation);
-    return Decided(key, outcome, estimate);
+    std::optional<PromotionOutcome> refusal = JudgeRoom({size, size, 1}, estimate, trigger);
+    const PromotionOutcome outcome = refusal ? Decided(key, generation, *refusal, estimate)
+                                             : Admit(key, generation, size, estimate);
+    // A reader's refused candidate is retried when room may have appeared; a manual promote
+    // answers its operator instead, and a retry's entry is RetryRefused's to keep or drop.
+    const bool remember = trigger == Trigger::kHit || trigger == Trigger::kProactive;
+    if (remember && IsRetriable(outcome)) RememberRefused(key, generation);
+    return outcome;
 }
 
 void PromotionPipeline::OnReads(std::span<const DiskRead> reads) {
     // Gate 1, admission, and dedup of tasks already in flight, key by key.
     std::vector<const DiskRead*> admitted;
+    // A batch naming a key twice reads it twice: the read that reaches the threshold admits
+    // it, and a later one finds it admitted (deduplicated).
+    std::unordered_set<std::string_view> admitted_keys;
     const uint32_t threshold = AdmissionThreshold();
     for (const DiskRead& read : reads) {
-        if (read.in_flight) {
-            Decided(read.key, PromotionOutcome::kDeduplicated, read.reads);
+        if (read.in_flight || admitted_keys.count(read.key) != 0) {
+            Decided(read.key, read.generation, PromotionOutcome::kDeduplicated, read.reads);
         } else if (read.reads < threshold) {
-            Decided(read.key, PromotionOutcome::kAdmissionGated, read.reads);
+            Decided(read.key, read.generation, PromotionOutcome::kAdmissionGated, read.reads);
         } else {
+            admitted_keys.insert(read.key);
             admitted.push_back(&read);
         }
     }
@@ -149,15 +167,18 @@ void PromotionPipeline::OnReads(std::span<const DiskRead> reads) {
     if (admitted.empty()) return;
     // A chain (a request's blocks, in prefix order): one room decision for all of them,
     // judged at the head's count, so the prefix comes back whole or not at all.
-    uint64_t bytes = 0;
-    for (const DiskRead* read : admitted) bytes += SegmentAllocator::RoundUp(read->size);
+    RoomNeed need{0, 0, admitted.size()};
+    for (const DiskRead* read : admitted) {
+        need.bytes += SegmentAllocator::RoundUp(read->size);
+        need.largest = std::max(need.largest, read->size);
+    }
     std::optional<PromotionOutcome> refusal =
-        JudgeRoom(bytes, admitted.front()->reads, Trigger::kHit);
+        JudgeRoom(need, admitted.front()->reads, Trigger::kHit);
     for (const DiskRead* read : admitted) {
         const PromotionOutcome outcome =
-            refusal ? *refusal : Admit(read->key, read->generation, read->size);
+            refusal ? Decided(read->key, read->generation, *refusal, read->reads)
+                    : Admit(read->key, read->generation, read->size, read->reads);
         if (IsRetriable(outcome)) RememberRefused(read->key, read->generation);
-        Decided(read->key, outcome, read->reads);
     }
 }
 

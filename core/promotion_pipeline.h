@@ -4,8 +4,8 @@
 // the tasks and bytes in flight (the queue cap), the refused candidates remembered for retry
 // (retry_mu_), the proactive scan's cursor, and the rules that start and end a task.
 //
-// Gates, in order: admission (the key's read count against promotion_admission_threshold)
-// -> DRAM pressure (the strict interlock, or room by displacing colder objects: the adaptive
+// Gates, in order: dedup of a task already in flight, admission (the key's read count
+// against promotion_admission_threshold) -> DRAM pressure (the strict interlock, or room by displacing colder objects: the adaptive
 // gate or the victim comparison may refuse) -> dedup (one task per key) -> cap
 // (promotion_queue_limit and the byte budget) -> admit: pin the LOCAL_DISK source, deadline
 // promotion_task_timeout_sec, queue on the holder node. Every attempt ends in exactly one
@@ -89,9 +89,13 @@ public:
     // (and a single Get). Takes the key's shard lock: call without it.
     PromotionOutcome TryPromote(std::string_view key, Generation generation, uint64_t size,
                                 uint32_t estimate, Trigger trigger);
-    // The key's last promotion decision, if it is remembered.
-    std::optional<PromotionDecision> LastDecision(std::string_view key) const {
-        return decisions_.Last(key);
+    // The last promotion decision about this incarnation of the key, if it is remembered
+    // (a decision about an earlier object of the same key is not this one's).
+    std::optional<PromotionDecision> LastDecision(std::string_view key,
+                                                  Generation generation) const {
+        std::optional<PromotionDecision> d = decisions_.Last(key);
+        if (d && d->generation != generation) return std::nullopt;
+        return d;
     }
     // promotion_inflight_bytes_limit, or a quarter of DRAM when 0.
     uint64_t BytesLimit() const;
@@ -131,14 +135,24 @@ public:
     uint64_t bytes_in_flight() const { return in_flight_bytes_.load(std::memory_order_relaxed); }
 
 private:
-    // Gate 2, DRAM pressure, for `bytes` (a chain's total) judged at `estimate`: the refusal,
-    // or nullopt when the promotion may take DRAM.
-    std::optional<PromotionOutcome> JudgeRoom(uint64_t bytes, uint32_t estimate, Trigger trigger);
-    // Gates 3..5 under the key's shard lock: dedup, the cap, admit.
-    PromotionOutcome Admit(std::string_view key, Generation generation, uint64_t size);
-    // Counts one attempt's outcome (promotion_attempts_total and the outcome's counter) and
+    // What a promotion (or a chain of them) needs of DRAM: `bytes` in all (whole allocation
+    // units), the largest object in one piece, for `keys` keys.
+    struct RoomNeed {
+        uint64_t bytes = 0;
+        uint64_t largest = 0;
+        size_t keys = 1;
+    };
+    // Gate 2, DRAM pressure, judged at `estimate`: the refusal, or nullopt when the
+    // promotion may take DRAM (free room, or colder objects it may displace).
+    std::optional<PromotionOutcome> JudgeRoom(const RoomNeed& need, uint32_t estimate,
+                                              Trigger trigger);
+    // Gates 3..5 under the key's shard lock: dedup, the cap, admit; the outcome decided there.
+    PromotionOutcome Admit(std::string_view key, Generation generation, uint64_t size,
+                           uint32_t reads);
+    // Counts one attempt's outcome (the outcome's counter and promotion_attempts_total) and
     // remembers it as the key's last decision: the one place an attempt is counted.
-    PromotionOutcome Decided(std::string_view key, PromotionOutcome outcome, uint32_t reads);
+    PromotionOutcome Decided(std::string_view key, Generation generation,
+                             PromotionOutcome outcome, uint32_t reads);
     // Reserves a slot under the cap; false (nothing reserved) when over it.
     bool Reserve(uint64_t size);
     void Unreserve(uint64_t size);

@@ -16,7 +16,7 @@ Result<ObjectView> MasterStore::Stat(std::string_view key) const {
     }
     ObjectView view = in_->MakeView(it->second, /*complete_only=*/false);
     view.sketch_estimate = in_->sketch.Estimate(it->second.reads());
-    view.last_promotion = in_->promotion.LastDecision(key);
+    view.last_promotion = in_->promotion.LastDecision(key, it->second.generation);
     return view;
 }
 
@@ -91,26 +91,33 @@ std::vector<TaskView> MasterStore::Tasks() const {
 }
 
 std::vector<HotKey> MasterStore::Hot(size_t limit) const {
-    auto colder = [](const HotKey& a, const HotKey& b) {
-        return a.estimate != b.estimate ? a.estimate > b.estimate : a.key < b.key;
+    struct Entry {
+        HotKey hot;
+        Generation generation;
     };
-    std::priority_queue<HotKey, std::vector<HotKey>, decltype(colder)> heap(colder);
+    auto colder = [](const Entry& a, const Entry& b) {
+        return a.hot.estimate != b.hot.estimate ? a.hot.estimate > b.hot.estimate
+                                                : a.hot.key < b.hot.key;
+    };
+    std::priority_queue<Entry, std::vector<Entry>, decltype(colder)> heap(colder);
     if (limit == 0) return {};
     for (Shard& shard : in_->table.shards()) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (!meta.DiskOnly()) continue;
-            heap.push({key, meta.size, in_->sketch.Estimate(meta.reads()), std::nullopt});
+            heap.push({{key, meta.size, in_->sketch.Estimate(meta.reads()), std::nullopt},
+                       meta.generation});
             if (heap.size() > limit) heap.pop();
         }
     }
     std::vector<HotKey> out;
     while (!heap.empty()) {
-        out.push_back(heap.top());
+        Entry e = heap.top();
         heap.pop();
+        e.hot.last_promotion = in_->promotion.LastDecision(e.hot.key, e.generation);
+        out.push_back(std::move(e.hot));
     }
     std::reverse(out.begin(), out.end());
-    for (HotKey& hot : out) hot.last_promotion = in_->promotion.LastDecision(hot.key);
     return out;
 }
 

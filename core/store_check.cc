@@ -150,6 +150,8 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         fail("promotion funnel: queued " + Num(m.promotion_queued.Value()) + " != ended " +
              Num(promotion_ended) + " + in flight " + Num(m.promotion_in_flight.Value()));
     }
+    // Each attempt adds to its outcome's counter, then to attempts: on a busy store a walk
+    // may land between the two (run it quiet, as the rest of this check).
     double attempt_outcomes = 0;
     for (size_t o = 0; o < kAttemptOutcomes; ++o) {
         attempt_outcomes += in_->m.PromotionOutcomeCounter(static_cast<PromotionOutcome>(o)).Value();

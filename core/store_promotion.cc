@@ -148,11 +148,12 @@ Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
         case PromotionOutcome::kQueued: return ManualOutcome::kQueued;
         case PromotionOutcome::kDeduplicated: return ManualOutcome::kInFlight;
         case PromotionOutcome::kWatermarkGated:
+            return Status::NoSpace("not promoting " + QuoteKey(key) +
+                                   ": promotion_strict_watermark is on and DRAM is at its high "
+                                   "watermark (use --force to promote anyway)");
         case PromotionOutcome::kNoRoom:
             return Status::NoSpace("DRAM is full and nothing evictable can make room for " +
-                                   QuoteKey(key) + " (" +
-                                   std::string(PromotionOutcomeMeaning(outcome)) +
-                                   "; use --force to promote anyway)");
+                                   QuoteKey(key) + " (use --force to promote anyway)");
         case PromotionOutcome::kQueueFull:
             return Status::Busy("promotion queue is full (promotion_queue_limit or the byte "
                                 "budget); retry later");

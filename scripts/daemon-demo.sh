@@ -86,7 +86,7 @@ if [ -n "$mnt" ]; then
 fi
 
 step "What the store counted: every promotion attempt ends in one named outcome"
-"$bin/mooncakectl" metrics | grep -E '^mooncake_(promotion_(attempts|queued|completed)_total|promotion_failed_total\{reason="admission_gated"\}|offload_completed_total|gets_total|dram_used_bytes|dram_capacity_bytes)' || true
+"$bin/mooncakectl" metrics | grep -E '^mooncake_(promotion_(attempts|queued|deduplicated|completed)_total|promotion_failed_total|offload_completed_total|gets_total|dram_used_bytes|dram_capacity_bytes)' || true
 
 step "Tune a knob at runtime (no restart)"
 run "$bin/mooncakectl" tune set promotion_admission_threshold=3

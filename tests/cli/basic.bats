@@ -351,7 +351,8 @@ teardown_file() {
     grep -q '^mooncake_promotion_queued_total ' <<<"$output"
     run "$CTL" --json metrics
     [ "$status" -eq 0 ]
-    [ "$(jq '[.[] | select(.name == "mooncake_promotion_failed_total")] | length' <<<"$output")" -eq 5 ]
+    # The RFC's five reasons and the four refusals it has no name for, from start-up.
+    [ "$(jq '[.[] | select(.name == "mooncake_promotion_failed_total")] | length' <<<"$output")" -eq 9 ]
     [ "$(jq -r '[.[] | select(.name == "mooncake_promotion_in_flight")][0].value | type' <<<"$output")" = number ]
 }
 
@@ -364,7 +365,7 @@ teardown_file() {
     [ "$(jq -r type <<<"$output")" = array ]
     run "$CTL" hot --limit 5
     [ "$status" -eq 0 ]
-    [[ "${lines[0]}" =~ ^KEY\ +SIZE\ +ESTIMATE$ ]]
+    [[ "${lines[0]}" =~ ^KEY\ +SIZE\ +ESTIMATE\ +LAST\ PROMOTION\ DECISION$ ]]
     run "$CTL" --json hot
     [ "$(jq -r type <<<"$output")" = array ]
 }

@@ -27,8 +27,9 @@ disk_only_keys() {
     "$CTL" --json ls --prefix rfc/ --limit 1000 | jq -r '.[] | select(.tiers == ["LOCAL_DISK"]) | .key'
 }
 
-metric() {  # metric NAME{labels} -> value (0 when absent)
-    "$CTL" metrics | awk -v m="$1" '$1 == m || $1 == "mooncake_" m { print $2; found = 1 } END { if (!found) print 0 }'
+metric() {  # metric NAME{labels} [SNAPSHOT] -> value (0 when absent)
+    awk -v m="$1" '$1 == m || $1 == "mooncake_" m { print $2; found = 1 } END { if (!found) print 0 }' \
+        <<<"${2:-$("$CTL" metrics)}"
 }
 
 # Seconds the test allows for an asynchronous step; sanitizer runs are slower (scripts/sanitize.sh).
@@ -89,18 +90,21 @@ scaled() { echo $(( $1 * ${MOONCAKE_TEST_TIME_SCALE:-1} )); }
     json=$output
     run "$CTL" stat "$key"
     "$CTL" tune set promotion_strict_watermark=false >/dev/null
+    # Refused candidates are retried; gone, this one is not, so the counters hold still.
+    "$CTL" rm --force "$key" >/dev/null
     [ "$(jq -r .last_promotion.outcome <<<"$json")" = watermark_gated ]
     [[ "$output" == *"watermark_gated (promotion_strict_watermark is on"* ]]
 }
 
 @test "promotion_attempts_total is the sum of every attempt's outcome" {
-    attempts=$(metric promotion_attempts_total)
+    snapshot=$("$CTL" metrics)  # one scrape: every counter of the same moment
+    attempts=$(metric promotion_attempts_total "$snapshot")
     sum=0
     for m in promotion_queued_total promotion_deduplicated_total; do
-        sum=$(( sum + $(metric $m) ))
+        sum=$(( sum + $(metric $m "$snapshot") ))
     done
     for reason in admission_gated watermark_gated no_room victims_hotter gate_refused queue_full stale; do
-        sum=$(( sum + $(metric "promotion_failed_total{reason=\"$reason\"}") ))
+        sum=$(( sum + $(metric "promotion_failed_total{reason=\"$reason\"}" "$snapshot") ))
     done
     echo "attempts $attempts, outcomes $sum" >&2
     [ "$attempts" -gt 0 ]

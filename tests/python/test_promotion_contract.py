@@ -98,14 +98,16 @@ def test_a_batch_read_brings_its_blocks_back_together(full_store):
 
 
 def test_attempts_are_the_sum_of_their_outcomes(rfc_master):
-    m = rfc_master
-    outcomes = m.metric("promotion_queued_total") + m.metric("promotion_deduplicated_total")
-    text = subprocess.run([CTL, "--master", m.address, "metrics"], check=True,
-                          capture_output=True, text=True).stdout
+    text = subprocess.run([CTL, "--master", rfc_master.address, "metrics"], check=True,
+                          capture_output=True, text=True).stdout  # one scrape
+    values = {}
     for line in text.splitlines():
-        for reason in ("admission_gated", "watermark_gated", "no_room", "victims_hotter",
-                       "gate_refused", "queue_full", "stale"):
-            if line.startswith(f'mooncake_promotion_failed_total{{reason="{reason}"}}'):
-                outcomes += float(line.rsplit(" ", 1)[1])
-    assert m.metric("promotion_attempts_total") > 0
-    assert m.metric("promotion_attempts_total") == outcomes
+        if not line.startswith("#") and " " in line:
+            name, value = line.rsplit(" ", 1)
+            values[name.removeprefix("mooncake_")] = float(value)
+    outcomes = values["promotion_queued_total"] + values["promotion_deduplicated_total"]
+    for reason in ("admission_gated", "watermark_gated", "no_room", "victims_hotter",
+                   "gate_refused", "queue_full", "stale"):
+        outcomes += values[f'promotion_failed_total{{reason="{reason}"}}']
+    assert values["promotion_attempts_total"] > 0
+    assert values["promotion_attempts_total"] == outcomes

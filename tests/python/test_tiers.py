@@ -1,6 +1,7 @@
 """Tier behaviour seen through the Python API: offload on eviction into the embedded node's
 LOCAL_DISK, reading it back, promotion on hit seen through batch_get_replica_desc, prefetch on
 exist (the master knob and ExistOptions), and two processes with embedded nodes."""
+import json
 import os
 import subprocess
 import sys
@@ -9,23 +10,41 @@ import time
 
 import pytest
 
-from conftest import Master, make_store, wait_for
+from conftest import MOONCAKED, Master, make_store, wait_for
 from mooncake_tier.store import ExistOptions
 
 MB = 1 << 20
+CTL = os.path.join(os.path.dirname(MOONCAKED), "mooncakectl") if MOONCAKED else ""
 TIER_FLAGS = ("--enable_offload", "--offload_on_evict", "--promotion_admission_threshold", "1")
 
 
-def types(store, key):
+_MASTER_OF = {}  # id(store) -> its master's address, for types()
+
+
+def desc_types(store, key):
+    """Tiers through the Mooncake API: batch_get_replica_desc is a read (lease, recency, an
+    admission count), so polling with it promotes the keys it looks at."""
     descs = store.batch_get_replica_desc([key]).get(key, [])
     return ["MEMORY" if d.is_memory_replica() else "LOCAL_DISK" if d.is_local_disk_replica()
             else "OTHER" for d in descs]
 
 
+def types(store, key):
+    """Tiers with COMPLETE replicas, MEMORY first, from `mooncakectl stat`: not an access."""
+    address = _MASTER_OF.get(id(store))
+    if address is None:
+        return desc_types(store, key)
+    out = subprocess.run([CTL, "--master", address, "--json", "stat", key],
+                         capture_output=True, text=True)
+    return json.loads(out.stdout)["tiers"] if out.returncode == 0 else []
+
+
 def disk_store(master, tmp_path, segment="16MB"):
-    return make_store(master.address, segment=segment, local_buffer="8MB",
-                      enable_ssd_offload="true", ssd_offload_path=str(tmp_path / "ssd"),
-                      ssd_offload_size="64MB")
+    store = make_store(master.address, segment=segment, local_buffer="8MB",
+                       enable_ssd_offload="true", ssd_offload_path=str(tmp_path / "ssd"),
+                       ssd_offload_size="64MB")
+    _MASTER_OF[id(store)] = master.address
+    return store
 
 
 def overflow(store, prefix, count=40):
@@ -44,10 +63,9 @@ def cold_keys(store, ref):
 
 
 def wait_cold(store, ref, timeout=30):
-    """The LOCAL_DISK-only keys, polled a second apart: each poll is an access (a 200 ms lease,
-    recency, a sketch count), so polling faster would keep every key leased."""
-    cold = wait_for(lambda: cold_keys(store, ref), timeout, interval=1.0)
-    time.sleep(0.5)  # the last poll's leases end, so a promotion may displace those keys
+    """The LOCAL_DISK-only keys (polled with `mooncakectl stat`, which is not an access)."""
+    cold = wait_for(lambda: cold_keys(store, ref), timeout, interval=0.2)
+    time.sleep(0.3)  # the puts' 200 ms read leases end, so a promotion may displace those keys
     return cold
 
 
@@ -98,6 +116,7 @@ def test_promotion_on_hit_seen_through_replica_desc(tier_master, tmp_path):
         for _ in range(4):  # reads of a LOCAL_DISK-only key clear the admission gates
             assert s.get(key) == ref[key]
         assert wait_for(lambda: "MEMORY" in types(s, key), 15), types(s, key)
+        assert desc_types(s, key)[0] == "MEMORY"  # what an engine sees
         before = s.get_offload_rpc_read_count()
         assert s.get(key) == ref[key]
         assert s.get_offload_rpc_read_count() == before  # served from MEMORY now

@@ -69,7 +69,7 @@ TEST_F(PromotionContractTest, EveryRefusalHasItsOwnReasonAndTheyAddUp) {
     NodeId node = AddNode("n1", 8 * kObject);
     for (int i = 0; i < 8; ++i) PutOnDisk("d" + std::to_string(i), node);
     for (int i = 0; i < 8; ++i) Put("m" + std::to_string(i));
-    config_.Set("promotion_inflight_bytes_limit", "1MiB").ok();
+    ASSERT_TRUE(config_.Set("promotion_inflight_bytes_limit", "1MiB").ok());
 
     Read("d0");  // one read of two
     EXPECT_EQ(LastOutcome("d0"), PromotionOutcome::kAdmissionGated);
@@ -79,30 +79,30 @@ TEST_F(PromotionContractTest, EveryRefusalHasItsOwnReasonAndTheyAddUp) {
     Read("d1");  // its task is in flight
     EXPECT_EQ(LastOutcome("d1"), PromotionOutcome::kDeduplicated);
 
-    config_.Set("default_kv_lease_ttl", "60000").ok();
+    ASSERT_TRUE(config_.Set("default_kv_lease_ttl", "60000").ok());
     for (int i = 0; i < 8; ++i) Read("m" + std::to_string(i));  // every victim leased
     ReadTimes("d2", 2);
     EXPECT_EQ(LastOutcome("d2"), PromotionOutcome::kNoRoom);
-    config_.Set("default_kv_lease_ttl", "0").ok();
+    ASSERT_TRUE(config_.Set("default_kv_lease_ttl", "0").ok());
     clock_.Advance(std::chrono::seconds(61));
 
-    config_.Set("promotion_gate", "fixed").ok();  // promotion_compare_victims decides
+    ASSERT_TRUE(config_.Set("promotion_gate", "fixed").ok());  // promotion_compare_victims decides
     for (int r = 0; r < 4; ++r) {
         for (int i = 0; i < 8; ++i) Read("m" + std::to_string(i));
     }
     ReadTimes("d3", 2);
     EXPECT_EQ(LastOutcome("d3"), PromotionOutcome::kVictimsHotter);
-    config_.Set("promotion_gate", "adaptive").ok();
+    ASSERT_TRUE(config_.Set("promotion_gate", "adaptive").ok());
 
-    config_.Set("promotion_strict_watermark", "true").ok();
+    ASSERT_TRUE(config_.Set("promotion_strict_watermark", "true").ok());
     ReadTimes("d4", 2);
     EXPECT_EQ(LastOutcome("d4"), PromotionOutcome::kWatermarkGated);
-    config_.Set("promotion_strict_watermark", "false").ok();
+    ASSERT_TRUE(config_.Set("promotion_strict_watermark", "false").ok());
 
-    config_.Set("promotion_queue_limit", "1").ok();  // d1's task holds the one slot
+    ASSERT_TRUE(config_.Set("promotion_queue_limit", "1").ok());  // d1's task holds the one slot
     ReadTimes("d5", 2);
     EXPECT_EQ(LastOutcome("d5"), PromotionOutcome::kQueueFull);
-    config_.Set("promotion_queue_limit", "50000").ok();
+    ASSERT_TRUE(config_.Set("promotion_queue_limit", "50000").ok());
 
     for (const char* reason : {"admission_gated", "no_room", "victims_hotter", "watermark_gated",
                                "queue_full"}) {
@@ -145,8 +145,8 @@ TEST_F(PromotionContractTest, EvidenceAgainstPromotingIsCountedAsGateRefused) {
 // as one chain: one room decision, judged at the head, and the tasks queued in the batch's
 // order. Read key by key, the same blocks leave holes: the colder tail is refused.
 TEST_F(PromotionContractTest, BatchReadPromotesItsPrefixAsOneChainInOrder) {
-    config_.Set("promotion_gate", "fixed").ok();  // compare victims: the per-key gate
-    config_.Set("promotion_inflight_bytes_limit", "1MiB").ok();
+    ASSERT_TRUE(config_.Set("promotion_gate", "fixed").ok());  // compare victims: the per-key gate
+    ASSERT_TRUE(config_.Set("promotion_inflight_bytes_limit", "1MiB").ok());
     NodeId node = AddNode("n1", 8 * kObject);
     const std::vector<std::string> chain{"c0", "c1", "c2", "c3"};
     const std::vector<std::string> keys{"k0", "k1", "k2", "k3"};
