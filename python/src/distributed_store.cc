@@ -751,14 +751,32 @@ int64_t DistributedStore::RemoveAll(bool force) {
     return static_cast<int64_t>(r->removed);
 }
 
+uintptr_t DistributedStore::CoveredTo(uintptr_t at) const {
+    uintptr_t reach = 0;
+    for (auto it = buffers_.upper_bound(at); it != buffers_.begin();) {
+        --it;
+        if (at - it->first >= longest_buffer_) break;  // this one and all before end by `at`
+        reach = std::max<uintptr_t>(reach, it->first + it->second);
+    }
+    return reach > at ? reach : 0;
+}
+
+std::optional<uintptr_t> DistributedStore::RegisteredEndLocked(uintptr_t address,
+                                                               uintptr_t need) const {
+    uintptr_t reach = CoveredTo(address);
+    if (reach == 0) return std::nullopt;
+    // Buffers registered end to end (or overlapping, or nested) count as one region.
+    while (reach < need) {
+        uintptr_t more = CoveredTo(reach);
+        if (more == 0) break;
+        reach = more;
+    }
+    return reach;
+}
+
 std::optional<uintptr_t> DistributedStore::RegisteredEnd(uintptr_t address) const {
     std::lock_guard lock(buffers_mu_);
-    auto it = buffers_.upper_bound(address);
-    if (it == buffers_.begin()) return std::nullopt;
-    --it;
-    uintptr_t end = it->first + it->second;
-    if (address >= end) return std::nullopt;
-    return end;
+    return RegisteredEndLocked(address, std::numeric_limits<uintptr_t>::max());
 }
 
 int DistributedStore::CheckCallerRange(uintptr_t address, size_t size, const char* op) const {
@@ -773,18 +791,14 @@ int DistributedStore::CheckCallerRange(uintptr_t address, size_t size, const cha
     }
     const uintptr_t end = address + size;
     std::lock_guard lock(buffers_mu_);
-    auto next = buffers_.upper_bound(address);  // the first region starting after address
-    if (next != buffers_.begin()) {
-        auto region = std::prev(next);
-        const uintptr_t region_end = region->first + region->second;
-        if (address < region_end) {
-            if (end <= region_end) return kOK;
-            spdlog::error("{}: {} bytes at {:#x} run {} bytes past the registered buffer "
-                          "{:#x} of {} bytes (register_buffer)",
-                          op, size, address, end - region_end, region->first, region->second);
-            return kInvalidParams;
-        }
+    if (std::optional<uintptr_t> reach = RegisteredEndLocked(address, end)) {
+        if (end <= *reach) return kOK;
+        spdlog::error("{}: {} bytes at {:#x} run {} bytes past the registered memory, which "
+                      "ends at {:#x} (register_buffer)",
+                      op, size, address, end - *reach, *reach);
+        return kInvalidParams;
     }
+    auto next = buffers_.upper_bound(address);  // the first buffer starting after address
     if (next != buffers_.end() && next->first < end) {
         spdlog::error("{}: {} bytes at {:#x} run into the registered buffer {:#x} of {} bytes",
                       op, size, address, next->first, next->second);
@@ -797,6 +811,7 @@ int DistributedStore::RegisterBuffer(uintptr_t address, size_t size) {
     if (address == 0 || size == 0) return kInvalidParams;
     std::lock_guard lock(buffers_mu_);
     buffers_[address] = size;
+    longest_buffer_ = std::max(longest_buffer_, size);
     return kOK;
 }
 

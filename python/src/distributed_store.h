@@ -136,9 +136,9 @@ public:
     int RegisterBuffer(uintptr_t address, size_t size);
     int UnregisterBuffer(uintptr_t address);
     // Caller memory [address, address + size) that this store is about to write or read:
-    // kOK when it lies inside one registered buffer, or touches none (an unregistered
-    // pointer is the caller's word, as with Mooncake over TCP); kInvalidParams (logged, with
-    // the figures) when it starts inside a registered buffer and runs past its end, runs
+    // kOK when it lies inside registered memory (RegisteredEnd), or touches none (an
+    // unregistered pointer is the caller's word, as with Mooncake over TCP); kInvalidParams
+    // (logged, with the figures) when it starts inside a registered buffer and runs past its end, runs
     // into a registered buffer from outside, wraps around, or is null. Checked before a
     // byte moves, on every path that takes an address from Python.
     int CheckCallerRange(uintptr_t address, size_t size, const char* op) const;
@@ -150,8 +150,14 @@ public:
 private:
     // The store's state between Setup and Close.
     struct Session;
-    // The registered buffer holding [address, address + 1) and its end, if any.
+    // Where the registered memory holding the byte at `address` ends, if any: buffers
+    // registered end to end, overlapping or nested count as one region.
     std::optional<uintptr_t> RegisteredEnd(uintptr_t address) const;
+    // The same with buffers_mu_ held, following adjacent buffers only until `need` is reached.
+    std::optional<uintptr_t> RegisteredEndLocked(uintptr_t address, uintptr_t need) const;
+    // The furthest end of the registered buffers holding the byte at `at`; 0 if none does.
+    // buffers_mu_ held.
+    uintptr_t CoveredTo(uintptr_t at) const;
     static int PutResult(const Status& st);
     // One multi-buffer object's pieces, checked (shape, CheckCallerRange each): rc, their
     // total, and whether they lie end to end in memory (then they move as one span).
@@ -174,6 +180,7 @@ private:
     std::string hostname_;              // GUARDED_BY(mu_)
     mutable std::mutex buffers_mu_;
     std::map<uintptr_t, size_t> buffers_;  // GUARDED_BY(buffers_mu_): start -> size
+    size_t longest_buffer_ = 0;  // GUARDED_BY(buffers_mu_): bounds CoveredTo's scan
 };
 
 }  // namespace mooncake::py

@@ -135,6 +135,28 @@ def test_range_running_into_a_registered_buffer_from_outside(store):
         assert store.unregister_buffer(base + 4096) == 0
 
 
+def test_nested_and_adjacent_registrations_count_as_one_region(store):
+    buf = (ctypes.c_ubyte * (128 * 1024))()
+    base = ctypes.addressof(buf)
+    value = rand_bytes(8192, 5)
+    assert store.put("nest", value) == 0
+    # Two buffers registered end to end, and one nested inside the first.
+    assert store.register_buffer(base, 32 * 1024) == 0
+    assert store.register_buffer(base + 32 * 1024, 32 * 1024) == 0
+    assert store.register_buffer(base + 16 * 1024, 4096) == 0
+    try:
+        # Across the seam of the adjacent pair, and out of the nested one into its parent.
+        assert store.get_into("nest", base + 30 * 1024, 8192) == 8192
+        assert ctypes.string_at(base + 30 * 1024, 8192) == value
+        assert store.get_into("nest", base + 18 * 1024, 8192) == 8192
+        # Past the end of the pair: refused, nothing written beyond it.
+        assert store.get_into("nest", base + 60 * 1024, 8192) == INVALID_PARAMS
+        assert bytes(buf[64 * 1024:]) == b"\0" * (64 * 1024)
+    finally:
+        for p in (base, base + 32 * 1024, base + 16 * 1024):
+            assert store.unregister_buffer(p) == 0
+
+
 # ---- 2. multi-buffer objects ----
 
 def engine_pools(store, keys, pieces, piece):
