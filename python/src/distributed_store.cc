@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -92,6 +93,10 @@ Result<uint64_t> ParseHumanSize(std::string_view text) {
 
 struct DistributedStore::Session {
     SetupOptions options;
+    // Node name -> id for ReplicateConfig's preferred segment (PreferredNodeLocked).
+    std::mutex node_ids_mu;
+    std::unordered_map<std::string, NodeId> node_ids;  // GUARDED_BY(node_ids_mu)
+    std::chrono::steady_clock::time_point node_ids_at{};  // GUARDED_BY(node_ids_mu)
     std::unique_ptr<EmbeddedNode> node;           // outlives the client's transport
     std::shared_ptr<LocalFirstTransport> transport;
     std::unique_ptr<Client> client;
@@ -260,7 +265,8 @@ int DistributedStore::PutResult(const Status& st) {
     return ToMooncakeError(st);
 }
 
-int DistributedStore::Put(const std::string& key, const void* data, size_t size, bool staged) {
+int DistributedStore::Put(const std::string& key, const void* data, size_t size, bool staged,
+                          const std::string& preferred) {
     MC_SESSION_OR(kInvalidParams);
     (void)client;
     if (staged && size > session_->options.local_buffer_size) {
@@ -273,11 +279,11 @@ int DistributedStore::Put(const std::string& key, const void* data, size_t size,
         }
     }
     return PutItemsLocked({{key, std::span(static_cast<const std::byte*>(data), size)}},
-                          /*upsert=*/false)[0];
+                          /*upsert=*/false, preferred)[0];
 }
 
 int DistributedStore::Upsert(const std::string& key, const void* data, size_t size,
-                             bool staged) {
+                             bool staged, const std::string& preferred) {
     MC_SESSION_OR(kInvalidParams);
     (void)client;
     if (staged && size > session_->options.local_buffer_size) return kBufferOverflow;
@@ -287,12 +293,13 @@ int DistributedStore::Upsert(const std::string& key, const void* data, size_t si
         }
     }
     return PutItemsLocked({{key, std::span(static_cast<const std::byte*>(data), size)}},
-                          /*upsert=*/true)[0];
+                          /*upsert=*/true, preferred)[0];
 }
 
 std::vector<int> DistributedStore::BatchPut(const std::vector<std::string>& keys,
                                             const std::vector<const void*>& data,
-                                            const std::vector<size_t>& sizes, bool staged) {
+                                            const std::vector<size_t>& sizes, bool staged,
+                                            const std::string& preferred) {
     std::shared_lock lock(mu_);
     if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
     if (data.size() != keys.size() || sizes.size() != keys.size()) {
@@ -316,14 +323,15 @@ std::vector<int> DistributedStore::BatchPut(const std::vector<std::string>& keys
         items.emplace_back(keys[i], std::span(static_cast<const std::byte*>(data[i]), sizes[i]));
         index.push_back(i);
     }
-    std::vector<int> results = PutItemsLocked(items, /*upsert=*/false);
+    std::vector<int> results = PutItemsLocked(items, /*upsert=*/false, preferred);
     for (size_t j = 0; j < results.size(); ++j) out[index[j]] = results[j];
     return out;
 }
 
 std::vector<int> DistributedStore::BatchUpsert(const std::vector<std::string>& keys,
                                                const std::vector<const void*>& data,
-                                               const std::vector<size_t>& sizes, bool staged) {
+                                               const std::vector<size_t>& sizes, bool staged,
+                                               const std::string& preferred) {
     std::shared_lock lock(mu_);
     if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
     if (data.size() != keys.size() || sizes.size() != keys.size()) {
@@ -347,25 +355,29 @@ std::vector<int> DistributedStore::BatchUpsert(const std::vector<std::string>& k
         items.emplace_back(keys[i], std::span(static_cast<const std::byte*>(data[i]), sizes[i]));
         index.push_back(i);
     }
-    std::vector<int> results = PutItemsLocked(items, /*upsert=*/true);
+    std::vector<int> results = PutItemsLocked(items, /*upsert=*/true, preferred);
     for (size_t j = 0; j < results.size(); ++j) out[index[j]] = results[j];
     return out;
 }
 
 int DistributedStore::PutParts(const std::string& key,
-                               const std::vector<std::span<const std::byte>>& parts) {
+                               const std::vector<std::span<const std::byte>>& parts,
+                               const std::string& preferred) {
     MC_SESSION_OR(kInvalidParams);
     (void)client;
     uint64_t total = 0;
     for (const auto& p : parts) total += p.size();
     if (total > session_->options.local_buffer_size) return kBufferOverflow;
-    if (parts.size() == 1) return PutItemsLocked({{key, parts[0]}}, /*upsert=*/false)[0];
+    if (parts.size() == 1) {
+        return PutItemsLocked({{key, parts[0]}}, /*upsert=*/false, preferred)[0];
+    }
     // The pieces of a value must be one span for the data channel: joined once here (Mooncake
     // copies them into its local buffer the same way).
     std::vector<std::byte> joined;
     joined.reserve(total);
     for (const auto& p : parts) joined.insert(joined.end(), p.begin(), p.end());
-    return PutItemsLocked({{key, std::span<const std::byte>(joined)}}, /*upsert=*/false)[0];
+    return PutItemsLocked({{key, std::span<const std::byte>(joined)}}, /*upsert=*/false,
+                          preferred)[0];
 }
 
 DistributedStore::Pieces DistributedStore::CheckPieces(const std::vector<uintptr_t>& buffers,
@@ -389,7 +401,7 @@ DistributedStore::Pieces DistributedStore::CheckPieces(const std::vector<uintptr
 
 std::vector<int> DistributedStore::BatchPutMulti(
     const std::vector<std::string>& keys, const std::vector<std::vector<uintptr_t>>& buffers,
-    const std::vector<std::vector<size_t>>& sizes, bool upsert) {
+    const std::vector<std::vector<size_t>>& sizes, bool upsert, const std::string& preferred) {
     const char* op = upsert ? "batch_upsert_from_multi_buffers" : "batch_put_from_multi_buffers";
     std::vector<int> out(keys.size(), kInvalidParams);
     if (buffers.size() != keys.size() || sizes.size() != keys.size()) {
@@ -426,18 +438,24 @@ std::vector<int> DistributedStore::BatchPutMulti(
         }
         index.push_back(i);
     }
-    std::vector<int> results = PutItemsLocked(items, upsert);
+    std::vector<int> results = PutItemsLocked(items, upsert, preferred);
     for (size_t j = 0; j < results.size(); ++j) out[index[j]] = results[j];
     return out;
 }
 
 std::vector<int> DistributedStore::PutItemsLocked(
-    const std::vector<std::pair<std::string, std::span<const std::byte>>>& items, bool upsert) {
+    const std::vector<std::pair<std::string, std::span<const std::byte>>>& items, bool upsert,
+    const std::string& preferred) {
     std::vector<int> out(items.size(), kOK);
     if (items.empty()) return out;
     Client& client = *session_->client;
+    const NodeId node = PreferredNodeLocked(preferred);
+    if (!upsert && items.size() == 1) {  // one write that the node ends: no PutEnd round trip
+        out[0] = PutResult(client.Put(items[0].first, items[0].second, node));
+        return out;
+    }
     if (!upsert) {
-        std::vector<Status> results = client.BatchPut(items);
+        std::vector<Status> results = client.BatchPut(items, node);
         for (size_t i = 0; i < out.size(); ++i) {
             out[i] = i < results.size() ? PutResult(results[i]) : kInternalError;
         }
@@ -465,7 +483,8 @@ std::vector<int> DistributedStore::PutItemsLocked(
             puts.push_back(items[pending[j]]);
             put_index.push_back(pending[j]);
         }
-        std::vector<Status> put = puts.empty() ? std::vector<Status>{} : client.BatchPut(puts);
+        std::vector<Status> put =
+            puts.empty() ? std::vector<Status>{} : client.BatchPut(puts, node);
         pending.clear();
         for (size_t j = 0; j < put_index.size(); ++j) {
             const Status& st = j < put.size() ? put[j] : Status::Internal("no answer");
@@ -494,6 +513,36 @@ std::vector<Result<std::string>> DistributedStore::BatchGet(
     }
     if (keys.empty()) return {};
     return session_->client->BatchGet(keys);
+}
+
+NodeId DistributedStore::PreferredNodeLocked(const std::string& name) {
+    if (name.empty()) return kNoNode;
+    Session& s = *session_;
+    std::lock_guard lock(s.node_ids_mu);
+    const auto now = std::chrono::steady_clock::now();
+    auto it = s.node_ids.find(name);
+    // A node that restarted registers under a new id: names are asked again every 30 s (and
+    // on a miss, at most once a second). A stale id is only a hint the master ignores.
+    if (it != s.node_ids.end() && now - s.node_ids_at < std::chrono::seconds(30)) {
+        return it->second;
+    }
+    if (now - s.node_ids_at < std::chrono::seconds(1)) {
+        return it != s.node_ids.end() ? it->second : kNoNode;
+    }
+    s.node_ids_at = now;
+    auto nodes = s.client->Nodes();
+    if (!nodes.ok()) {
+        spdlog::debug("preferred segment {}: {}", name, nodes.status().message());
+        return kNoNode;
+    }
+    s.node_ids.clear();
+    for (const NodeInfo& n : *nodes) s.node_ids[n.spec.name] = n.id;
+    it = s.node_ids.find(name);
+    if (it == s.node_ids.end()) {
+        spdlog::debug("preferred segment {} is no live node: the master allocates", name);
+        return kNoNode;
+    }
+    return it->second;
 }
 
 int64_t DistributedStore::GetInto(const std::string& key, void* buffer, size_t size) {

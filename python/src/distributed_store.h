@@ -74,20 +74,29 @@ public:
     // Python-owned (put, put_batch, put_parts) and bounded by local_buffer_size; otherwise
     // they are caller memory named by address (put_from, batch_put_from), checked against the
     // registered buffers first (CheckCallerRange).
-    int Put(const std::string& key, const void* data, size_t size, bool staged);
+    //
+    // `preferred` (every write): the name of the node whose segment should hold the object
+    // (ReplicateConfig's preferred_segment; "" = wherever the master allocates). The master
+    // takes it as a hint: that node first if it has room, else its usual choice.
+    int Put(const std::string& key, const void* data, size_t size, bool staged,
+            const std::string& preferred = {});
     std::vector<int> BatchPut(const std::vector<std::string>& keys,
                               const std::vector<const void*>& data,
-                              const std::vector<size_t>& sizes, bool staged);
+                              const std::vector<size_t>& sizes, bool staged,
+                              const std::string& preferred = {});
     // One object from several pieces, concatenated in order (put_parts).
-    int PutParts(const std::string& key, const std::vector<std::span<const std::byte>>& parts);
+    int PutParts(const std::string& key, const std::vector<std::span<const std::byte>>& parts,
+                 const std::string& preferred = {});
     // Upsert: the key holds this value afterwards, whether or not it existed. The old version
     // is removed first (refused with -706 while a reader holds its lease, as remove is) and
     // the new one put; a put racing in between is retried. Not atomic: a reader in between
     // sees -704, never the old bytes after the call returned.
-    int Upsert(const std::string& key, const void* data, size_t size, bool staged);
+    int Upsert(const std::string& key, const void* data, size_t size, bool staged,
+               const std::string& preferred = {});
     std::vector<int> BatchUpsert(const std::vector<std::string>& keys,
                                  const std::vector<const void*>& data,
-                                 const std::vector<size_t>& sizes, bool staged);
+                                 const std::vector<size_t>& sizes, bool staged,
+                                 const std::string& preferred = {});
     // Objects each made of scattered caller buffers, concatenated in order
     // (batch_put_from_multi_buffers): per key 0 or a negative error; every key -600 when the
     // three lists differ in length; a key whose buffer and size lists differ, or with a buffer
@@ -95,7 +104,7 @@ public:
     std::vector<int> BatchPutMulti(const std::vector<std::string>& keys,
                                    const std::vector<std::vector<uintptr_t>>& buffers,
                                    const std::vector<std::vector<size_t>>& sizes,
-                                   bool upsert = false);
+                                   bool upsert = false, const std::string& preferred = {});
 
     // Reads (each an access: lease, recency, promotion trigger).
     Result<std::string> Get(const std::string& key);
@@ -171,7 +180,10 @@ private:
     // The write and read paths shared by the public forms; mu_ held shared by the caller.
     std::vector<int> PutItemsLocked(
         const std::vector<std::pair<std::string, std::span<const std::byte>>>& items,
-        bool upsert);
+        bool upsert, const std::string& preferred);
+    // The id of the live node named `name` (kNoNode: "" or no such node); mu_ held shared.
+    // Names are looked up in a cache refreshed from the master at most once a second.
+    NodeId PreferredNodeLocked(const std::string& name);
     std::vector<int64_t> GetIntoLocked(const std::vector<std::string>& keys,
                                        const std::vector<std::span<std::byte>>& outs);
 

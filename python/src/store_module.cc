@@ -41,6 +41,16 @@ struct ReplicateConfig {
     std::string tenant_id;
 };
 
+// The node a write should land on, by name (DistributedStore's `preferred`): Mooncake's
+// preferred_segment, else the first of preferred_segments (one replica: one segment), else
+// this store's own node for prefer_alloc_in_same_node; "" for no preference.
+std::string PreferredSegment(const DistributedStore& store, const ReplicateConfig& c) {
+    if (!c.preferred_segment.empty()) return c.preferred_segment;
+    if (!c.preferred_segments.empty()) return c.preferred_segments.front();
+    if (c.prefer_alloc_in_same_node) return store.hostname();
+    return {};
+}
+
 // Logs, once per field and process, a ReplicateConfig field the store cannot honour yet.
 void NoteUnhonoured(const ReplicateConfig& c) {
     struct Field {
@@ -48,23 +58,22 @@ void NoteUnhonoured(const ReplicateConfig& c) {
         std::once_flag once;
     };
     static Field fields[] = {
-        {"replica_num > 1", {}},   {"with_soft_pin", {}},      {"soft_pin_ttl_ms", {}},
-        {"with_hard_pin", {}},     {"preferred_segment", {}},  {"preferred_segments", {}},
-        {"prefer_alloc_in_same_node", {}}, {"group_ids", {}}, {"tenant_id", {}},
+        {"replica_num > 1", {}},  {"with_soft_pin", {}}, {"soft_pin_ttl_ms", {}},
+        {"with_hard_pin", {}},    {"preferred_segments beyond the first", {}},
+        {"group_ids", {}},        {"tenant_id", {}},
     };
     const bool set[] = {
-        c.replica_num > 1,         c.with_soft_pin,
-        c.soft_pin_ttl_ms != 0,    c.with_hard_pin,
-        !c.preferred_segment.empty(), !c.preferred_segments.empty(),
-        c.prefer_alloc_in_same_node, !c.group_ids.empty(),
-        !c.tenant_id.empty() && c.tenant_id != "default",
+        c.replica_num > 1,      c.with_soft_pin, c.soft_pin_ttl_ms != 0,
+        c.with_hard_pin,        c.preferred_segments.size() > 1,
+        !c.group_ids.empty(),   !c.tenant_id.empty() && c.tenant_id != "default",
     };
     for (size_t i = 0; i < std::size(set); ++i) {
         if (!set[i]) continue;
         std::call_once(fields[i].once, [&] {
             spdlog::warn("ReplicateConfig.{} is not honoured by mooncake-tier yet: the object "
-                         "gets one MEMORY replica where the master allocates it, unpinned, in "
-                         "the default tenant (docs/PYTHON.md; logged once)",
+                         "gets one MEMORY replica (in the preferred segment if it has room), "
+                         "unpinned, ungrouped, in the default tenant (docs/PYTHON.md; logged "
+                         "once)",
                          fields[i].name);
         });
     }
@@ -285,22 +294,25 @@ PYBIND11_MODULE(store, m) {
         .def("put", [](S& s, const std::string& key, const py::buffer& value,
                        const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             py::buffer_info info = value.request();
             if (!IsCContiguous(info)) return static_cast<int>(mooncake::py::kInvalidParams);
             size_t n = static_cast<size_t>(info.size * info.itemsize);
             py::gil_scoped_release r;
-            return s.Put(key, info.ptr, n, /*staged=*/true);
+            return s.Put(key, info.ptr, n, /*staged=*/true, preferred);
         }, py::arg("key"), py::arg("value"), py::arg("config") = ReplicateConfig{})
         .def("put_from", [](S& s, const std::string& key, uintptr_t buffer, size_t size,
                             const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             py::gil_scoped_release r;
-            return s.Put(key, Ptr(buffer), size, /*staged=*/false);
+            return s.Put(key, Ptr(buffer), size, /*staged=*/false, preferred);
         }, py::arg("key"), py::arg("buffer_ptr"), py::arg("size"),
            py::arg("config") = ReplicateConfig{})
         .def("put_batch", [](S& s, const std::vector<std::string>& keys, const py::list& values,
                              const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             std::vector<py::buffer_info> infos;
             std::vector<const void*> data;
             std::vector<size_t> sizes;
@@ -314,7 +326,7 @@ PYBIND11_MODULE(store, m) {
             }
             if (keys.size() != data.size()) return static_cast<int>(mooncake::py::kInvalidParams);
             py::gil_scoped_release r;
-            for (int rc : s.BatchPut(keys, data, sizes, /*staged=*/true)) {
+            for (int rc : s.BatchPut(keys, data, sizes, /*staged=*/true, preferred)) {
                 if (rc != 0) return rc;
             }
             return 0;
@@ -323,15 +335,17 @@ PYBIND11_MODULE(store, m) {
                                   const std::vector<uintptr_t>& buffers,
                                   const std::vector<size_t>& sizes, const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             std::vector<const void*> data;
             for (uintptr_t b : buffers) data.push_back(Ptr(b));
             py::gil_scoped_release r;
-            return s.BatchPut(keys, data, sizes, /*staged=*/false);
+            return s.BatchPut(keys, data, sizes, /*staged=*/false, preferred);
         }, py::arg("keys"), py::arg("buffer_ptrs"), py::arg("sizes"),
            py::arg("config") = ReplicateConfig{})
         .def("put_parts", [](S& s, const std::string& key, const py::args& parts,
                              const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             std::vector<py::buffer_info> infos;
             std::vector<std::span<const std::byte>> spans;
             for (auto part : parts) {
@@ -349,27 +363,30 @@ PYBIND11_MODULE(store, m) {
             }
             if (spans.empty()) return static_cast<int>(mooncake::py::kInvalidParams);
             py::gil_scoped_release r;
-            return s.PutParts(key, spans);
+            return s.PutParts(key, spans, preferred);
         }, py::arg("key"), py::arg("config") = ReplicateConfig{})
         .def("upsert", [](S& s, const std::string& key, const py::buffer& value,
                           const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             py::buffer_info info = value.request();
             if (!IsCContiguous(info)) return static_cast<int>(mooncake::py::kInvalidParams);
             size_t n = static_cast<size_t>(info.size * info.itemsize);
             py::gil_scoped_release r;
-            return s.Upsert(key, info.ptr, n, /*staged=*/true);
+            return s.Upsert(key, info.ptr, n, /*staged=*/true, preferred);
         }, py::arg("key"), py::arg("value"), py::arg("config") = ReplicateConfig{})
         .def("upsert_from", [](S& s, const std::string& key, uintptr_t buffer, size_t size,
                                const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             py::gil_scoped_release r;
-            return s.Upsert(key, Ptr(buffer), size, /*staged=*/false);
+            return s.Upsert(key, Ptr(buffer), size, /*staged=*/false, preferred);
         }, py::arg("key"), py::arg("buffer_ptr"), py::arg("size"),
            py::arg("config") = ReplicateConfig{})
         .def("upsert_batch", [](S& s, const std::vector<std::string>& keys,
                                 const py::list& values, const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             std::vector<py::buffer_info> infos;
             std::vector<const void*> data;
             std::vector<size_t> sizes;
@@ -383,7 +400,7 @@ PYBIND11_MODULE(store, m) {
             }
             if (keys.size() != data.size()) return static_cast<int>(mooncake::py::kInvalidParams);
             py::gil_scoped_release r;
-            for (int rc : s.BatchUpsert(keys, data, sizes, /*staged=*/true)) {
+            for (int rc : s.BatchUpsert(keys, data, sizes, /*staged=*/true, preferred)) {
                 if (rc != 0) return rc;
             }
             return 0;
@@ -393,10 +410,11 @@ PYBIND11_MODULE(store, m) {
                                      const std::vector<size_t>& sizes,
                                      const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             std::vector<const void*> data;
             for (uintptr_t b : buffers) data.push_back(Ptr(b));
             py::gil_scoped_release r;
-            return s.BatchUpsert(keys, data, sizes, /*staged=*/false);
+            return s.BatchUpsert(keys, data, sizes, /*staged=*/false, preferred);
         }, py::arg("keys"), py::arg("buffer_ptrs"), py::arg("sizes"),
            py::arg("config") = ReplicateConfig{})
         .def("batch_put_from_multi_buffers", [](S& s, const std::vector<std::string>& keys,
@@ -404,8 +422,9 @@ PYBIND11_MODULE(store, m) {
                                                 const std::vector<std::vector<size_t>>& sizes,
                                                 const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             py::gil_scoped_release r;
-            return s.BatchPutMulti(keys, ptrs, sizes, /*upsert=*/false);
+            return s.BatchPutMulti(keys, ptrs, sizes, /*upsert=*/false, preferred);
         }, py::arg("keys"), py::arg("all_buffer_ptrs"), py::arg("all_sizes"),
            py::arg("config") = ReplicateConfig{})
         .def("batch_upsert_from_multi_buffers", [](S& s, const std::vector<std::string>& keys,
@@ -413,8 +432,9 @@ PYBIND11_MODULE(store, m) {
                                                    const std::vector<std::vector<size_t>>& sizes,
                                                    const ReplicateConfig& config) {
             NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             py::gil_scoped_release r;
-            return s.BatchPutMulti(keys, ptrs, sizes, /*upsert=*/true);
+            return s.BatchPutMulti(keys, ptrs, sizes, /*upsert=*/true, preferred);
         }, py::arg("keys"), py::arg("all_buffer_ptrs"), py::arg("all_sizes"),
            py::arg("config") = ReplicateConfig{})
         .def("batch_get_into_multi_buffers", [](S& s, const std::vector<std::string>& keys,

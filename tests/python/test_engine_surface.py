@@ -346,6 +346,43 @@ def test_replicate_config_has_mooncakes_fields(store):
     assert store.batch_put_from_multi_buffers([], [], [], c) == []
 
 
+def test_preferred_segment_places_the_object(tmp_path):
+    m = Master(tmp_path)
+    a = make_store(m.address)
+    b = make_store(m.address)
+    try:
+        def holder(key):
+            descs = a.get_replica_desc(key)
+            assert len(descs) == 1
+            return descs[0].node
+
+        for target in (a, b):
+            c = ReplicateConfig()
+            c.preferred_segment = target.get_hostname()
+            name = f"pref-{target.get_hostname()}"
+            assert a.put(name, b"v" * 1000, c) == 0
+            assert holder(name) == target.get_hostname()
+            # The batch, zero-copy and multi-buffer paths take it too.
+            c2 = ReplicateConfig()
+            c2.preferred_segments = [target.get_hostname()]
+            assert a.put_batch([name + "-b1", name + "-b2"], [b"x", b"y"], c2) == 0
+            assert {holder(name + "-b1"), holder(name + "-b2")} == {target.get_hostname()}
+            assert a.batch_upsert_from_multi_buffers([], [], [], c2) == []
+        # prefer_alloc_in_same_node: the writer's own node.
+        same = ReplicateConfig()
+        same.prefer_alloc_in_same_node = True
+        assert b.put_parts("pref-same", b"p1", b"p2", config=same) == 0
+        assert holder("pref-same") == b.get_hostname()
+        # A segment that is no live node is no preference: the write still succeeds.
+        gone = ReplicateConfig()
+        gone.preferred_segment = "127.0.0.1:1"
+        assert a.put("pref-gone", b"v", gone) == 0 and a.get("pref-gone") == b"v"
+    finally:
+        a.close()
+        b.close()
+        m.stop()
+
+
 WARN_SCRIPT = r"""
 import sys
 from mooncake_tier.store import MooncakeDistributedStore, ReplicateConfig
