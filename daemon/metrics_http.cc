@@ -40,10 +40,10 @@ Status MetricsHttp::Start(const net::HostPort& listen) {
             const std::string name = req.get_param_value("segment");
             for (const NodeInfo& n : master_.nodes()) {
                 if (n.spec.name != name || n.spec.segment_capacity == 0) continue;
-                res.set_content(name + "\nUsed(bytes): " + std::to_string(n.segment_used) +
-                                    "\nCapacity(bytes) : " +
-                                    std::to_string(n.spec.segment_capacity) + "\n",
-                                kText);
+                res.set_content(
+                    name + "\nUsed(bytes): " + std::to_string(n.segment_used) +
+                        "\nCapacity(bytes) : " + std::to_string(n.spec.segment_capacity) + "\n",
+                    kText);
                 return;
             }
             res.status = 500;

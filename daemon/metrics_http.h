@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "core/master_types.h"
-
 #include "core/status.h"
 #include "net/net.h"
 
@@ -34,7 +33,7 @@ class MetricsRegistry;
 
 // What a master lets the HTTP port see (read-only; each call is inspection, never an access).
 struct MasterHttpView {
-    std::function<std::vector<NodeInfo>()> nodes;  // live nodes
+    std::function<std::vector<NodeInfo>()> nodes;    // live nodes
     std::function<std::vector<std::string>()> keys;  // every key; empty: /get_all_keys is 403
 };
 

@@ -16,12 +16,12 @@
 #include <unordered_map>
 
 #include "daemon/embedded_node.h"
+#include "net/net.h"
 #include "python/src/error_codes.h"
 #include "python/src/local_transport.h"
 #include "spdlog/spdlog.h"
 #include "thrift/auth_token.h"
 #include "thrift/client.h"
-#include "net/net.h"
 
 namespace mooncake::py {
 namespace {
@@ -95,7 +95,7 @@ struct DistributedStore::Session {
     SetupOptions options;
     // Node name -> id for ReplicateConfig's preferred segment (PreferredNodeLocked).
     std::mutex node_ids_mu;
-    std::unordered_map<std::string, NodeId> node_ids;  // GUARDED_BY(node_ids_mu)
+    std::unordered_map<std::string, NodeId> node_ids;     // GUARDED_BY(node_ids_mu)
     std::chrono::steady_clock::time_point node_ids_at{};  // GUARDED_BY(node_ids_mu)
     std::unique_ptr<EmbeddedNode> node;           // outlives the client's transport
     std::shared_ptr<LocalFirstTransport> transport;
@@ -282,8 +282,8 @@ int DistributedStore::Put(const std::string& key, const void* data, size_t size,
                           /*upsert=*/false, preferred)[0];
 }
 
-int DistributedStore::Upsert(const std::string& key, const void* data, size_t size,
-                             bool staged, const std::string& preferred) {
+int DistributedStore::Upsert(const std::string& key, const void* data, size_t size, bool staged,
+                             const std::string& preferred) {
     MC_SESSION_OR(kInvalidParams);
     (void)client;
     if (staged && size > session_->options.local_buffer_size) return kBufferOverflow;
@@ -316,8 +316,8 @@ std::vector<int> DistributedStore::BatchPut(const std::vector<std::string>& keys
             continue;
         }
         if (!staged) {
-            out[i] = CheckCallerRange(reinterpret_cast<uintptr_t>(data[i]), sizes[i],
-                                      "batch_put_from");
+            out[i] =
+                CheckCallerRange(reinterpret_cast<uintptr_t>(data[i]), sizes[i], "batch_put_from");
             if (out[i] != kOK) continue;
         }
         items.emplace_back(keys[i], std::span(static_cast<const std::byte*>(data[i]), sizes[i]));
@@ -399,9 +399,10 @@ DistributedStore::Pieces DistributedStore::CheckPieces(const std::vector<uintptr
     return p;
 }
 
-std::vector<int> DistributedStore::BatchPutMulti(
-    const std::vector<std::string>& keys, const std::vector<std::vector<uintptr_t>>& buffers,
-    const std::vector<std::vector<size_t>>& sizes, bool upsert, const std::string& preferred) {
+std::vector<int> DistributedStore::BatchPutMulti(const std::vector<std::string>& keys,
+                                                 const std::vector<std::vector<uintptr_t>>& buffers,
+                                                 const std::vector<std::vector<size_t>>& sizes,
+                                                 bool upsert, const std::string& preferred) {
     const char* op = upsert ? "batch_upsert_from_multi_buffers" : "batch_put_from_multi_buffers";
     std::vector<int> out(keys.size(), kInvalidParams);
     if (buffers.size() != keys.size() || sizes.size() != keys.size()) {
@@ -425,8 +426,8 @@ std::vector<int> DistributedStore::BatchPutMulti(
             continue;
         }
         if (p.contiguous) {
-            items.emplace_back(keys[i], std::span(reinterpret_cast<const std::byte*>(buffers[i][0]),
-                                                  p.total));
+            items.emplace_back(
+                keys[i], std::span(reinterpret_cast<const std::byte*>(buffers[i][0]), p.total));
         } else {
             std::vector<std::byte>& j = joined.emplace_back();
             j.reserve(p.total);
@@ -630,8 +631,8 @@ std::vector<int64_t> DistributedStore::BatchGetIntoMulti(
     return out;
 }
 
-std::vector<int64_t> DistributedStore::GetIntoLocked(const std::vector<std::string>& keys,
-                                                     const std::vector<std::span<std::byte>>& outs) {
+std::vector<int64_t> DistributedStore::GetIntoLocked(
+    const std::vector<std::string>& keys, const std::vector<std::span<std::byte>>& outs) {
     std::vector<int64_t> out(keys.size(), kInternalError);
     if (keys.empty()) return out;
     Client& client = *session_->client;
@@ -754,8 +755,7 @@ int DistributedStore::Remove(const std::string& key, bool force) {
     return ToMooncakeError(client.Remove(key, force));
 }
 
-std::vector<int> DistributedStore::BatchRemove(const std::vector<std::string>& keys,
-                                               bool force) {
+std::vector<int> DistributedStore::BatchRemove(const std::vector<std::string>& keys, bool force) {
     std::shared_lock lock(mu_);
     if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
     if (keys.empty()) return {};
@@ -842,15 +842,16 @@ int DistributedStore::CheckCallerRange(uintptr_t address, size_t size, const cha
     std::lock_guard lock(buffers_mu_);
     if (std::optional<uintptr_t> reach = RegisteredEndLocked(address, end)) {
         if (end <= *reach) return kOK;
-        spdlog::error("{}: {} bytes at {:#x} run {} bytes past the registered memory, which "
-                      "ends at {:#x} (register_buffer)",
-                      op, size, address, end - *reach, *reach);
+        spdlog::error(
+            "{}: {} bytes at {:#x} run {} bytes past the registered memory, which "
+            "ends at {:#x} (register_buffer)",
+            op, size, address, end - *reach, *reach);
         return kInvalidParams;
     }
     auto next = buffers_.upper_bound(address);  // the first buffer starting after address
     if (next != buffers_.end() && next->first < end) {
-        spdlog::error("{}: {} bytes at {:#x} run into the registered buffer {:#x} of {} bytes",
-                      op, size, address, next->first, next->second);
+        spdlog::error("{}: {} bytes at {:#x} run into the registered buffer {:#x} of {} bytes", op,
+                      size, address, next->first, next->second);
         return kInvalidParams;
     }
     return kOK;  // no registered buffer: the caller vouches for this memory

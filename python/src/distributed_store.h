@@ -147,9 +147,9 @@ public:
     // Caller memory [address, address + size) that this store is about to write or read:
     // kOK when it lies inside registered memory (RegisteredEnd), or touches none (an
     // unregistered pointer is the caller's word, as with Mooncake over TCP); kInvalidParams
-    // (logged, with the figures) when it starts inside a registered buffer and runs past its end, runs
-    // into a registered buffer from outside, wraps around, or is null. Checked before a
-    // byte moves, on every path that takes an address from Python.
+    // (logged, with the figures) when it starts inside a registered buffer and runs past its end,
+    // runs into a registered buffer from outside, wraps around, or is null. Checked before a byte
+    // moves, on every path that takes an address from Python.
     int CheckCallerRange(uintptr_t address, size_t size, const char* op) const;
 
     std::string hostname() const;
@@ -179,8 +179,8 @@ private:
                        const char* op) const;
     // The write and read paths shared by the public forms; mu_ held shared by the caller.
     std::vector<int> PutItemsLocked(
-        const std::vector<std::pair<std::string, std::span<const std::byte>>>& items,
-        bool upsert, const std::string& preferred);
+        const std::vector<std::pair<std::string, std::span<const std::byte>>>& items, bool upsert,
+        const std::string& preferred);
     // The id of the live node named `name` (kNoNode: "" or no such node); mu_ held shared.
     // Names are looked up in a cache refreshed from the master at most once a second.
     NodeId PreferredNodeLocked(const std::string& name);
@@ -192,7 +192,7 @@ private:
     std::string hostname_;              // GUARDED_BY(mu_)
     mutable std::mutex buffers_mu_;
     std::map<uintptr_t, size_t> buffers_;  // GUARDED_BY(buffers_mu_): start -> size
-    size_t longest_buffer_ = 0;  // GUARDED_BY(buffers_mu_): bounds CoveredTo's scan
+    size_t longest_buffer_ = 0;            // GUARDED_BY(buffers_mu_): bounds CoveredTo's scan
 };
 
 }  // namespace mooncake::py
