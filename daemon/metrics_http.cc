@@ -12,6 +12,8 @@ MetricsHttp::MetricsHttp(MetricsRegistry& metrics) : metrics_(metrics) {}
 
 MetricsHttp::~MetricsHttp() { Stop(); }
 
+void MetricsHttp::ServeMaster(MasterHttpView view) { master_ = std::move(view); }
+
 Status MetricsHttp::Start(const net::HostPort& listen) {
     server_ = std::make_unique<httplib::Server>();
     server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
@@ -21,6 +23,44 @@ Status MetricsHttp::Start(const net::HostPort& listen) {
     server_->Get("/", [](const httplib::Request&, httplib::Response& res) {
         res.set_content("mooncaked: metrics at /metrics\n", "text/plain");
     });
+    server_->Get("/health", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content("OK", "text/plain");
+    });
+    if (master_.nodes) {
+        // Mooncake's content type for these text listings.
+        static constexpr const char* kText = "text/plain; version=0.0.4";
+        server_->Get("/get_all_segments", [this](const httplib::Request&, httplib::Response& res) {
+            std::string body;
+            for (const NodeInfo& n : master_.nodes()) {
+                if (n.spec.segment_capacity > 0) body += n.spec.name + "\n";
+            }
+            res.set_content(body, kText);
+        });
+        server_->Get("/query_segment", [this](const httplib::Request& req, httplib::Response& res) {
+            const std::string name = req.get_param_value("segment");
+            for (const NodeInfo& n : master_.nodes()) {
+                if (n.spec.name != name || n.spec.segment_capacity == 0) continue;
+                res.set_content(
+                    name + "\nUsed(bytes): " + std::to_string(n.segment_used) +
+                        "\nCapacity(bytes) : " + std::to_string(n.spec.segment_capacity) + "\n",
+                    kText);
+                return;
+            }
+            res.status = 500;
+            res.set_content("Segment not found: " + name + "\n", "text/plain");
+        });
+        server_->Get("/get_all_keys", [this](const httplib::Request&, httplib::Response& res) {
+            if (!master_.keys) {
+                res.status = 403;
+                res.set_content("the cluster has an auth token: list keys with mooncakectl ls\n",
+                                "text/plain");
+                return;
+            }
+            std::string body;
+            for (const std::string& key : master_.keys()) body += key + "\n";
+            res.set_content(body, kText);
+        });
+    }
     if (!server_->bind_to_port(listen.host, listen.port)) {
         return Status::IoError("cannot serve metrics on " + listen.ToString() +
                                " (port taken? --metrics_port=0 turns it off)");

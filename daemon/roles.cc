@@ -239,6 +239,28 @@ Status StartMetrics(MetricsHttp& http, const Config& config, const Addresses& ad
     return http.Start({addresses.listen.host, static_cast<uint16_t>(config.metrics_port())});
 }
 
+// The master's HTTP admin endpoints (daemon/metrics_http.h) over its store: inspection only.
+// Keys are listed only when the cluster has no auth token (the HTTP port has none).
+MasterHttpView MasterView(MasterStore& store, const std::string& auth_token) {
+    MasterHttpView view;
+    view.nodes = [&store] { return store.Nodes(); };
+    if (auth_token.empty()) {
+        view.keys = [&store] {
+            std::vector<std::string> keys;
+            ListOptions list;
+            list.limit = 10000;
+            for (;;) {
+                std::vector<ObjectView> page = store.List(list);
+                for (const ObjectView& o : page) keys.push_back(o.key);
+                if (page.size() < list.limit) break;
+                list.start_after = page.back().key;
+            }
+            return keys;
+        };
+    }
+    return view;
+}
+
 int Fail(const Status& st) {
     spdlog::error("{}", st.message());
     return 1;
@@ -432,6 +454,7 @@ int RunMaster(DaemonContext& ctx) {
     MetricsRegistry metrics;
     MasterPart master(ctx.config, metrics);
     MetricsHttp http(metrics);
+    http.ServeMaster(MasterView(master.store(), ctx.auth_token));
     if (Status st = master.Start(addresses->listen, "master", ctx.auth_token, ctx.config_file); !st.ok()) {
         return Fail(st);
     }
@@ -532,6 +555,7 @@ int RunStandalone(DaemonContext& ctx) {
         return Fail(st);
     }
     MetricsHttp http(metrics);
+    http.ServeMaster(MasterView(master.store(), ctx.auth_token));
     if (Status st = StartMetrics(http, ctx.config, *addresses); !st.ok()) return Fail(st);
     AnnounceReady("standalone on " + addresses->listen.ToString() + " (data " +
                   addresses->data_address + ")");

@@ -117,7 +117,7 @@ int64_t Client::client_id() const { return channel_->client_id(); }
 
 // ---------------- objects ----------------
 
-Status Client::Put(std::string_view key, std::span<const std::byte> value) {
+Status Client::Put(std::string_view key, std::span<const std::byte> value, NodeId preferred) {
     if (!by_key_address_.empty() && !value.empty() && value.size() <= kByKeyPutMaxBytes) {
         MC_RETURN_IF_ERROR(ValidateKey(key));
         bool sent = false;
@@ -134,7 +134,8 @@ Status Client::Put(std::string_view key, std::span<const std::byte> value) {
                        const auto client = static_cast<ClientId>(client_id());
                        return transport_->WriteMemoryEndingPut(address, key, generation, offset,
                                                                value, client, ended);
-                   });
+                   },
+                   preferred);
 }
 
 Status Client::PutFrom(std::string_view key, uint64_t size, ByteSource& source) {
@@ -151,7 +152,8 @@ Status Client::PutFrom(std::string_view key, uint64_t size, ByteSource& source) 
 Status Client::PutWith(std::string_view key, uint64_t size,
                        const std::function<Status(const std::string& address,
                                                   Generation generation, uint64_t offset,
-                                                  bool* ended)>& write) {
+                                                  bool* ended)>& write,
+                       NodeId preferred) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     if (size == 0) return Status::InvalidArgument("a value must be at least 1 byte");
     if (size > static_cast<uint64_t>(INT64_MAX)) {
@@ -161,7 +163,8 @@ Status Client::PutWith(std::string_view key, uint64_t size,
     rpc::PutStartReply started;
     MC_RETURN_IF_ERROR(channel_->Call(
         [&](rpc::MasterServiceClient& c) {
-            c.PutStart(started, client_id(), k, static_cast<int64_t>(size), 0);
+            c.PutStart(started, client_id(), k, static_cast<int64_t>(size),
+                       static_cast<int64_t>(preferred));
         },
         Idempotent::kNo));
     const rpc::Replica& range = started.replica;
@@ -188,7 +191,7 @@ Status Client::PutWith(std::string_view key, uint64_t size,
 }
 
 std::vector<Status> Client::BatchPut(
-    std::span<const std::pair<std::string, std::span<const std::byte>>> items) {
+    std::span<const std::pair<std::string, std::span<const std::byte>>> items, NodeId preferred) {
     if (!by_key_address_.empty()) {
         return EachByKey(*fan_out_, batch_width_, items.size(), Status::Ok(),
                          [&](size_t i) { return Put(items[i].first, items[i].second); });
@@ -215,7 +218,9 @@ std::vector<Status> Client::BatchPut(
     if (starts.empty()) return out;
     std::vector<rpc::PutStartResult> started;
     Status st = channel_->Call(
-        [&](rpc::MasterServiceClient& c) { c.BatchPutStart(started, client_id(), starts, 0); },
+        [&](rpc::MasterServiceClient& c) {
+            c.BatchPutStart(started, client_id(), starts, static_cast<int64_t>(preferred));
+        },
         Idempotent::kNo);
     if (st.ok() && started.size() != starts.size()) {
         st = Status::Internal("BatchPutStart answered " + std::to_string(started.size()) +

@@ -165,7 +165,10 @@ public:
     // ---- objects ----
 
     // Stores `value` (1 byte .. max_value_size) under a key that does not exist yet.
-    Status Put(std::string_view key, std::span<const std::byte> value);
+    // `preferred`: allocate in that node's segment if it has room (else where the master
+    // would; an unknown node is no preference). Not used against a standalone daemon.
+    Status Put(std::string_view key, std::span<const std::byte> value,
+               NodeId preferred = kNoNode);
     Status Put(std::string_view key, std::string_view value) {
         return Put(key, std::as_bytes(std::span(value.data(), value.size())));
     }
@@ -178,7 +181,8 @@ public:
     // written batch_parallelism at a time; one Status per item. (Against a standalone daemon
     // each value is a Put of its own, one exchange each, batch_parallelism at a time.)
     std::vector<Status> BatchPut(
-        std::span<const std::pair<std::string, std::span<const std::byte>>> items);
+        std::span<const std::pair<std::string, std::span<const std::byte>>> items,
+        NodeId preferred = kNoNode);
 
     // Reads the whole value. A read: counts toward promotion.
     Result<std::string> Get(std::string_view key);
@@ -297,7 +301,8 @@ private:
     // node ended the put; revoked on any failure after PutStart.
     Status PutWith(std::string_view key, uint64_t size,
                    const std::function<Status(const std::string& address, Generation generation,
-                                              uint64_t offset, bool* ended)>& write);
+                                              uint64_t offset, bool* ended)>& write,
+                   NodeId preferred = kNoNode);
     // The replica lists of `keys` in one round trip (one result per key).
     std::vector<Result<ObjectInfo>> BatchReplicaLists(std::span<const std::string> keys);
     // BatchGet / BatchGetInto: reads keys[i] into the buffer buffer_for(i, size) returns (an

@@ -1,10 +1,14 @@
 #include "python/src/distributed_store.h"
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <regex>
@@ -12,12 +16,12 @@
 #include <unordered_map>
 
 #include "daemon/embedded_node.h"
+#include "net/net.h"
 #include "python/src/error_codes.h"
 #include "python/src/local_transport.h"
 #include "spdlog/spdlog.h"
 #include "thrift/auth_token.h"
 #include "thrift/client.h"
-#include "net/net.h"
 
 namespace mooncake::py {
 namespace {
@@ -89,6 +93,10 @@ Result<uint64_t> ParseHumanSize(std::string_view text) {
 
 struct DistributedStore::Session {
     SetupOptions options;
+    // Node name -> id for ReplicateConfig's preferred segment (PreferredNodeLocked).
+    std::mutex node_ids_mu;
+    std::unordered_map<std::string, NodeId> node_ids;     // GUARDED_BY(node_ids_mu)
+    std::chrono::steady_clock::time_point node_ids_at{};  // GUARDED_BY(node_ids_mu)
     std::unique_ptr<EmbeddedNode> node;           // outlives the client's transport
     std::shared_ptr<LocalFirstTransport> transport;
     std::unique_ptr<Client> client;
@@ -257,21 +265,46 @@ int DistributedStore::PutResult(const Status& st) {
     return ToMooncakeError(st);
 }
 
-int DistributedStore::Put(const std::string& key, const void* data, size_t size, bool staged) {
+int DistributedStore::Put(const std::string& key, const void* data, size_t size, bool staged,
+                          const std::string& preferred) {
     MC_SESSION_OR(kInvalidParams);
+    (void)client;
     if (staged && size > session_->options.local_buffer_size) {
         // Mooncake stages such a put through its local buffer; a value that cannot fit fails.
         return kBufferOverflow;
     }
-    return PutResult(client.Put(key, std::span(static_cast<const std::byte*>(data), size)));
+    if (!staged) {
+        if (int rc = CheckCallerRange(reinterpret_cast<uintptr_t>(data), size, "put_from")) {
+            return rc;
+        }
+    }
+    return PutItemsLocked({{key, std::span(static_cast<const std::byte*>(data), size)}},
+                          /*upsert=*/false, preferred)[0];
+}
+
+int DistributedStore::Upsert(const std::string& key, const void* data, size_t size, bool staged,
+                             const std::string& preferred) {
+    MC_SESSION_OR(kInvalidParams);
+    (void)client;
+    if (staged && size > session_->options.local_buffer_size) return kBufferOverflow;
+    if (!staged) {
+        if (int rc = CheckCallerRange(reinterpret_cast<uintptr_t>(data), size, "upsert_from")) {
+            return rc;
+        }
+    }
+    return PutItemsLocked({{key, std::span(static_cast<const std::byte*>(data), size)}},
+                          /*upsert=*/true, preferred)[0];
 }
 
 std::vector<int> DistributedStore::BatchPut(const std::vector<std::string>& keys,
                                             const std::vector<const void*>& data,
-                                            const std::vector<size_t>& sizes, bool staged) {
+                                            const std::vector<size_t>& sizes, bool staged,
+                                            const std::string& preferred) {
     std::shared_lock lock(mu_);
     if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
     if (data.size() != keys.size() || sizes.size() != keys.size()) {
+        spdlog::error("batch_put_from: {} keys, {} buffers, {} sizes: the lists must match",
+                      keys.size(), data.size(), sizes.size());
         return std::vector<int>(keys.size(), kInvalidParams);
     }
     std::vector<int> out(keys.size(), kOK);
@@ -282,13 +315,187 @@ std::vector<int> DistributedStore::BatchPut(const std::vector<std::string>& keys
             out[i] = kBufferOverflow;
             continue;
         }
+        if (!staged) {
+            out[i] =
+                CheckCallerRange(reinterpret_cast<uintptr_t>(data[i]), sizes[i], "batch_put_from");
+            if (out[i] != kOK) continue;
+        }
         items.emplace_back(keys[i], std::span(static_cast<const std::byte*>(data[i]), sizes[i]));
         index.push_back(i);
     }
+    std::vector<int> results = PutItemsLocked(items, /*upsert=*/false, preferred);
+    for (size_t j = 0; j < results.size(); ++j) out[index[j]] = results[j];
+    return out;
+}
+
+std::vector<int> DistributedStore::BatchUpsert(const std::vector<std::string>& keys,
+                                               const std::vector<const void*>& data,
+                                               const std::vector<size_t>& sizes, bool staged,
+                                               const std::string& preferred) {
+    std::shared_lock lock(mu_);
+    if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
+    if (data.size() != keys.size() || sizes.size() != keys.size()) {
+        spdlog::error("batch_upsert_from: {} keys, {} buffers, {} sizes: the lists must match",
+                      keys.size(), data.size(), sizes.size());
+        return std::vector<int>(keys.size(), kInvalidParams);
+    }
+    std::vector<int> out(keys.size(), kOK);
+    std::vector<std::pair<std::string, std::span<const std::byte>>> items;
+    std::vector<size_t> index;
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (staged && sizes[i] > session_->options.local_buffer_size) {
+            out[i] = kBufferOverflow;
+            continue;
+        }
+        if (!staged) {
+            out[i] = CheckCallerRange(reinterpret_cast<uintptr_t>(data[i]), sizes[i],
+                                      "batch_upsert_from");
+            if (out[i] != kOK) continue;
+        }
+        items.emplace_back(keys[i], std::span(static_cast<const std::byte*>(data[i]), sizes[i]));
+        index.push_back(i);
+    }
+    std::vector<int> results = PutItemsLocked(items, /*upsert=*/true, preferred);
+    for (size_t j = 0; j < results.size(); ++j) out[index[j]] = results[j];
+    return out;
+}
+
+int DistributedStore::PutParts(const std::string& key,
+                               const std::vector<std::span<const std::byte>>& parts,
+                               const std::string& preferred) {
+    MC_SESSION_OR(kInvalidParams);
+    (void)client;
+    uint64_t total = 0;
+    for (const auto& p : parts) total += p.size();
+    if (total > session_->options.local_buffer_size) return kBufferOverflow;
+    if (parts.size() == 1) {
+        return PutItemsLocked({{key, parts[0]}}, /*upsert=*/false, preferred)[0];
+    }
+    // The pieces of a value must be one span for the data channel: joined once here (Mooncake
+    // copies them into its local buffer the same way).
+    std::vector<std::byte> joined;
+    joined.reserve(total);
+    for (const auto& p : parts) joined.insert(joined.end(), p.begin(), p.end());
+    return PutItemsLocked({{key, std::span<const std::byte>(joined)}}, /*upsert=*/false,
+                          preferred)[0];
+}
+
+DistributedStore::Pieces DistributedStore::CheckPieces(const std::vector<uintptr_t>& buffers,
+                                                       const std::vector<size_t>& sizes,
+                                                       const char* op) const {
+    Pieces p;
+    if (buffers.empty() || buffers.size() != sizes.size()) {
+        spdlog::error("{}: a key has {} buffers and {} sizes (at least one, and as many of each)",
+                      op, buffers.size(), sizes.size());
+        p.rc = kInvalidParams;
+        return p;
+    }
+    p.contiguous = true;
+    for (size_t j = 0; j < buffers.size(); ++j) {
+        if ((p.rc = CheckCallerRange(buffers[j], sizes[j], op)) != kOK) return p;
+        if (j > 0 && buffers[j - 1] + sizes[j - 1] != buffers[j]) p.contiguous = false;
+        p.total += sizes[j];
+    }
+    return p;
+}
+
+std::vector<int> DistributedStore::BatchPutMulti(const std::vector<std::string>& keys,
+                                                 const std::vector<std::vector<uintptr_t>>& buffers,
+                                                 const std::vector<std::vector<size_t>>& sizes,
+                                                 bool upsert, const std::string& preferred) {
+    const char* op = upsert ? "batch_upsert_from_multi_buffers" : "batch_put_from_multi_buffers";
+    std::vector<int> out(keys.size(), kInvalidParams);
+    if (buffers.size() != keys.size() || sizes.size() != keys.size()) {
+        spdlog::error("{}: {} keys, {} buffer lists, {} size lists: the lists must match", op,
+                      keys.size(), buffers.size(), sizes.size());
+        return out;
+    }
+    std::shared_lock lock(mu_);
+    if (session_ == nullptr) return out;
+    std::vector<std::pair<std::string, std::span<const std::byte>>> items;
+    std::vector<size_t> index;
+    // A key whose pieces are scattered is joined once into its own buffer (the data channel
+    // and the local segment take one span per value); pieces that lie end to end in memory
+    // (one buffer, or a pool's adjacent pages) go as they are, with no copy.
+    std::vector<std::vector<std::byte>> joined;
+    joined.reserve(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+        Pieces p = CheckPieces(buffers[i], sizes[i], op);
+        if (p.rc != kOK) {
+            out[i] = p.rc;
+            continue;
+        }
+        if (p.contiguous) {
+            items.emplace_back(
+                keys[i], std::span(reinterpret_cast<const std::byte*>(buffers[i][0]), p.total));
+        } else {
+            std::vector<std::byte>& j = joined.emplace_back();
+            j.reserve(p.total);
+            for (size_t b = 0; b < buffers[i].size(); ++b) {
+                const auto* from = reinterpret_cast<const std::byte*>(buffers[i][b]);
+                j.insert(j.end(), from, from + sizes[i][b]);
+            }
+            items.emplace_back(keys[i], std::span<const std::byte>(j));
+        }
+        index.push_back(i);
+    }
+    std::vector<int> results = PutItemsLocked(items, upsert, preferred);
+    for (size_t j = 0; j < results.size(); ++j) out[index[j]] = results[j];
+    return out;
+}
+
+std::vector<int> DistributedStore::PutItemsLocked(
+    const std::vector<std::pair<std::string, std::span<const std::byte>>>& items, bool upsert,
+    const std::string& preferred) {
+    std::vector<int> out(items.size(), kOK);
     if (items.empty()) return out;
-    std::vector<Status> results = session_->client->BatchPut(items);
-    for (size_t j = 0; j < results.size() && j < index.size(); ++j) {
-        out[index[j]] = PutResult(results[j]);
+    Client& client = *session_->client;
+    const NodeId node = PreferredNodeLocked(preferred);
+    if (!upsert && items.size() == 1) {  // one write that the node ends: no PutEnd round trip
+        out[0] = PutResult(client.Put(items[0].first, items[0].second, node));
+        return out;
+    }
+    if (!upsert) {
+        std::vector<Status> results = client.BatchPut(items, node);
+        for (size_t i = 0; i < out.size(); ++i) {
+            out[i] = i < results.size() ? PutResult(results[i]) : kInternalError;
+        }
+        return out;
+    }
+    // Upsert: remove what is there (a missing key is fine), then put; a put that meets
+    // AlreadyExists lost a race with another writer and goes round again, a bounded number
+    // of times.
+    constexpr int kUpsertRounds = 3;
+    std::vector<size_t> pending(items.size());
+    for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+    for (int round = 0; round < kUpsertRounds && !pending.empty(); ++round) {
+        std::vector<std::string> keys;
+        for (size_t i : pending) keys.push_back(items[i].first);
+        std::vector<Status> removed = client.BatchRemove(keys, /*force=*/false);
+        std::vector<std::pair<std::string, std::span<const std::byte>>> puts;
+        std::vector<size_t> put_index;
+        for (size_t j = 0; j < pending.size(); ++j) {
+            const Status& st = j < removed.size() ? removed[j] : Status::Internal("no answer");
+            if (!st.ok() && !st.Is(StatusCode::kNotFound)) {
+                spdlog::debug("upsert {}: {}", items[pending[j]].first, st.message());
+                out[pending[j]] = ToMooncakeError(st);
+                continue;
+            }
+            puts.push_back(items[pending[j]]);
+            put_index.push_back(pending[j]);
+        }
+        std::vector<Status> put =
+            puts.empty() ? std::vector<Status>{} : client.BatchPut(puts, node);
+        pending.clear();
+        for (size_t j = 0; j < put_index.size(); ++j) {
+            const Status& st = j < put.size() ? put[j] : Status::Internal("no answer");
+            if (st.Is(StatusCode::kAlreadyExists) && round + 1 < kUpsertRounds) {
+                pending.push_back(put_index[j]);
+                continue;
+            }
+            if (!st.ok()) spdlog::debug("upsert {}: {}", items[put_index[j]].first, st.message());
+            out[put_index[j]] = ToMooncakeError(st);
+        }
     }
     return out;
 }
@@ -309,24 +516,130 @@ std::vector<Result<std::string>> DistributedStore::BatchGet(
     return session_->client->BatchGet(keys);
 }
 
+NodeId DistributedStore::PreferredNodeLocked(const std::string& name) {
+    if (name.empty()) return kNoNode;
+    Session& s = *session_;
+    std::lock_guard lock(s.node_ids_mu);
+    const auto now = std::chrono::steady_clock::now();
+    auto it = s.node_ids.find(name);
+    // A node that restarted registers under a new id: names are asked again every 30 s (and
+    // on a miss, at most once a second). A stale id is only a hint the master ignores.
+    if (it != s.node_ids.end() && now - s.node_ids_at < std::chrono::seconds(30)) {
+        return it->second;
+    }
+    if (now - s.node_ids_at < std::chrono::seconds(1)) {
+        return it != s.node_ids.end() ? it->second : kNoNode;
+    }
+    s.node_ids_at = now;
+    auto nodes = s.client->Nodes();
+    if (!nodes.ok()) {
+        spdlog::debug("preferred segment {}: {}", name, nodes.status().message());
+        return kNoNode;
+    }
+    s.node_ids.clear();
+    for (const NodeInfo& n : *nodes) s.node_ids[n.spec.name] = n.id;
+    it = s.node_ids.find(name);
+    if (it == s.node_ids.end()) {
+        spdlog::debug("preferred segment {} is no live node: the master allocates", name);
+        return kNoNode;
+    }
+    return it->second;
+}
+
 int64_t DistributedStore::GetInto(const std::string& key, void* buffer, size_t size) {
     MC_SESSION_OR(kInvalidParams);
-    auto n = client.GetInto(key, std::span(static_cast<std::byte*>(buffer), size));
-    if (!n.ok()) return ToMooncakeError(n.status());
-    return static_cast<int64_t>(*n);
+    (void)client;
+    if (int rc = CheckCallerRange(reinterpret_cast<uintptr_t>(buffer), size, "get_into")) {
+        return rc;
+    }
+    return GetIntoLocked({key}, {std::span(static_cast<std::byte*>(buffer), size)})[0];
 }
 
 std::vector<int64_t> DistributedStore::BatchGetInto(const std::vector<std::string>& keys,
                                                     const std::vector<uintptr_t>& buffers,
                                                     const std::vector<size_t>& sizes) {
     std::vector<int64_t> out(keys.size(), kInvalidParams);
-    if (buffers.size() != keys.size() || sizes.size() != keys.size()) return out;
+    if (buffers.size() != keys.size() || sizes.size() != keys.size()) {
+        spdlog::error("batch_get_into: {} keys, {} buffers, {} sizes: the lists must match",
+                      keys.size(), buffers.size(), sizes.size());
+        return out;
+    }
     MC_SESSION_OR(out);
-    if (keys.empty()) return out;
+    (void)client;
+    std::vector<std::string> read_keys;
     std::vector<std::span<std::byte>> outs;
-    outs.reserve(keys.size());
+    std::vector<size_t> index;
     for (size_t i = 0; i < keys.size(); ++i) {
+        if ((out[i] = CheckCallerRange(buffers[i], sizes[i], "batch_get_into")) != kOK) continue;
+        read_keys.push_back(keys[i]);
         outs.emplace_back(reinterpret_cast<std::byte*>(buffers[i]), sizes[i]);
+        index.push_back(i);
+    }
+    std::vector<int64_t> got = GetIntoLocked(read_keys, outs);
+    for (size_t j = 0; j < got.size(); ++j) out[index[j]] = got[j];
+    return out;
+}
+
+std::vector<int64_t> DistributedStore::BatchGetIntoMulti(
+    const std::vector<std::string>& keys, const std::vector<std::vector<uintptr_t>>& buffers,
+    const std::vector<std::vector<size_t>>& sizes) {
+    constexpr const char* op = "batch_get_into_multi_buffers";
+    std::vector<int64_t> out(keys.size(), kInvalidParams);
+    if (buffers.size() != keys.size() || sizes.size() != keys.size()) {
+        spdlog::error("{}: {} keys, {} buffer lists, {} size lists: the lists must match", op,
+                      keys.size(), buffers.size(), sizes.size());
+        return out;
+    }
+    MC_SESSION_OR(out);
+    (void)client;
+    std::vector<std::string> read_keys;
+    std::vector<std::span<std::byte>> outs;
+    std::vector<size_t> index;
+    // Scattered pieces: the value is read into one scratch buffer and spread from there;
+    // pieces end to end in memory take the value directly.
+    std::vector<std::vector<std::byte>> scratch(keys.size());
+    std::vector<bool> scattered(keys.size(), false);
+    for (size_t i = 0; i < keys.size(); ++i) {
+        Pieces p = CheckPieces(buffers[i], sizes[i], op);
+        if (p.rc != kOK) {
+            out[i] = p.rc;
+            continue;
+        }
+        if (p.contiguous) {
+            outs.emplace_back(reinterpret_cast<std::byte*>(buffers[i][0]), p.total);
+        } else {
+            scratch[i].resize(p.total);
+            scattered[i] = true;
+            outs.emplace_back(scratch[i]);
+        }
+        read_keys.push_back(keys[i]);
+        index.push_back(i);
+    }
+    std::vector<int64_t> got = GetIntoLocked(read_keys, outs);
+    for (size_t j = 0; j < got.size(); ++j) {
+        size_t i = index[j];
+        out[i] = got[j];
+        if (got[j] <= 0 || !scattered[i]) continue;
+        uint64_t left = static_cast<uint64_t>(got[j]), at = 0;
+        for (size_t b = 0; b < buffers[i].size() && left > 0; ++b) {
+            uint64_t n = std::min<uint64_t>(left, sizes[i][b]);
+            std::memcpy(reinterpret_cast<void*>(buffers[i][b]), scratch[i].data() + at, n);
+            at += n;
+            left -= n;
+        }
+    }
+    return out;
+}
+
+std::vector<int64_t> DistributedStore::GetIntoLocked(
+    const std::vector<std::string>& keys, const std::vector<std::span<std::byte>>& outs) {
+    std::vector<int64_t> out(keys.size(), kInternalError);
+    if (keys.empty()) return out;
+    Client& client = *session_->client;
+    if (keys.size() == 1) {
+        auto n = client.GetInto(keys[0], outs[0]);
+        out[0] = n.ok() ? static_cast<int64_t>(*n) : ToMooncakeError(n.status());
+        return out;
     }
     std::vector<Result<uint64_t>> got = client.BatchGetInto(keys, outs);
     for (size_t i = 0; i < got.size() && i < out.size(); ++i) {
@@ -442,6 +755,18 @@ int DistributedStore::Remove(const std::string& key, bool force) {
     return ToMooncakeError(client.Remove(key, force));
 }
 
+std::vector<int> DistributedStore::BatchRemove(const std::vector<std::string>& keys, bool force) {
+    std::shared_lock lock(mu_);
+    if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
+    if (keys.empty()) return {};
+    std::vector<Status> removed = session_->client->BatchRemove(keys, force);
+    std::vector<int> out(keys.size(), kInternalError);
+    for (size_t i = 0; i < out.size() && i < removed.size(); ++i) {
+        out[i] = ToMooncakeError(removed[i]);
+    }
+    return out;
+}
+
 int64_t DistributedStore::RemoveByRegex(const std::string& pattern, bool force) {
     MC_SESSION_OR(kInvalidParams);
     std::regex re;
@@ -475,20 +800,68 @@ int64_t DistributedStore::RemoveAll(bool force) {
     return static_cast<int64_t>(r->removed);
 }
 
+uintptr_t DistributedStore::CoveredTo(uintptr_t at) const {
+    uintptr_t reach = 0;
+    for (auto it = buffers_.upper_bound(at); it != buffers_.begin();) {
+        --it;
+        if (at - it->first >= longest_buffer_) break;  // this one and all before end by `at`
+        reach = std::max<uintptr_t>(reach, it->first + it->second);
+    }
+    return reach > at ? reach : 0;
+}
+
+std::optional<uintptr_t> DistributedStore::RegisteredEndLocked(uintptr_t address,
+                                                               uintptr_t need) const {
+    uintptr_t reach = CoveredTo(address);
+    if (reach == 0) return std::nullopt;
+    // Buffers registered end to end (or overlapping, or nested) count as one region.
+    while (reach < need) {
+        uintptr_t more = CoveredTo(reach);
+        if (more == 0) break;
+        reach = more;
+    }
+    return reach;
+}
+
 std::optional<uintptr_t> DistributedStore::RegisteredEnd(uintptr_t address) const {
     std::lock_guard lock(buffers_mu_);
-    auto it = buffers_.upper_bound(address);
-    if (it == buffers_.begin()) return std::nullopt;
-    --it;
-    uintptr_t end = it->first + it->second;
-    if (address >= end) return std::nullopt;
-    return end;
+    return RegisteredEndLocked(address, std::numeric_limits<uintptr_t>::max());
+}
+
+int DistributedStore::CheckCallerRange(uintptr_t address, size_t size, const char* op) const {
+    if (size == 0) return kOK;  // nothing moves
+    if (address == 0) {
+        spdlog::error("{}: a null buffer pointer for {} bytes", op, size);
+        return kInvalidParams;
+    }
+    if (size > std::numeric_limits<uintptr_t>::max() - address) {
+        spdlog::error("{}: {} bytes at {:#x} wrap around the address space", op, size, address);
+        return kInvalidParams;
+    }
+    const uintptr_t end = address + size;
+    std::lock_guard lock(buffers_mu_);
+    if (std::optional<uintptr_t> reach = RegisteredEndLocked(address, end)) {
+        if (end <= *reach) return kOK;
+        spdlog::error(
+            "{}: {} bytes at {:#x} run {} bytes past the registered memory, which "
+            "ends at {:#x} (register_buffer)",
+            op, size, address, end - *reach, *reach);
+        return kInvalidParams;
+    }
+    auto next = buffers_.upper_bound(address);  // the first buffer starting after address
+    if (next != buffers_.end() && next->first < end) {
+        spdlog::error("{}: {} bytes at {:#x} run into the registered buffer {:#x} of {} bytes", op,
+                      size, address, next->first, next->second);
+        return kInvalidParams;
+    }
+    return kOK;  // no registered buffer: the caller vouches for this memory
 }
 
 int DistributedStore::RegisterBuffer(uintptr_t address, size_t size) {
     if (address == 0 || size == 0) return kInvalidParams;
     std::lock_guard lock(buffers_mu_);
     buffers_[address] = size;
+    longest_buffer_ = std::max(longest_buffer_, size);
     return kOK;
 }
 

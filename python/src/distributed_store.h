@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,11 +70,41 @@ public:
     bool is_setup() const;
 
     // Writes. Put of an existing key returns 0 and keeps the stored value (Mooncake's callers
-    // put content-addressed blocks and treat "already there" as done).
-    int Put(const std::string& key, const void* data, size_t size, bool staged);
+    // put content-addressed blocks and treat "already there" as done). `staged`: the bytes are
+    // Python-owned (put, put_batch, put_parts) and bounded by local_buffer_size; otherwise
+    // they are caller memory named by address (put_from, batch_put_from), checked against the
+    // registered buffers first (CheckCallerRange).
+    //
+    // `preferred` (every write): the name of the node whose segment should hold the object
+    // (ReplicateConfig's preferred_segment; "" = wherever the master allocates). The master
+    // takes it as a hint: that node first if it has room, else its usual choice.
+    int Put(const std::string& key, const void* data, size_t size, bool staged,
+            const std::string& preferred = {});
     std::vector<int> BatchPut(const std::vector<std::string>& keys,
                               const std::vector<const void*>& data,
-                              const std::vector<size_t>& sizes, bool staged);
+                              const std::vector<size_t>& sizes, bool staged,
+                              const std::string& preferred = {});
+    // One object from several pieces, concatenated in order (put_parts).
+    int PutParts(const std::string& key, const std::vector<std::span<const std::byte>>& parts,
+                 const std::string& preferred = {});
+    // Upsert: the key holds this value afterwards, whether or not it existed. The old version
+    // is removed first (refused with -706 while a reader holds its lease, as remove is) and
+    // the new one put; a put racing in between is retried. Not atomic: a reader in between
+    // sees -704, never the old bytes after the call returned.
+    int Upsert(const std::string& key, const void* data, size_t size, bool staged,
+               const std::string& preferred = {});
+    std::vector<int> BatchUpsert(const std::vector<std::string>& keys,
+                                 const std::vector<const void*>& data,
+                                 const std::vector<size_t>& sizes, bool staged,
+                                 const std::string& preferred = {});
+    // Objects each made of scattered caller buffers, concatenated in order
+    // (batch_put_from_multi_buffers): per key 0 or a negative error; every key -600 when the
+    // three lists differ in length; a key whose buffer and size lists differ, or with a buffer
+    // past its registered region, -600. `upsert`: replace existing keys (Upsert).
+    std::vector<int> BatchPutMulti(const std::vector<std::string>& keys,
+                                   const std::vector<std::vector<uintptr_t>>& buffers,
+                                   const std::vector<std::vector<size_t>>& sizes,
+                                   bool upsert = false, const std::string& preferred = {});
 
     // Reads (each an access: lease, recency, promotion trigger).
     Result<std::string> Get(const std::string& key);
@@ -85,6 +116,12 @@ public:
     std::vector<int64_t> BatchGetInto(const std::vector<std::string>& keys,
                                       const std::vector<uintptr_t>& buffers,
                                       const std::vector<size_t>& sizes);
+    // Each value scattered over its key's buffers in order (batch_get_into_multi_buffers): per
+    // key the value's size or a negative error (-600 when the buffers cannot hold it, when
+    // the lists differ in shape, or a buffer runs past its registered region).
+    std::vector<int64_t> BatchGetIntoMulti(const std::vector<std::string>& keys,
+                                           const std::vector<std::vector<uintptr_t>>& buffers,
+                                           const std::vector<std::vector<size_t>>& sizes);
     // Per buffer, per key, per range: bytes copied or a negative error. A key whose three
     // range lists differ in length gets one error; a missing key one error per range.
     std::vector<std::vector<std::vector<int64_t>>> GetIntoRanges(
@@ -101,11 +138,19 @@ public:
     Result<std::vector<ReplicaInfo>> GetReplicaDesc(const std::string& key);
 
     int Remove(const std::string& key, bool force);
+    std::vector<int> BatchRemove(const std::vector<std::string>& keys, bool force);
     int64_t RemoveByRegex(const std::string& pattern, bool force);
     int64_t RemoveAll(bool force);
 
     int RegisterBuffer(uintptr_t address, size_t size);
     int UnregisterBuffer(uintptr_t address);
+    // Caller memory [address, address + size) that this store is about to write or read:
+    // kOK when it lies inside registered memory (RegisteredEnd), or touches none (an
+    // unregistered pointer is the caller's word, as with Mooncake over TCP); kInvalidParams
+    // (logged, with the figures) when it starts inside a registered buffer and runs past its end,
+    // runs into a registered buffer from outside, wraps around, or is null. Checked before a byte
+    // moves, on every path that takes an address from Python.
+    int CheckCallerRange(uintptr_t address, size_t size, const char* op) const;
 
     std::string hostname() const;
     int HealthCheck();
@@ -114,15 +159,40 @@ public:
 private:
     // The store's state between Setup and Close.
     struct Session;
-    // The registered buffer holding [address, address + 1) and its end, if any.
+    // Where the registered memory holding the byte at `address` ends, if any: buffers
+    // registered end to end, overlapping or nested count as one region.
     std::optional<uintptr_t> RegisteredEnd(uintptr_t address) const;
+    // The same with buffers_mu_ held, following adjacent buffers only until `need` is reached.
+    std::optional<uintptr_t> RegisteredEndLocked(uintptr_t address, uintptr_t need) const;
+    // The furthest end of the registered buffers holding the byte at `at`; 0 if none does.
+    // buffers_mu_ held.
+    uintptr_t CoveredTo(uintptr_t at) const;
     static int PutResult(const Status& st);
+    // One multi-buffer object's pieces, checked (shape, CheckCallerRange each): rc, their
+    // total, and whether they lie end to end in memory (then they move as one span).
+    struct Pieces {
+        int rc = 0;
+        uint64_t total = 0;
+        bool contiguous = false;
+    };
+    Pieces CheckPieces(const std::vector<uintptr_t>& buffers, const std::vector<size_t>& sizes,
+                       const char* op) const;
+    // The write and read paths shared by the public forms; mu_ held shared by the caller.
+    std::vector<int> PutItemsLocked(
+        const std::vector<std::pair<std::string, std::span<const std::byte>>>& items, bool upsert,
+        const std::string& preferred);
+    // The id of the live node named `name` (kNoNode: "" or no such node); mu_ held shared.
+    // Names are looked up in a cache refreshed from the master at most once a second.
+    NodeId PreferredNodeLocked(const std::string& name);
+    std::vector<int64_t> GetIntoLocked(const std::vector<std::string>& keys,
+                                       const std::vector<std::span<std::byte>>& outs);
 
     mutable std::shared_mutex mu_;
     std::unique_ptr<Session> session_;  // GUARDED_BY(mu_)
     std::string hostname_;              // GUARDED_BY(mu_)
     mutable std::mutex buffers_mu_;
     std::map<uintptr_t, size_t> buffers_;  // GUARDED_BY(buffers_mu_): start -> size
+    size_t longest_buffer_ = 0;            // GUARDED_BY(buffers_mu_): bounds CoveredTo's scan
 };
 
 }  // namespace mooncake::py

@@ -5,6 +5,9 @@
 #include <pybind11/stl.h>
 
 #include <cstdlib>
+#include <iterator>
+#include <span>
+#include <mutex>
 #include <sstream>
 
 #include "python/src/distributed_store.h"
@@ -22,14 +25,59 @@ using mooncake::py::SetupOptions;
 
 namespace {
 
-// Mooncake's write options. We keep one replica of each object wherever the master puts it:
-// the fields are accepted and stored so callers' code runs, and documented as ignored.
+// Mooncake's write options, every field it has, so an engine that sets one does not fall back
+// to another path. mooncake-tier keeps one MEMORY replica wherever the master allocates it and
+// has no pins, groups or tenants yet: a field set to anything but its default is logged once
+// per process (NoteUnhonoured) and listed in docs/PYTHON.md; the write goes on as a plain one.
 struct ReplicateConfig {
-    int replica_num = 1;
+    size_t replica_num = 1;
     bool with_soft_pin = false;
+    uint64_t soft_pin_ttl_ms = 0;
+    bool with_hard_pin = false;
     std::string preferred_segment;
     std::vector<std::string> preferred_segments;
+    bool prefer_alloc_in_same_node = false;
+    std::vector<std::string> group_ids;
+    std::string tenant_id;
 };
+
+// The node a write should land on, by name (DistributedStore's `preferred`): Mooncake's
+// preferred_segment, else the first of preferred_segments (one replica: one segment), else
+// this store's own node for prefer_alloc_in_same_node; "" for no preference.
+std::string PreferredSegment(const DistributedStore& store, const ReplicateConfig& c) {
+    if (!c.preferred_segment.empty()) return c.preferred_segment;
+    if (!c.preferred_segments.empty()) return c.preferred_segments.front();
+    if (c.prefer_alloc_in_same_node) return store.hostname();
+    return {};
+}
+
+// Logs, once per field and process, a ReplicateConfig field the store cannot honour yet.
+void NoteUnhonoured(const ReplicateConfig& c) {
+    struct Field {
+        const char* name;
+        std::once_flag once;
+    };
+    static Field fields[] = {
+        {"replica_num > 1", {}},  {"with_soft_pin", {}}, {"soft_pin_ttl_ms", {}},
+        {"with_hard_pin", {}},    {"preferred_segments beyond the first", {}},
+        {"group_ids", {}},        {"tenant_id", {}},
+    };
+    const bool set[] = {
+        c.replica_num > 1,      c.with_soft_pin, c.soft_pin_ttl_ms != 0,
+        c.with_hard_pin,        c.preferred_segments.size() > 1,
+        !c.group_ids.empty(),   !c.tenant_id.empty() && c.tenant_id != "default",
+    };
+    for (size_t i = 0; i < std::size(set); ++i) {
+        if (!set[i]) continue;
+        std::call_once(fields[i].once, [&] {
+            spdlog::warn("ReplicateConfig.{} is not honoured by mooncake-tier yet: the object "
+                         "gets one MEMORY replica (in the preferred segment if it has room), "
+                         "unpinned, ungrouped, in the default tenant (docs/PYTHON.md; logged "
+                         "once)",
+                         fields[i].name);
+        });
+    }
+}
 
 struct ExistOptions {
     bool prefetch_to_memory = false;
@@ -71,6 +119,13 @@ bool BoolArg(const py::handle& value) {
     return s == "1" || s == "true" || s == "yes" || s == "on";
 }
 
+// setup's tenant_id: mooncake-tier has no tenants yet; a named one is said, not dropped quietly.
+void WarnTenant(const std::string& tenant) {
+    if (tenant.empty() || tenant == "default") return;
+    spdlog::warn("setup: tenant_id '{}' is not honoured by mooncake-tier yet: this store's "
+                 "objects are in the default tenant (docs/PYTHON.md)", tenant);
+}
+
 int SetupFrom(DistributedStore& store, const SetupOptions& options) {
     py::gil_scoped_release release;
     return store.Setup(options);
@@ -90,6 +145,7 @@ int SetupDict(DistributedStore& store, const py::dict& config) {
             else if (k == "enable_ssd_offload") o.enable_ssd_offload = BoolArg(v);
             else if (k == "ssd_offload_path") o.ssd_offload_path = py::str(v).cast<std::string>();
             else if (k == "ssd_offload_size") o.ssd_offload_size = SizeArg(v, "ssd_offload_size");
+            else if (k == "tenant_id") WarnTenant(py::str(v).cast<std::string>());
             // metadata_server, protocol, rdma_devices, ...: transfer-engine settings, ignored.
         }
     } catch (const std::exception& e) {
@@ -105,7 +161,8 @@ int SetupArgs(DistributedStore& store, const std::string& local_hostname,
               const std::string& /*protocol*/, const std::string& /*rdma_devices*/,
               const std::string& master_server_addr, const py::object& /*engine*/,
               bool enable_ssd_offload, const std::string& ssd_offload_path,
-              const py::kwargs& /*others (tenant_id, ...)*/) {
+              const py::kwargs& others) {
+    if (others.contains("tenant_id")) WarnTenant(py::str(others["tenant_id"]).cast<std::string>());
     SetupOptions o;
     o.local_hostname = local_hostname;
     o.master_server_addr = master_server_addr;
@@ -161,12 +218,18 @@ PYBIND11_MODULE(store, m) {
         .def(py::init<>())
         .def_readwrite("replica_num", &ReplicateConfig::replica_num)
         .def_readwrite("with_soft_pin", &ReplicateConfig::with_soft_pin)
+        .def_readwrite("soft_pin_ttl_ms", &ReplicateConfig::soft_pin_ttl_ms)
+        .def_readwrite("with_hard_pin", &ReplicateConfig::with_hard_pin)
         .def_readwrite("preferred_segment", &ReplicateConfig::preferred_segment)
         .def_readwrite("preferred_segments", &ReplicateConfig::preferred_segments)
+        .def_readwrite("prefer_alloc_in_same_node", &ReplicateConfig::prefer_alloc_in_same_node)
+        .def_readwrite("group_ids", &ReplicateConfig::group_ids)
+        .def_readwrite("tenant_id", &ReplicateConfig::tenant_id)
         .def("__str__", [](const ReplicateConfig& c) {
             std::ostringstream s;
             s << "ReplicateConfig(replica_num=" << c.replica_num
               << ", with_soft_pin=" << (c.with_soft_pin ? "True" : "False")
+              << ", with_hard_pin=" << (c.with_hard_pin ? "True" : "False")
               << ", preferred_segment='" << c.preferred_segment << "')";
             return s.str();
         })
@@ -229,21 +292,27 @@ PYBIND11_MODULE(store, m) {
            py::arg("mount_segment_size") = 16 << 20)
         .def("close", [](S& s) { py::gil_scoped_release r; return s.Close(); })
         .def("put", [](S& s, const std::string& key, const py::buffer& value,
-                       const ReplicateConfig&) {
+                       const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             py::buffer_info info = value.request();
             if (!IsCContiguous(info)) return static_cast<int>(mooncake::py::kInvalidParams);
             size_t n = static_cast<size_t>(info.size * info.itemsize);
             py::gil_scoped_release r;
-            return s.Put(key, info.ptr, n, /*staged=*/true);
+            return s.Put(key, info.ptr, n, /*staged=*/true, preferred);
         }, py::arg("key"), py::arg("value"), py::arg("config") = ReplicateConfig{})
         .def("put_from", [](S& s, const std::string& key, uintptr_t buffer, size_t size,
-                            const ReplicateConfig&) {
+                            const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             py::gil_scoped_release r;
-            return s.Put(key, Ptr(buffer), size, /*staged=*/false);
+            return s.Put(key, Ptr(buffer), size, /*staged=*/false, preferred);
         }, py::arg("key"), py::arg("buffer_ptr"), py::arg("size"),
            py::arg("config") = ReplicateConfig{})
         .def("put_batch", [](S& s, const std::vector<std::string>& keys, const py::list& values,
-                             const ReplicateConfig&) {
+                             const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             std::vector<py::buffer_info> infos;
             std::vector<const void*> data;
             std::vector<size_t> sizes;
@@ -257,20 +326,125 @@ PYBIND11_MODULE(store, m) {
             }
             if (keys.size() != data.size()) return static_cast<int>(mooncake::py::kInvalidParams);
             py::gil_scoped_release r;
-            for (int rc : s.BatchPut(keys, data, sizes, /*staged=*/true)) {
+            for (int rc : s.BatchPut(keys, data, sizes, /*staged=*/true, preferred)) {
                 if (rc != 0) return rc;
             }
             return 0;
         }, py::arg("keys"), py::arg("values"), py::arg("config") = ReplicateConfig{})
         .def("batch_put_from", [](S& s, const std::vector<std::string>& keys,
                                   const std::vector<uintptr_t>& buffers,
-                                  const std::vector<size_t>& sizes, const ReplicateConfig&) {
+                                  const std::vector<size_t>& sizes, const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
             std::vector<const void*> data;
             for (uintptr_t b : buffers) data.push_back(Ptr(b));
             py::gil_scoped_release r;
-            return s.BatchPut(keys, data, sizes, /*staged=*/false);
+            return s.BatchPut(keys, data, sizes, /*staged=*/false, preferred);
         }, py::arg("keys"), py::arg("buffer_ptrs"), py::arg("sizes"),
            py::arg("config") = ReplicateConfig{})
+        .def("put_parts", [](S& s, const std::string& key, const py::args& parts,
+                             const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
+            std::vector<py::buffer_info> infos;
+            std::vector<std::span<const std::byte>> spans;
+            for (auto part : parts) {
+                if (!py::isinstance<py::buffer>(part)) {
+                    spdlog::error("put_parts: part {} is not a bytes-like object", spans.size());
+                    return static_cast<int>(mooncake::py::kInvalidParams);
+                }
+                infos.push_back(py::reinterpret_borrow<py::buffer>(part).request());
+                if (!IsCContiguous(infos.back())) {
+                    spdlog::error("put_parts: part {} is not C-contiguous", spans.size());
+                    return static_cast<int>(mooncake::py::kInvalidParams);
+                }
+                spans.emplace_back(static_cast<const std::byte*>(infos.back().ptr),
+                                   static_cast<size_t>(infos.back().size * infos.back().itemsize));
+            }
+            if (spans.empty()) return static_cast<int>(mooncake::py::kInvalidParams);
+            py::gil_scoped_release r;
+            return s.PutParts(key, spans, preferred);
+        }, py::arg("key"), py::arg("config") = ReplicateConfig{})
+        .def("upsert", [](S& s, const std::string& key, const py::buffer& value,
+                          const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
+            py::buffer_info info = value.request();
+            if (!IsCContiguous(info)) return static_cast<int>(mooncake::py::kInvalidParams);
+            size_t n = static_cast<size_t>(info.size * info.itemsize);
+            py::gil_scoped_release r;
+            return s.Upsert(key, info.ptr, n, /*staged=*/true, preferred);
+        }, py::arg("key"), py::arg("value"), py::arg("config") = ReplicateConfig{})
+        .def("upsert_from", [](S& s, const std::string& key, uintptr_t buffer, size_t size,
+                               const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
+            py::gil_scoped_release r;
+            return s.Upsert(key, Ptr(buffer), size, /*staged=*/false, preferred);
+        }, py::arg("key"), py::arg("buffer_ptr"), py::arg("size"),
+           py::arg("config") = ReplicateConfig{})
+        .def("upsert_batch", [](S& s, const std::vector<std::string>& keys,
+                                const py::list& values, const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
+            std::vector<py::buffer_info> infos;
+            std::vector<const void*> data;
+            std::vector<size_t> sizes;
+            for (auto v : values) {
+                infos.push_back(py::reinterpret_borrow<py::buffer>(v).request());
+                if (!IsCContiguous(infos.back())) {
+                    return static_cast<int>(mooncake::py::kInvalidParams);
+                }
+                data.push_back(infos.back().ptr);
+                sizes.push_back(static_cast<size_t>(infos.back().size * infos.back().itemsize));
+            }
+            if (keys.size() != data.size()) return static_cast<int>(mooncake::py::kInvalidParams);
+            py::gil_scoped_release r;
+            for (int rc : s.BatchUpsert(keys, data, sizes, /*staged=*/true, preferred)) {
+                if (rc != 0) return rc;
+            }
+            return 0;
+        }, py::arg("keys"), py::arg("values"), py::arg("config") = ReplicateConfig{})
+        .def("batch_upsert_from", [](S& s, const std::vector<std::string>& keys,
+                                     const std::vector<uintptr_t>& buffers,
+                                     const std::vector<size_t>& sizes,
+                                     const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
+            std::vector<const void*> data;
+            for (uintptr_t b : buffers) data.push_back(Ptr(b));
+            py::gil_scoped_release r;
+            return s.BatchUpsert(keys, data, sizes, /*staged=*/false, preferred);
+        }, py::arg("keys"), py::arg("buffer_ptrs"), py::arg("sizes"),
+           py::arg("config") = ReplicateConfig{})
+        .def("batch_put_from_multi_buffers", [](S& s, const std::vector<std::string>& keys,
+                                                const std::vector<std::vector<uintptr_t>>& ptrs,
+                                                const std::vector<std::vector<size_t>>& sizes,
+                                                const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
+            py::gil_scoped_release r;
+            return s.BatchPutMulti(keys, ptrs, sizes, /*upsert=*/false, preferred);
+        }, py::arg("keys"), py::arg("all_buffer_ptrs"), py::arg("all_sizes"),
+           py::arg("config") = ReplicateConfig{})
+        .def("batch_upsert_from_multi_buffers", [](S& s, const std::vector<std::string>& keys,
+                                                   const std::vector<std::vector<uintptr_t>>& ptrs,
+                                                   const std::vector<std::vector<size_t>>& sizes,
+                                                   const ReplicateConfig& config) {
+            NoteUnhonoured(config);
+            const std::string preferred = PreferredSegment(s, config);
+            py::gil_scoped_release r;
+            return s.BatchPutMulti(keys, ptrs, sizes, /*upsert=*/true, preferred);
+        }, py::arg("keys"), py::arg("all_buffer_ptrs"), py::arg("all_sizes"),
+           py::arg("config") = ReplicateConfig{})
+        .def("batch_get_into_multi_buffers", [](S& s, const std::vector<std::string>& keys,
+                                                const std::vector<std::vector<uintptr_t>>& ptrs,
+                                                const std::vector<std::vector<size_t>>& sizes,
+                                                bool /*prefer_alloc_in_same_node*/) {
+            py::gil_scoped_release r;
+            return s.BatchGetIntoMulti(keys, ptrs, sizes);
+        }, py::arg("keys"), py::arg("all_buffer_ptrs"), py::arg("all_sizes"),
+           py::arg("prefer_alloc_in_same_node") = false)
         .def("get", [](S& s, const std::string& key) {
             Result<std::string> v = Result<std::string>(std::string());
             {
@@ -369,6 +543,10 @@ PYBIND11_MODULE(store, m) {
             py::gil_scoped_release r;
             return s.Remove(key, force);
         }, py::arg("key"), py::arg("force") = false)
+        .def("batch_remove", [](S& s, const std::vector<std::string>& keys, bool force) {
+            py::gil_scoped_release r;
+            return s.BatchRemove(keys, force);
+        }, py::arg("keys"), py::arg("force") = false)
         .def("remove_by_regex", [](S& s, const std::string& pattern, bool force) {
             py::gil_scoped_release r;
             return s.RemoveByRegex(pattern, force);
