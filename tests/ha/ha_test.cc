@@ -510,6 +510,51 @@ TEST(Ha, RemovesAndOverwritesSurviveAKillOfTheLeaderUnderLoad) {
     for (const std::string& v : violations) ADD_FAILURE() << v;
 }
 
+// Not a check: what a Remove and a Put cost through an HA leader (bench/ha/remove_cost.sh runs
+// it against two builds, alternating). One client, one at a time: the mean latency of a 4 KiB
+// Put and of its Remove; then four clients at once: put+remove pairs per second.
+TEST(Ha, DISABLED_RemoveAndPutCostBench) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    c.AddNode("64MiB", false);
+    ASSERT_TRUE(c.WaitForNodes(1));
+    const std::string value(4096, 'v');
+    auto pairs = [&](Client& client, const std::string& prefix, int n, double* put_us,
+                     double* remove_us) {
+        double put = 0, remove = 0;
+        for (int i = 0; i < n; ++i) {
+            const std::string key = prefix + std::to_string(i);
+            const auto t0 = Steady::now();
+            ASSERT_TRUE(client.Put(key, value).ok());
+            const auto t1 = Steady::now();
+            ASSERT_TRUE(client.Remove(key, true).ok());
+            const auto t2 = Steady::now();
+            put += std::chrono::duration<double, std::micro>(t1 - t0).count();
+            remove += std::chrono::duration<double, std::micro>(t2 - t1).count();
+        }
+        if (put_us != nullptr) *put_us = put / n;
+        if (remove_us != nullptr) *remove_us = remove / n;
+    };
+    pairs(*c.client, "warm/", 50, nullptr, nullptr);
+    double put_us = 0, remove_us = 0;
+    pairs(*c.client, "seq/", 400, &put_us, &remove_us);
+    constexpr int kClients = 4, kPairs = 200;
+    std::vector<std::thread> threads;
+    const auto start = Steady::now();
+    for (int t = 0; t < kClients; ++t) {
+        threads.emplace_back([&, t] {
+            std::unique_ptr<Client> client = c.ConnectHa();
+            ASSERT_NE(client, nullptr);
+            pairs(*client, "par/" + std::to_string(t) + "/", kPairs, nullptr, nullptr);
+        });
+    }
+    for (std::thread& t : threads) t.join();
+    const double seconds = std::chrono::duration<double>(Steady::now() - start).count();
+    std::printf("cost: put %.0f us, remove %.0f us (one client, means of 400); "
+                "%d clients: %.0f put+remove pairs/s\n",
+                put_us, remove_us, kClients, kClients * kPairs / seconds);
+}
+
 // Scenario: mooncake-tierfs mounted with --master etcd:// and --cluster_id (the cluster is not
 // the default one) shows the store through the leader, and still does after the leader is
 // killed: a key put through the new leader appears in keys/.
