@@ -11,7 +11,9 @@ setup_file() {
     start_daemon
 }
 
+# The test restarts the daemon in its own subshell: its pid comes back through the file.
 teardown_file() {
+    MC_PID=$(cat "$MC_DIR/daemon.pid")
     stop_daemon
 }
 
