@@ -11,6 +11,10 @@
 // was waiting when the previous write ended, the others wait for the batch that holds theirs.
 // Without a writer (no HA) Record is free and always succeeds.
 //
+// A record whose removal then does not happen (a reader's lease came first; the write's answer
+// was lost but it landed) makes the next leader refuse that version: a loss, visible as
+// NotFound, never a version coming back.
+//
 // Thread-safety: Record may be called from any thread, with no store lock held (it waits for
 // I/O); the writer is called from one thread at a time.
 #pragma once
