@@ -64,15 +64,22 @@ std::vector<std::pair<std::string, Generation>> DepartedObjects::TakeNewTombston
 void DepartedObjects::AddTombstone(const std::string& key, Generation generation) {
     MutexLock lock(mu_);
     if (tombstones_.size() >= kMaxEntries) return;
-    tombstones_[key] = generation;
+    auto [begin, end] = tombstones_.equal_range(key);
+    for (auto it = begin; it != end; ++it) {
+        if (it->second == generation) return;
+    }
+    tombstones_.emplace(key, generation);  // one key may have several removed generations
     tombstone_count_.store(tombstones_.size(), std::memory_order_relaxed);
 }
 
 bool DepartedObjects::IsTombstone(std::string_view key, Generation generation) const {
     if (tombstone_count_.load(std::memory_order_relaxed) == 0) return false;
     MutexLock lock(mu_);
-    auto it = tombstones_.find(std::string(key));
-    return it != tombstones_.end() && it->second == generation;
+    auto [begin, end] = tombstones_.equal_range(std::string(key));
+    for (auto it = begin; it != end; ++it) {
+        if (it->second == generation) return true;
+    }
+    return false;
 }
 
 void DepartedObjects::CopyAway(const std::string& key, Generation generation) {

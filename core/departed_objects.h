@@ -71,7 +71,7 @@ private:
     std::atomic<size_t> size_{0};
     bool keep_tombstones_ MC_GUARDED_BY(mu_) = false;
     std::vector<std::pair<std::string, Generation>> new_tombstones_ MC_GUARDED_BY(mu_);
-    std::unordered_map<std::string, Generation> tombstones_ MC_GUARDED_BY(mu_);
+    std::unordered_multimap<std::string, Generation> tombstones_ MC_GUARDED_BY(mu_);
     std::atomic<size_t> tombstone_count_{0};
     std::unordered_map<std::string, Generation> away_ MC_GUARDED_BY(mu_);  // copies away
     std::atomic<size_t> away_count_{0};

@@ -3,6 +3,9 @@
 #include "core/master_store.h"
 
 #include <algorithm>
+#include <unordered_map>
+
+#include "spdlog/spdlog.h"
 
 #include "core/store_internals.h"
 
@@ -229,8 +232,9 @@ std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
     return out;
 }
 
-Status MasterStore::Remove(std::string_view key, bool force) {
-    MC_RETURN_IF_ERROR(ValidateKey(key));
+Status MasterStore::RemoveIfRecorded(std::string_view key, bool force, Generation recorded,
+                                     Generation* unrecorded) {
+    *unrecorded = kNoGeneration;
     Shard& shard = in_->table.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
@@ -244,23 +248,102 @@ Status MasterStore::Remove(std::string_view key, bool force) {
         return Status::HasLease("key " + QuoteKey(key) +
                                 " is leased by a reader; retry later or force");
     }
+    if (in_->removals.active() && meta.generation != recorded) {
+        *unrecorded = meta.generation;  // to be made durable first (RemovalJournal)
+        return Status::Ok();
+    }
     in_->departed.Removed(key, meta.generation);  // a copy of it may be away with a node
     in_->DestroyObject(shard, meta);
     in_->m.removes.Inc();
     return Status::Ok();
 }
 
+Status MasterStore::RecordRemovals(const RemovalJournal::Entries& entries) {
+    Status st = in_->removals.Record(entries);
+    if (st.ok()) return st;
+    in_->m.removals_unrecorded.Inc();
+    const std::string what = entries.size() == 1
+                                 ? "the removal of " + QuoteKey(entries.front().first)
+                                 : std::to_string(entries.size()) + " removals";
+    return Status(st.code(), what + " could not be made durable, nothing was removed: " +
+                                 st.message());
+}
+
+Status MasterStore::RemoveWith(std::string_view key, bool force, Generation recorded) {
+    // An HA leader records the incarnation's removal before it applies it (RemovalJournal);
+    // a put again in between is another incarnation, recorded in turn.
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        Generation unrecorded = kNoGeneration;
+        Status st = RemoveIfRecorded(key, force, recorded, &unrecorded);
+        if (!st.ok() || unrecorded == kNoGeneration) return st;
+        MC_RETURN_IF_ERROR(RecordRemovals({{std::string(key), unrecorded}}));
+        recorded = unrecorded;
+    }
+    return Status::Busy("key " + QuoteKey(key) +
+                        " was put again while its removal was recorded, four times; retry");
+}
+
+Status MasterStore::Remove(std::string_view key, bool force) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    return RemoveWith(key, force, kNoGeneration);
+}
+
 std::vector<Status> MasterStore::BatchRemove(std::span<const std::string> keys, bool force) {
     std::vector<Status> out;
     out.reserve(keys.size());
-    for (const std::string& key : keys) out.push_back(Remove(key, force));
+    std::vector<Generation> recorded(keys.size(), kNoGeneration);
+    if (in_->removals.active()) {
+        // One durable record for the whole batch, not one per key.
+        RemovalJournal::Entries entries;
+        std::vector<size_t> index;
+        for (size_t i = 0; i < keys.size(); ++i) {
+            if (!ValidateKey(keys[i]).ok()) continue;
+            Shard& shard = in_->table.ShardFor(keys[i]);
+            MutexLock lock(shard.mu);
+            auto it = shard.objects.find(keys[i]);
+            if (it == shard.objects.end()) continue;
+            entries.emplace_back(keys[i], it->second.generation);
+            index.push_back(i);
+        }
+        if (Status st = RecordRemovals(entries); !st.ok()) {
+            for (size_t i = 0; i < keys.size(); ++i) out.push_back(st);
+            return out;
+        }
+        for (size_t j = 0; j < index.size(); ++j) recorded[index[j]] = entries[j].second;
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+        Status valid = ValidateKey(keys[i]);
+        out.push_back(valid.ok() ? RemoveWith(keys[i], force, recorded[i]) : valid);
+    }
     return out;
 }
 
-size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped) {
+size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped,
+                                   Status* error) {
     size_t removed = 0;
     size_t leased = 0;
     Nanos now = clock_.Now();
+    // An HA leader records every removal first (RemovalJournal), all in one batch; what is
+    // put again meanwhile is another incarnation and stays.
+    std::unordered_map<std::string, Generation> recorded;
+    if (in_->removals.active()) {
+        RemovalJournal::Entries entries;
+        for (Shard& shard : in_->table.shards()) {
+            MutexLock lock(shard.mu);
+            for (auto& [key, meta] : shard.objects) {
+                if (key.compare(0, prefix.size(), prefix) != 0) continue;
+                if (!force && meta.Leased(now)) continue;
+                entries.emplace_back(key, meta.generation);
+            }
+        }
+        if (Status st = RecordRemovals(entries); !st.ok()) {
+            spdlog::warn("{}", st.ToString());
+            if (error != nullptr) *error = st;
+            if (skipped != nullptr) *skipped = 0;
+            return 0;
+        }
+        recorded.insert(entries.begin(), entries.end());
+    }
     for (Shard& shard : in_->table.shards()) {
         MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> victims;
@@ -269,6 +352,10 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
             if (!force && meta.Leased(now)) {
                 ++leased;
                 continue;
+            }
+            if (in_->removals.active()) {
+                auto r = recorded.find(key);
+                if (r == recorded.end() || r->second != meta.generation) continue;
             }
             victims.push_back(&meta);
         }
@@ -282,6 +369,10 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
     in_->departed.ForgetPrefix(prefix);
     if (skipped != nullptr) *skipped = leased;
     return removed;
+}
+
+void MasterStore::SetRemovalWriter(RemovalJournal::Writer writer) {
+    in_->removals.SetWriter(std::move(writer));
 }
 
 void MasterStore::KeepTombstones(bool on) { in_->departed.KeepTombstones(on); }

@@ -32,6 +32,7 @@
 #include "core/knobs.h"
 #include "core/master_types.h"
 #include "core/put_hint.h"
+#include "core/removal_journal.h"
 #include "core/status.h"
 
 namespace mooncake {
@@ -79,7 +80,16 @@ public:
     std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
     // Removes every key starting with `prefix`; returns how many were removed. Leased keys are
     // skipped unless `force` (their count is returned in `skipped`).
-    size_t RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped = nullptr);
+    // With a removal writer (below) whose write fails, nothing is removed and `error` says why.
+    size_t RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped = nullptr,
+                          Status* error = nullptr);
+
+    // Master high availability: every removal (Remove, BatchRemove, RemoveByPrefix) is made
+    // durable by `writer` (the leader: etcd) before it is applied and acknowledged, so the
+    // next leader refuses the copies the nodes had not deleted yet (core/removal_journal.h).
+    // A failed write removes nothing and is the Remove's error. Null: removals are not
+    // recorded (one master, no HA).
+    void SetRemovalWriter(RemovalJournal::Writer writer);
 
     // Master high availability: tombstones of keys removed while their node was away
     // (core/departed_objects.h), handed to etcd by the leader and loaded by the next one.
@@ -203,6 +213,13 @@ private:
     // read is appended to `disk_reads` for the promotion pipeline.
     Result<ObjectView> Read(std::string_view key, std::vector<DiskRead>& disk_reads);
     InvariantReport Walk(Totals& totals) const;  // ComputeTotals and CheckInvariants
+    // Removes `key` at whatever incarnation, making each removal durable first (Remove).
+    Status RemoveWith(std::string_view key, bool force, Generation recorded);
+    // Removes `key` when no removal writer is set or its incarnation is `recorded`; otherwise
+    // removes nothing and sets `unrecorded` to the incarnation found.
+    Status RemoveIfRecorded(std::string_view key, bool force, Generation recorded,
+                            Generation* unrecorded);
+    Status RecordRemovals(const RemovalJournal::Entries& entries);
     Config& config_;
     const Clock& clock_;
     MetricsRegistry& metrics_;

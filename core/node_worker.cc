@@ -1,6 +1,8 @@
 #include "core/node_worker.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "core/disk/device.h"
@@ -13,6 +15,8 @@ namespace {
 // Records registered again per call, to keep each frame well under the RPC frame limit.
 constexpr size_t kReportChunk = 2000;
 constexpr std::chrono::milliseconds kNoWait{0};
+// Refused disk records named one by one per registration (the rest are counted).
+constexpr size_t kRefusalsLogged = 20;
 
 // The synchronous drivers: what the master has queued for `id` now, each task run.
 template <typename Poll, typename Run>
@@ -39,6 +43,7 @@ NodeWorker::NodeWorker(NodeWorkerOptions options, MasterLink& master, NodeSegmen
       disk_(disk),
       peers_(peers),
       clock_(clock),
+      metrics_(metrics),
       offloads_ok_(metrics.GetCounter("node_offloads_total", "offload tasks this node did",
                                       {{"result", "ok"}})),
       offloads_failed_(metrics.GetCounter("node_offloads_total", "offload tasks this node did",
@@ -104,6 +109,7 @@ Status NodeWorker::Register() {
                  options_.spec.name, *id, FormatSize(options_.spec.segment_capacity),
                  FormatSize(options_.spec.disk_capacity));
     RegisterMemoryRanges(*id, held);
+    reoffer_.clear();  // everything held is listed again now
     RegisterDiskRecords(*id, records);
     return Status::Ok();
 }
@@ -140,37 +146,110 @@ void NodeWorker::RegisterMemoryRanges(NodeId id, const std::vector<HeldRange>& h
     }
 }
 
+namespace {
+
+// An answer about one record that a later offer may change (the master was busy, or lost its
+// lead, while it answered): the record is offered again rather than deleted.
+bool WorthOfferingAgain(const Status& st) {
+    return st.Is(StatusCode::kUnavailable) || st.Is(StatusCode::kTimeout) ||
+           st.Is(StatusCode::kBusy) || st.Is(StatusCode::kNotReady) ||
+           st.Is(StatusCode::kNotLeader);
+}
+
+}  // namespace
+
 void NodeWorker::RegisterDiskRecords(NodeId id, const std::vector<DiskObjectInfo>& records) {
     if (disk_ == nullptr) return;
-    size_t adopted = 0, refused = 0;
+    // Every record the master refuses is deleted: the master will never list it, so nobody
+    // can read it, and kept it would hold disk space and make `check` see more on this disk
+    // than the master counts (the LOCAL_DISK drift). Refused: stale (the master holds another
+    // incarnation), removed while this node was away, already on another node's disk (one
+    // LOCAL_DISK copy per object), or not a valid record. Records whose answer was lost or
+    // transient are offered again after the next beat (ReofferDiskRecords).
+    size_t adopted = 0, refused = 0, logged = 0;
+    std::map<std::string, size_t, std::less<>> refused_by_reason;
+    std::vector<DiskObjectInfo> again;
     for (size_t begin = 0; begin < records.size(); begin += kReportChunk) {
+        const size_t end = std::min(records.size(), begin + kReportChunk);
         std::vector<DiskReplicaReport> chunk;
-        for (size_t i = begin; i < std::min(records.size(), begin + kReportChunk); ++i) {
+        for (size_t i = begin; i < end; ++i) {
             chunk.push_back({records[i].key, records[i].generation, records[i].size});
         }
         auto result = master_.RegisterDiskReplicas(id, chunk);
         if (!result.ok()) {
-            spdlog::warn("re-registering disk records failed: {}", result.status().ToString());
-            return;
+            spdlog::warn("re-registering disk records failed: {}; {} record(s) will be offered "
+                         "again after the next heartbeat",
+                         result.status().ToString(), records.size() - begin);
+            again.insert(again.end(), records.begin() + static_cast<ptrdiff_t>(begin),
+                         records.end());
+            break;
         }
-        for (size_t i = 0; i < result->size() && i < chunk.size(); ++i) {
-            const Status& st = (*result)[i];
+        for (size_t i = 0; i < chunk.size(); ++i) {
+            const Status st = i < result->size()
+                                  ? (*result)[i]
+                                  : Status::Unavailable("the master answered too few items");
             if (st.ok()) {
                 ++adopted;
                 continue;
             }
-            ++refused;
-            // The master knows a newer incarnation, or the key was removed while we were away:
-            // this record can never be read again.
-            if (st.Is(StatusCode::kStaleGeneration) || st.Is(StatusCode::kNotFound)) {
-                (void)disk_->Remove(chunk[i].key, chunk[i].generation);
+            if (WorthOfferingAgain(st)) {
+                again.push_back(records[begin + i]);
+                continue;
             }
-            spdlog::debug("disk record {} refused: {}", QuoteKey(chunk[i].key), st.ToString());
+            ++refused;
+            const std::string reason(StatusCodeName(st.code()));
+            ++refused_by_reason[reason];
+            metrics_
+                .GetCounter("node_disk_records_refused_total",
+                            "disk records this node offered the master on registering that "
+                            "the master refused, by reason (a status code); each was deleted",
+                            {{"reason", reason}})
+                .Inc();
+            Status removed = disk_->Remove(chunk[i].key, chunk[i].generation);
+            if (!removed.ok() && !removed.Is(StatusCode::kNotFound)) {
+                spdlog::warn("deleting refused disk record {} gen {}: {}", QuoteKey(chunk[i].key),
+                             chunk[i].generation, removed.ToString());
+            }
+            if (logged < kRefusalsLogged) {
+                ++logged;
+                spdlog::warn("disk record {} gen {} ({}) refused by the master, deleted: {}",
+                             QuoteKey(chunk[i].key), chunk[i].generation,
+                             FormatSize(chunk[i].size), st.ToString());
+            }
         }
     }
-    if (!records.empty()) {
-        spdlog::info("re-registered {} disk records ({} refused)", adopted, refused);
+    if (!again.empty()) {
+        reoffer_ = std::move(again);
+        reoffer_for_ = id;
     }
+    if (refused > 0) {
+        std::string reasons;
+        for (const auto& [reason, n] : refused_by_reason) {
+            reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(n);
+        }
+        spdlog::warn("{} disk record(s) refused by the master and deleted ({}){}", refused,
+                     reasons, logged < refused ? "; the first ones are named above" : "");
+    }
+    if (!records.empty()) {
+        spdlog::info("re-registered {} disk records ({} refused, {} to offer again)", adopted,
+                     refused, reoffer_.size());
+    }
+}
+
+size_t NodeWorker::ReofferDiskRecords(NodeId id) {
+    if (reoffer_.empty()) return 0;
+    std::vector<DiskObjectInfo> pending = std::move(reoffer_);
+    reoffer_.clear();
+    if (reoffer_for_ != id || disk_ == nullptr) return 0;  // registered again: all were listed
+    // Only what the disk still holds (it may have evicted some meanwhile, and reported that).
+    std::set<std::pair<std::string_view, Generation>> held;
+    std::vector<DiskObjectInfo> now = disk_->List();
+    for (const DiskObjectInfo& r : now) held.emplace(r.key, r.generation);
+    std::erase_if(pending, [&](const DiskObjectInfo& r) {
+        return held.count({r.key, r.generation}) == 0;
+    });
+    RegisterDiskRecords(id, pending);
+    return pending.size();
 }
 
 Status NodeWorker::Leave() {
@@ -247,6 +326,7 @@ Status NodeWorker::Heartbeat() {
         }
     }
     if (reply->seq != 0) applied_ = reply->seq;
+    ReofferDiskRecords(id);
     if (options_.health) {
         NodeHealth health = options_.health();
         health.reported = true;

@@ -4,8 +4,10 @@
 //
 //  - registration: registers the node, then registers again what it still holds -- the DRAM
 //    ranges of its segment (a range the master refuses is forgotten at once, so it is never
-//    readable under our name) and its disk records (one the master refuses as stale or removed
-//    is deleted: it can never be read again);
+//    readable under our name) and its disk records (one the master refuses, for whatever
+//    reason, is deleted, counted in node_disk_records_refused_total{reason} and logged as a
+//    warning: it can never be read again; one whose answer was lost or transient is offered
+//    again after the next beat);
 //  - heartbeat: reports records the disk dropped by itself, beats, forgets the ranges the
 //    master released and deletes the disk records it was told to; the reply's seq is confirmed
 //    with the next beat (until then the master sends it again: acting twice is harmless,
@@ -130,6 +132,9 @@ private:
     // Report what was held before registering as `id` (Register lists it first).
     void RegisterMemoryRanges(NodeId id, const std::vector<HeldRange>& held);
     void RegisterDiskRecords(NodeId id, const std::vector<DiskObjectInfo>& records);
+    // Offers again, as registration `id`, the records whose answer was lost or transient (those
+    // the disk still holds); how many were offered.
+    size_t ReofferDiskRecords(NodeId id);
     Status CopyToStaging(NodeId id, const PromotionTask& task, std::span<const std::byte> bytes);
     // Between two NotReady answers; false = give up.
     bool WaitForRoom(Nanos deadline, std::chrono::milliseconds& backoff);
@@ -140,6 +145,7 @@ private:
     NodeDisk* const disk_;
     PeerWriter* const peers_;
     const Clock& clock_;
+    MetricsRegistry& metrics_;
     Counter& offloads_ok_;
     Counter& offloads_failed_;
     Counter& promotions_ok_;
@@ -157,6 +163,10 @@ private:
     // (Heartbeat's thread only).
     uint64_t applied_ = 0;
     NodeId applied_for_ = kNoNode;
+    // Disk records to offer the master again, as registration `reoffer_for_` (Register's and
+    // Heartbeat's thread only).
+    std::vector<DiskObjectInfo> reoffer_;
+    NodeId reoffer_for_ = kNoNode;
 
     mutable std::mutex mu_;
     // One FlushDrops at a time, held through its reports: when FlushDrops returns, every drop

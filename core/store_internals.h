@@ -16,6 +16,7 @@
 #include "core/adaptive_policy.h"
 #include "core/eviction_order.h"
 #include "core/departed_objects.h"
+#include "core/removal_journal.h"
 #include "core/master_store.h"
 #include "core/metrics.h"
 #include "core/offload_pipeline.h"
@@ -52,6 +53,7 @@ public:
     // ---- nodes ----
     NodeTable nodes;
     DepartedObjects departed;  // what left with a node and may come back with it
+    RemovalJournal removals;   // HA: removals made durable before they are acknowledged
     void PushReleased(NodeId node, ReleasedRange range);
     // Whether `node` holds a replica of (key, generation) in `tier` (MEMORY: at `offset`),
     // in any state, including a promotion's staging range. Takes the key's shard lock.

@@ -65,6 +65,12 @@ StoreMetrics::StoreMetrics(MetricsRegistry& r)
       puts(r.GetCounter("puts_total", "Puts completed")),
       put_no_space(r.GetCounter("put_no_space_total", "PutStarts refused for lack of DRAM")),
       removes(r.GetCounter("removes_total", "objects removed")),
+      removals_unrecorded(r.GetCounter(
+          "removals_unrecorded_total",
+          "removals refused because they could not be made durable (HA: etcd) first")),
+      superseded_at_rejoin(r.GetCounter(
+          "rejoin_superseded_total",
+          "older incarnations dropped when a registering node reported a newer one")),
       prefetch_on_exist(r.GetCounter("prefetch_on_exist_total",
                                      "Exists of a LOCAL_DISK-only key that ran the read's promotion trigger")),
       nodes_expired(r.GetCounter("nodes_expired_total", "nodes expired by missed heartbeats")),

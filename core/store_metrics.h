@@ -45,6 +45,8 @@ struct StoreMetrics {
     Counter& puts;
     Counter& put_no_space;
     Counter& removes;
+    Counter& removals_unrecorded;
+    Counter& superseded_at_rejoin;
     Counter& prefetch_on_exist;
     Counter& nodes_expired;
     Counter& nodes_replaced;

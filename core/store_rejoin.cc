@@ -6,7 +6,10 @@
 // survives; its DRAM does not). Each report is one of:
 //   - a key the master knows with the same generation and size: the replica is added back
 //     (unless that tier already has a COMPLETE replica elsewhere);
-//   - a key the master knows with another generation: StaleGeneration, the node deletes it;
+//   - a key the master knows with an older generation (adopted from a node that registered
+//     earlier): newest wins, the older incarnation is dropped (its nodes delete it) and this
+//     one adopted as below; with the same or a newer generation: StaleGeneration, the node
+//     deletes it;
 //   - a key the master does not know: adopted when this is the first registration of the
 //     node's name in the master's lifetime (the master restarted) or when the object left
 //     with this node (DepartedObjects); otherwise it was removed while the node was away:
@@ -31,14 +34,14 @@ Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& nod
                           const std::string& key, Generation generation, uint64_t size)
     MC_REQUIRES(shard.mu) {
     auto it = shard.objects.find(key);
-    if (it != shard.objects.end()) {
-        ObjectMeta& meta = it->second;
-        if (meta.generation != generation || meta.size != size) {
-            return Status::StaleGeneration("the master holds another incarnation of " +
-                                           QuoteKey(key) + "; delete this copy");
-        }
+    if (it != shard.objects.end() && it->second.generation == generation &&
+        it->second.size == size) {
         in.departed.CopyBack(key, generation);  // the copy that was away is back
-        return &meta;
+        return &it->second;
+    }
+    if (it != shard.objects.end() && it->second.generation >= generation) {
+        return Status::StaleGeneration("the master holds another incarnation of " +
+                                       QuoteKey(key) + "; delete this copy");
     }
     if (in.departed.IsTombstone(key, generation)) {  // kept by an HA cluster (etcd)
         return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
@@ -47,6 +50,19 @@ Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& nod
     if (!node.first_of_name && !in.departed.Take(key, generation)) {
         return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
                                 "' was away; delete this copy");
+    }
+    if (it != shard.objects.end()) {
+        // The master adopted an older incarnation from a node that registered earlier; this
+        // one was put after it (generations grow across leaders: the epoch is their high
+        // half), so the older was replaced, and an acknowledged write is never undone by an
+        // older one: the older copies go (their nodes are told to delete them).
+        ObjectMeta& older = it->second;
+        if (!older.Readable()) {
+            return Status::NotReady(QuoteKey(key) + " is being written; offer it again");
+        }
+        in.departed.Gone(key);
+        in.DestroyObject(shard, older);
+        in.m.superseded_at_rejoin.Inc();
     }
     ObjectMeta& meta = *in.table.Insert(shard, key).first;
     meta.generation = generation;

@@ -276,8 +276,10 @@ void MasterService::RemoveByPrefix(rpc::RemovePrefixReply& out, const std::strin
                                    bool force) {
     Call call(*this, "RemoveByPrefix");
     size_t skipped = 0;
-    out.removed = static_cast<int64_t>(store_.RemoveByPrefix(prefix, force, &skipped));
+    Status unrecorded;
+    out.removed = static_cast<int64_t>(store_.RemoveByPrefix(prefix, force, &skipped, &unrecorded));
     out.skipped = static_cast<int64_t>(skipped);
+    if (!unrecorded.ok()) Throw(unrecorded);
 }
 
 // ---------------- nodes ----------------

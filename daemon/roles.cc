@@ -394,6 +394,19 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
                              tombstones.status().message());
             }
             store.KeepTombstones(true);
+            // Removals are durable before they are acknowledged: a remove the nodes had not
+            // applied when this leader went must not come back with the next one.
+            // Written while leading, checked after: a lead lost meanwhile may have loaded the
+            // records before these landed, so the removal is not acknowledged (NOT_LEADER,
+            // retried with the next leader).
+            store.SetRemovalWriter([&state, &election, me](const RemovalJournal::Entries& removals) {
+                MC_RETURN_IF_ERROR(state.SaveRemovals(removals));
+                if (!election.Serving()) {
+                    return Status::NotLeader("master " + me + " lost its etcd lease while it "
+                                             "recorded a removal");
+                }
+                return Status::Ok();
+            });
             part.OnSecond([&state, &store, &config] {
                 auto fresh = store.TakeNewTombstones();
                 if (fresh.empty()) return;

@@ -29,6 +29,7 @@ struct ClusterKeys {
     std::string knobs() const { return root + "knobs/"; }
     std::string nodes() const { return root + "nodes"; }
     std::string tombstones() const { return root + "tombstones/"; }
+    std::string removals() const { return root + "removals/"; }  // <hex key>/<generation>
 };
 
 struct MasterRecord {

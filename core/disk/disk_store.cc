@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <list>
 #include <map>
 #include <mutex>
@@ -136,6 +137,35 @@ struct DiskStore::Impl {
     uint64_t pending_bytes = 0;  // extents of dropped objects not yet freed
     uint64_t pending_index = 0;  // index bytes of dropped objects whose Del is not durable
     uint64_t next_object_id = 1;
+    // Records recently dropped because they failed their checksum (key -> generation), oldest
+    // first in `corrupt_order`; guarded by mu. A read that comes after the drop -- a
+    // promotion's or a scrub's read found the damage first, racing the client's -- is told
+    // CORRUPTION, as the first read was, not NotFound (docs/BAD_INPUT.md).
+    static constexpr size_t kCorruptRemembered = 4096;
+    std::unordered_map<std::string, Generation, StringHash, std::equal_to<>> corrupt_recent;
+    std::deque<std::pair<std::string, Generation>> corrupt_order;
+
+    void RememberCorruptLocked(const std::string& key, Generation gen) {
+        corrupt_recent[key] = gen;
+        corrupt_order.emplace_back(key, gen);
+        while (corrupt_order.size() > kCorruptRemembered) {
+            auto& [old_key, old_gen] = corrupt_order.front();
+            auto it = corrupt_recent.find(old_key);
+            if (it != corrupt_recent.end() && it->second == old_gen) corrupt_recent.erase(it);
+            corrupt_order.pop_front();
+        }
+    }
+    // The answer for `key` at `gen` when the index does not hold that incarnation: CORRUPTION
+    // if that is why it went, else `otherwise`.
+    Status MissingLocked(std::string_view key, Generation gen, Status otherwise) const {
+        auto it = corrupt_recent.find(key);
+        if (it != corrupt_recent.end() && it->second == gen) {
+            return Status::Corruption(Describe(key, gen) +
+                                      " is corrupt on disk (checksum mismatch); the copy was "
+                                      "dropped");
+        }
+        return otherwise;
+    }
 
     std::mutex listener_mu;
     std::function<void(const DiskObjectInfo&, DropReason)> listener;
@@ -835,12 +865,15 @@ Status DiskStore::Read(std::string_view key, Generation gen, std::span<std::byte
         std::lock_guard lock(s.mu);
         auto it = s.index.find(key);
         if (it == s.index.end()) {
-            return Status::NotFound("disk store has no " + QuoteKey(key));
+            return s.MissingLocked(key, gen,
+                                   Status::NotFound("disk store has no " + QuoteKey(key)));
         }
         o = it->second;
         if (o->gen != gen) {
-            return Status::StaleGeneration("disk store holds " + Describe(key, o->gen) +
-                                           ", not generation " + std::to_string(gen));
+            return s.MissingLocked(
+                key, gen,
+                Status::StaleGeneration("disk store holds " + Describe(key, o->gen) +
+                                        ", not generation " + std::to_string(gen)));
         }
         if (out.size() != o->size) {
             return Status::InvalidArgument("read of " + Describe(key, gen) + " into " +
@@ -863,6 +896,7 @@ Status DiskStore::Read(std::string_view key, Generation gen, std::span<std::byte
             s.DetachLocked(*o);
             victims.push_back(o);
         }
+        if (corrupt) s.RememberCorruptLocked(o->key, gen);
     }
     if (!st.ok()) return st;
     if (corrupt) {
@@ -885,10 +919,15 @@ Status DiskStore::Read(std::string_view key, Generation gen, std::span<std::byte
 Result<uint64_t> DiskStore::SizeOf(std::string_view key, Generation gen) const {
     std::lock_guard lock(impl_->mu);
     auto it = impl_->index.find(key);
-    if (it == impl_->index.end()) return Status::NotFound("disk store has no " + QuoteKey(key));
+    if (it == impl_->index.end()) {
+        return impl_->MissingLocked(key, gen,
+                                    Status::NotFound("disk store has no " + QuoteKey(key)));
+    }
     if (it->second->gen != gen) {
-        return Status::StaleGeneration("disk store holds " + Describe(key, it->second->gen) +
-                                       ", not generation " + std::to_string(gen));
+        return impl_->MissingLocked(
+            key, gen,
+            Status::StaleGeneration("disk store holds " + Describe(key, it->second->gen) +
+                                    ", not generation " + std::to_string(gen)));
     }
     return it->second->size;
 }

@@ -84,17 +84,48 @@ std::optional<std::string> Unhex(std::string_view hex) {
 
 }  // namespace
 
-Result<int64_t> ClusterState::TombstoneLease(int64_t ttl_sec) {
+Result<int64_t> ClusterState::LeaseFor(LeaseSlot& slot, int64_t ttl_sec) {
     std::lock_guard lock(lease_mu_);
     const auto now = std::chrono::steady_clock::now();
-    if (lease_ != 0 && lease_ttl_ == ttl_sec && now < lease_until_) return lease_;
+    if (slot.id != 0 && slot.ttl == ttl_sec && now < slot.until) return slot.id;
     const int64_t stretch = std::clamp<int64_t>(ttl_sec / 10, 1, 3600);
     auto granted = etcd_.GrantLease(ttl_sec + stretch);
     if (!granted.ok()) return granted.status();
-    lease_ = *granted;
-    lease_ttl_ = ttl_sec;
-    lease_until_ = now + std::chrono::seconds(stretch);
-    return lease_;
+    slot.id = *granted;
+    slot.ttl = ttl_sec;
+    slot.until = now + std::chrono::seconds(stretch);
+    return slot.id;
+}
+
+void ClusterState::Forget(LeaseSlot& slot, int64_t lease) {
+    std::lock_guard lock(lease_mu_);
+    if (slot.id == lease) slot.id = 0;
+}
+
+Status ClusterState::SaveRemovals(
+    const std::vector<std::pair<std::string, uint64_t>>& removals) {
+    if (removals.empty()) return Status::Ok();
+    constexpr size_t kOpsPerTxn = 100;  // etcd's --max-txn-ops is 128 by default
+    Status st;
+    // A second try on a fresh lease, as SaveTombstones.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        auto lease = LeaseFor(removal_lease_, kRemovalTtlSec);
+        if (!lease.ok()) return lease.status();
+        st = Status::Ok();
+        for (size_t begin = 0; begin < removals.size() && st.ok(); begin += kOpsPerTxn) {
+            std::vector<EtcdPut> puts;
+            for (size_t i = begin; i < std::min(removals.size(), begin + kOpsPerTxn); ++i) {
+                const auto& [key, generation] = removals[i];
+                puts.push_back({keys_.removals() + Hex(key) + "/" + std::to_string(generation),
+                                std::to_string(generation), *lease});
+            }
+            auto applied = etcd_.Txn({}, puts);
+            st = applied.ok() ? Status::Ok() : applied.status();
+        }
+        if (st.ok()) return st;
+        Forget(removal_lease_, *lease);
+    }
+    return st;
 }
 
 Status ClusterState::SaveTombstones(
@@ -112,8 +143,7 @@ Status ClusterState::SaveTombstones(
             if (!st.ok()) break;
         }
         if (st.ok()) return st;
-        std::lock_guard lock(lease_mu_);
-        if (lease_ == *lease) lease_ = 0;
+        Forget(tombstone_lease_, *lease);
     }
     return st;
 }
@@ -124,6 +154,14 @@ Result<std::vector<std::pair<std::string, uint64_t>>> ClusterState::LoadTombston
     std::vector<std::pair<std::string, uint64_t>> out;
     for (const EtcdKv& kv : *stored) {
         auto key = Unhex(std::string_view(kv.key).substr(keys_.tombstones().size()));
+        if (!key) continue;
+        out.emplace_back(std::move(*key), std::strtoull(kv.value.c_str(), nullptr, 10));
+    }
+    auto removals = etcd_.List(keys_.removals());
+    if (!removals.ok()) return removals.status();
+    for (const EtcdKv& kv : *removals) {
+        std::string_view rest = std::string_view(kv.key).substr(keys_.removals().size());
+        auto key = Unhex(rest.substr(0, rest.find('/')));
         if (!key) continue;
         out.emplace_back(std::move(*key), std::strtoull(kv.value.c_str(), nullptr, 10));
     }

@@ -44,20 +44,35 @@ public:
     // then etcd deletes it: tombstones are written with a lease, one per stretch of time.
     Status SaveTombstones(const std::vector<std::pair<std::string, uint64_t>>& tombstones,
                           int64_t ttl_sec);
+    // Both kinds below, as tombstones for the next leader.
     Result<std::vector<std::pair<std::string, uint64_t>>> LoadTombstones();
 
+    // Removals made durable before they are acknowledged (core/removal_journal.h), by key and
+    // generation (removals/<hex key>/<generation>), in transactions of up to 100: the next
+    // leader refuses the copies whose delete the nodes had not received yet. A node gets
+    // that delete, or registers again with the next leader, within seconds, so these are
+    // kept for kRemovalTtlSec only (to a tenth more), keeping etcd small under many removals.
+    static constexpr int64_t kRemovalTtlSec = 600;
+    Status SaveRemovals(const std::vector<std::pair<std::string, uint64_t>>& removals);
+
 private:
-    // The lease the tombstones saved now are written with: granted for ttl + a stretch, and
-    // used for that stretch, so a steady trickle of removals takes one lease per stretch,
-    // not one per second.
-    Result<int64_t> TombstoneLease(int64_t ttl_sec);
+    struct LeaseSlot {
+        int64_t id = 0;   // 0: none yet, or it failed
+        int64_t ttl = 0;  // the ttl_sec it was granted for
+        std::chrono::steady_clock::time_point until;  // used for records saved before
+    };
+    // The lease records saved now are written with: granted for ttl + a stretch, and used
+    // for that stretch, so a steady trickle of removals takes one lease per stretch, not one
+    // per second.
+    Result<int64_t> LeaseFor(LeaseSlot& slot, int64_t ttl_sec);
+    void Forget(LeaseSlot& slot, int64_t lease);
+    Result<int64_t> TombstoneLease(int64_t ttl_sec) { return LeaseFor(tombstone_lease_, ttl_sec); }
 
     EtcdClient& etcd_;
     const ClusterKeys keys_;
     std::mutex lease_mu_;
-    int64_t lease_ = 0;        // 0: none yet, or it failed
-    int64_t lease_ttl_ = 0;    // the ttl_sec it was granted for
-    std::chrono::steady_clock::time_point lease_until_;  // used for tombstones saved before
+    LeaseSlot tombstone_lease_;  // guarded by lease_mu_
+    LeaseSlot removal_lease_;    // guarded by lease_mu_
 };
 
 }  // namespace mooncake::ha

@@ -77,6 +77,29 @@ TEST_F(CorruptionEventsTest, AFailedChecksumOnReadIsAChecksumEvent) {
     EXPECT_EQ(TakeEvents(), Events{});
 }
 
+// Two reads of a corrupt record race (a promotion's and a client's, say): the one that finds
+// the record already dropped is told CORRUPTION too, not NotFound (docs/BAD_INPUT.md: the
+// first read a client makes says CORRUPTION). The event is counted once.
+TEST_F(CorruptionEventsTest, AReadAfterAnotherDroppedTheCorruptRecordIsCorruptionToo) {
+    ASSERT_TRUE(Put("victim", 10000).ok());
+    device_->FlipBit(Layout().data_offset + 123, 0);
+    EXPECT_EQ(Read("victim", 10000).code(), StatusCode::kCorruption);  // drops it
+    EXPECT_EQ(Read("victim", 10000).code(), StatusCode::kCorruption);
+    Status later = Read("victim", 10000);
+    EXPECT_NE(later.message().find("corrupt on disk"), std::string::npos) << later.ToString();
+    EXPECT_EQ(store_->SizeOf("victim", 1).status().code(), StatusCode::kCorruption);
+    EXPECT_EQ(TakeEvents(), (Events{{CorruptionKind::kChecksum, 1}}));
+    EXPECT_TRUE(Keys().empty());
+    // Another incarnation of the key, or a key never written, is not affected.
+    EXPECT_EQ(store_->SizeOf("victim", 2).status().code(), StatusCode::kNotFound);
+    EXPECT_EQ(store_->SizeOf("other", 1).status().code(), StatusCode::kNotFound);
+    ASSERT_TRUE(store_->Write("victim", 2, disk_test::Pattern(10000, 7), IoPriority::kForeground)
+                    .ok());
+    std::vector<std::byte> out(10000);
+    EXPECT_TRUE(store_->Read("victim", 2, out, IoPriority::kForeground).ok());
+    EXPECT_EQ(store_->SizeOf("victim", 1).status().code(), StatusCode::kCorruption);
+}
+
 TEST_F(CorruptionEventsTest, ADamagedJournalPayloadIsAJournalEvent) {
     ASSERT_TRUE(Put("a", 100).ok());
     ASSERT_TRUE(Put("b", 100).ok());

@@ -160,7 +160,19 @@ public:
     Status UnregisterNode(NodeId node) override { return inner_->UnregisterNode(node); }
     Result<std::vector<Status>> RegisterDiskReplicas(
         NodeId node, std::span<const DiskReplicaReport> reports) override {
-        return inner_->RegisterDiskReplicas(node, reports);
+        ++disk_registrations;
+        if (!disk_register_errors.empty()) {  // the call fails (a lost reply, say)
+            Status st = disk_register_errors.front();
+            disk_register_errors.pop_front();
+            return st;
+        }
+        auto out = inner_->RegisterDiskReplicas(node, reports);
+        if (out.ok() && rewrite_disk_answer) {  // the answer about one report is replaced
+            for (size_t i = 0; i < reports.size() && i < out->size(); ++i) {
+                if (std::optional<Status> st = rewrite_disk_answer(reports[i])) (*out)[i] = *st;
+            }
+        }
+        return out;
     }
     Result<std::vector<Status>> RegisterMemoryReplicas(
         NodeId node, std::span<const MemoryReplicaReport> reports) override {
@@ -218,6 +230,9 @@ public:
         return inner_->PutEnd(client, key, gen);
     }
 
+    int disk_registrations = 0;
+    std::deque<Status> disk_register_errors;
+    std::function<std::optional<Status>(const DiskReplicaReport&)> rewrite_disk_answer;
     int registrations = 0, drops_reported = 0, offload_failures = 0, alloc_calls = 0,
         promotion_commits = 0, promotion_failures = 0;
     std::vector<uint64_t> applied_seen;
@@ -279,6 +294,19 @@ protected:
         auto view = store_->Stat(key);
         return view.ok() ? view->CompleteTiers() : std::vector<Tier>{};
     }
+    double Refused(const std::string& reason) {
+        return metrics_.Value("node_disk_records_refused_total", {{"reason", reason}}).value_or(0);
+    }
+    // The node's own disk figures, as the daemon reports them after every beat.
+    NodeHealth DiskHealth() const {
+        NodeHealth h;
+        for (const auto& [id, bytes] : disk_.records) {
+            ++h.disk_objects;
+            h.disk_used += DiskFootprint(bytes.size());
+        }
+        return h;
+    }
+    std::vector<std::string> Violations() { return store_->CheckInvariants().violations; }
     double Metric(const std::string& name, const Labels& labels = {}) {
         return metrics_.Value(name, labels).value_or(-1);
     }
@@ -638,6 +666,7 @@ TEST_F(NodeWorkerTest, RegisteringDeletesRecordsTheMasterCallsStale) {
     ASSERT_TRUE((*store_->RegisterDiskReplicas(*other, newer))[0].ok());
     EXPECT_TRUE(w.Heartbeat().Is(StatusCode::kUnknownNode));
     EXPECT_FALSE(disk_.Has("k", old_gen)) << "a stale record was kept";
+    EXPECT_EQ(Refused("StaleGeneration"), 1);
     EXPECT_TRUE(disk_.Has("kept", 9));
     EXPECT_EQ(Tiers("kept"), std::vector<Tier>{Tier::kLocalDisk});
 }
@@ -650,8 +679,81 @@ TEST_F(NodeWorkerTest, RegisteringAgainDeletesRecordsRemovedWhileAway) {
     EXPECT_TRUE(w.Heartbeat().Is(StatusCode::kUnknownNode));
     EXPECT_TRUE(w.registered());
     EXPECT_FALSE(disk_.Has("gone", 5)) << "a record nobody can read again was kept";
+    EXPECT_EQ(Refused("NotFound"), 1);
     EXPECT_TRUE(disk_.Has("kept", kept));
     EXPECT_EQ(Tiers("kept"), std::vector<Tier>{Tier::kLocalDisk});
+}
+
+// One LOCAL_DISK copy per object: the same incarnation already registered from another
+// node's disk is refused (AlreadyExists). Kept, the record held disk space nobody could read
+// and `check` saw more on this node's disk than the master counts, from then on.
+TEST_F(NodeWorkerTest, RegisteringDeletesARecordAlreadyOnAnotherNodesDiskAndCheckAgrees) {
+    NodeWorkerOptions options;
+    options.health = [this] { return DiskHealth(); };
+    NodeWorker& w = Worker(options);
+    Generation gen = PutOnDisk("k", 'd');
+    Generation kept = PutOnDisk("kept", 'c');
+    store_ = std::make_unique<MasterStore>(config_, clock_, metrics_, 2);  // a new master
+    link_->Repoint(*store_);
+    auto other = store_->RegisterNode({"node-b", "b:data", 16 * kObject, 1 << 20});
+    ASSERT_TRUE(other.ok());
+    std::vector<DiskReplicaReport> same{{"k", gen, kObject}};
+    ASSERT_TRUE((*store_->RegisterDiskReplicas(*other, same))[0].ok());
+    EXPECT_TRUE(w.Heartbeat().Is(StatusCode::kUnknownNode));  // registers again
+    EXPECT_FALSE(disk_.Has("k", gen)) << "a record the master refused was kept";
+    EXPECT_EQ(Refused("AlreadyExists"), 1);
+    EXPECT_TRUE(disk_.Has("kept", kept));
+    EXPECT_EQ(Tiers("kept"), std::vector<Tier>{Tier::kLocalDisk});
+    ASSERT_TRUE(w.Heartbeat().ok());  // reports the node's own figures
+    EXPECT_EQ(Violations(), std::vector<std::string>{});
+}
+
+// A record the master cannot take at all (here: empty, so no valid object) is deleted too.
+TEST_F(NodeWorkerTest, RegisteringDeletesARecordTheMasterCallsInvalid) {
+    disk_.records[{"empty", 7}] = {};
+    disk_.records[{"kept", 9}] = Bytes('c');
+    Worker();
+    EXPECT_FALSE(disk_.Has("empty", 7)) << "an invalid record was kept";
+    EXPECT_EQ(Refused("InvalidArgument"), 1);
+    EXPECT_TRUE(disk_.Has("kept", 9));
+    EXPECT_EQ(Tiers("kept"), std::vector<Tier>{Tier::kLocalDisk});
+}
+
+// A lost answer is no refusal: the records are offered again after the next beat (those the
+// disk still holds), not deleted and not left unknown to the master.
+TEST_F(NodeWorkerTest, RecordsWhoseRegistrationFailedAreOfferedAgainAfterTheNextBeat) {
+    NodeWorkerOptions options;
+    options.health = [this] { return DiskHealth(); };
+    disk_.records[{"kept", 9}] = Bytes('c');
+    disk_.records[{"evicted", 8}] = Bytes('e');
+    link_->disk_register_errors.push_back(Status::Timeout("the reply was lost"));
+    NodeWorker& w = Worker(options);
+    EXPECT_TRUE(Tiers("kept").empty());
+    disk_.Drop("evicted", 8);  // evicted by the disk meanwhile: not offered again
+    ASSERT_TRUE(w.Heartbeat().ok());
+    EXPECT_EQ(link_->disk_registrations, 2);
+    EXPECT_TRUE(disk_.Has("kept", 9));
+    EXPECT_EQ(Tiers("kept"), std::vector<Tier>{Tier::kLocalDisk});
+    EXPECT_TRUE(Tiers("evicted").empty());
+    EXPECT_EQ(Refused("Timeout"), 0);
+    ASSERT_TRUE(w.Heartbeat().ok());
+    EXPECT_EQ(link_->disk_registrations, 2) << "offered again with nothing left to offer";
+    EXPECT_EQ(Violations(), std::vector<std::string>{});
+}
+
+// A transient answer about one record (the master was busy) is not a refusal either.
+TEST_F(NodeWorkerTest, ARecordWithATransientAnswerIsOfferedAgainNotDeleted) {
+    disk_.records[{"kept", 9}] = Bytes('c');
+    int refusals = 1;
+    link_->rewrite_disk_answer = [&](const DiskReplicaReport&) -> std::optional<Status> {
+        if (refusals-- > 0) return Status::Busy("try later");
+        return std::nullopt;
+    };
+    NodeWorker& w = Worker();
+    EXPECT_TRUE(disk_.Has("kept", 9));
+    ASSERT_TRUE(w.Heartbeat().ok());
+    EXPECT_EQ(Tiers("kept"), std::vector<Tier>{Tier::kLocalDisk});
+    EXPECT_EQ(Refused("Busy"), 0);
 }
 
 TEST_F(NodeWorkerTest, RangesTheMasterRefusesAreForgotten) {
