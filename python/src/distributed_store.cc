@@ -300,42 +300,25 @@ std::vector<int> DistributedStore::BatchPut(const std::vector<std::string>& keys
                                             const std::vector<const void*>& data,
                                             const std::vector<size_t>& sizes, bool staged,
                                             const std::string& preferred) {
-    std::shared_lock lock(mu_);
-    if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
-    if (data.size() != keys.size() || sizes.size() != keys.size()) {
-        spdlog::error("batch_put_from: {} keys, {} buffers, {} sizes: the lists must match",
-                      keys.size(), data.size(), sizes.size());
-        return std::vector<int>(keys.size(), kInvalidParams);
-    }
-    std::vector<int> out(keys.size(), kOK);
-    std::vector<std::pair<std::string, std::span<const std::byte>>> items;
-    std::vector<size_t> index;
-    for (size_t i = 0; i < keys.size(); ++i) {
-        if (staged && sizes[i] > session_->options.local_buffer_size) {
-            out[i] = kBufferOverflow;
-            continue;
-        }
-        if (!staged) {
-            out[i] =
-                CheckCallerRange(reinterpret_cast<uintptr_t>(data[i]), sizes[i], "batch_put_from");
-            if (out[i] != kOK) continue;
-        }
-        items.emplace_back(keys[i], std::span(static_cast<const std::byte*>(data[i]), sizes[i]));
-        index.push_back(i);
-    }
-    std::vector<int> results = PutItemsLocked(items, /*upsert=*/false, preferred);
-    for (size_t j = 0; j < results.size(); ++j) out[index[j]] = results[j];
-    return out;
+    return BatchWrite(keys, data, sizes, staged, preferred, /*upsert=*/false);
 }
 
 std::vector<int> DistributedStore::BatchUpsert(const std::vector<std::string>& keys,
                                                const std::vector<const void*>& data,
                                                const std::vector<size_t>& sizes, bool staged,
                                                const std::string& preferred) {
+    return BatchWrite(keys, data, sizes, staged, preferred, /*upsert=*/true);
+}
+
+std::vector<int> DistributedStore::BatchWrite(const std::vector<std::string>& keys,
+                                              const std::vector<const void*>& data,
+                                              const std::vector<size_t>& sizes, bool staged,
+                                              const std::string& preferred, bool upsert) {
+    const char* what = upsert ? "batch_upsert_from" : "batch_put_from";
     std::shared_lock lock(mu_);
     if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
     if (data.size() != keys.size() || sizes.size() != keys.size()) {
-        spdlog::error("batch_upsert_from: {} keys, {} buffers, {} sizes: the lists must match",
+        spdlog::error("{}: {} keys, {} buffers, {} sizes: the lists must match", what,
                       keys.size(), data.size(), sizes.size());
         return std::vector<int>(keys.size(), kInvalidParams);
     }
@@ -348,14 +331,13 @@ std::vector<int> DistributedStore::BatchUpsert(const std::vector<std::string>& k
             continue;
         }
         if (!staged) {
-            out[i] = CheckCallerRange(reinterpret_cast<uintptr_t>(data[i]), sizes[i],
-                                      "batch_upsert_from");
+            out[i] = CheckCallerRange(reinterpret_cast<uintptr_t>(data[i]), sizes[i], what);
             if (out[i] != kOK) continue;
         }
         items.emplace_back(keys[i], std::span(static_cast<const std::byte*>(data[i]), sizes[i]));
         index.push_back(i);
     }
-    std::vector<int> results = PutItemsLocked(items, /*upsert=*/true, preferred);
+    std::vector<int> results = PutItemsLocked(items, upsert, preferred);
     for (size_t j = 0; j < results.size(); ++j) out[index[j]] = results[j];
     return out;
 }

@@ -168,6 +168,11 @@ private:
     // buffers_mu_ held.
     uintptr_t CoveredTo(uintptr_t at) const;
     static int PutResult(const Status& st);
+    // BatchPut and BatchUpsert: each value checked, then one batch of puts.
+    std::vector<int> BatchWrite(const std::vector<std::string>& keys,
+                                const std::vector<const void*>& data,
+                                const std::vector<size_t>& sizes, bool staged,
+                                const std::string& preferred, bool upsert);
     // One multi-buffer object's pieces, checked (shape, CheckCallerRange each): rc, their
     // total, and whether they lie end to end in memory (then they move as one span).
     struct Pieces {

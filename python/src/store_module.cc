@@ -197,6 +197,19 @@ bool IsCContiguous(const py::buffer_info& info) {
     return true;
 }
 
+// The bytes of each value of a Python list (its buffer infos kept alive in `infos`); false
+// when one is not C-contiguous.
+bool ValueSpans(const py::list& values, std::vector<py::buffer_info>& infos,
+                std::vector<const void*>& data, std::vector<size_t>& sizes) {
+    for (auto v : values) {
+        infos.push_back(py::reinterpret_borrow<py::buffer>(v).request());
+        if (!IsCContiguous(infos.back())) return false;
+        data.push_back(infos.back().ptr);
+        sizes.push_back(static_cast<size_t>(infos.back().size * infos.back().itemsize));
+    }
+    return true;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(store, m) {
@@ -316,15 +329,9 @@ PYBIND11_MODULE(store, m) {
             std::vector<py::buffer_info> infos;
             std::vector<const void*> data;
             std::vector<size_t> sizes;
-            for (auto v : values) {
-                infos.push_back(py::reinterpret_borrow<py::buffer>(v).request());
-                if (!IsCContiguous(infos.back())) {
-                    return static_cast<int>(mooncake::py::kInvalidParams);
-                }
-                data.push_back(infos.back().ptr);
-                sizes.push_back(static_cast<size_t>(infos.back().size * infos.back().itemsize));
+            if (!ValueSpans(values, infos, data, sizes) || keys.size() != data.size()) {
+                return static_cast<int>(mooncake::py::kInvalidParams);
             }
-            if (keys.size() != data.size()) return static_cast<int>(mooncake::py::kInvalidParams);
             py::gil_scoped_release r;
             for (int rc : s.BatchPut(keys, data, sizes, /*staged=*/true, preferred)) {
                 if (rc != 0) return rc;
@@ -390,15 +397,9 @@ PYBIND11_MODULE(store, m) {
             std::vector<py::buffer_info> infos;
             std::vector<const void*> data;
             std::vector<size_t> sizes;
-            for (auto v : values) {
-                infos.push_back(py::reinterpret_borrow<py::buffer>(v).request());
-                if (!IsCContiguous(infos.back())) {
-                    return static_cast<int>(mooncake::py::kInvalidParams);
-                }
-                data.push_back(infos.back().ptr);
-                sizes.push_back(static_cast<size_t>(infos.back().size * infos.back().itemsize));
+            if (!ValueSpans(values, infos, data, sizes) || keys.size() != data.size()) {
+                return static_cast<int>(mooncake::py::kInvalidParams);
             }
-            if (keys.size() != data.size()) return static_cast<int>(mooncake::py::kInvalidParams);
             py::gil_scoped_release r;
             for (int rc : s.BatchUpsert(keys, data, sizes, /*staged=*/true, preferred)) {
                 if (rc != 0) return rc;
