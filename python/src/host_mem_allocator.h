@@ -20,7 +20,7 @@ namespace mooncake::py {
 class HostMemAllocator {
 public:
     // The address of `size` fresh zeroed bytes, page aligned; 0 when size is 0 or the memory
-    // cannot be had (logged).
+    // cannot be had (logged; the Python method raises RuntimeError then, as Mooncake's does).
     static uintptr_t Alloc(size_t size);
     // 0 when `address` is one Alloc returned and is now unmapped; -1 otherwise (logged).
     static int Free(uintptr_t address);

@@ -9,6 +9,8 @@
 #include <span>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "python/src/distributed_store.h"
 #include "python/src/error_codes.h"
@@ -319,8 +321,15 @@ PYBIND11_MODULE(store, m) {
     py::class_<HostMemAllocatorHandle>(m, "MooncakeHostMemAllocator")
         .def(py::init<>())
         .def("alloc", [](HostMemAllocatorHandle&, size_t size) {
-            py::gil_scoped_release r;
-            return HostMemAllocator::Alloc(size);
+            uintptr_t ptr = 0;
+            {
+                py::gil_scoped_release r;
+                ptr = HostMemAllocator::Alloc(size);
+            }
+            // Raised as Mooncake's does: a 0 would reach ctypes.from_address in the caller.
+            if (ptr == 0) throw std::runtime_error("MooncakeHostMemAllocator.alloc(" +
+                                                   std::to_string(size) + ") failed (see log)");
+            return ptr;
         }, py::arg("size"))
         .def("free", [](HostMemAllocatorHandle&, uintptr_t ptr) {
             py::gil_scoped_release r;
