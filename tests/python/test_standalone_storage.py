@@ -119,6 +119,20 @@ def test_every_data_call_through_the_daemon(daemon):
         assert other.get_into("d-from", ptr, 300) == 300 and buf.raw == b"x" * 300
         time.sleep(LEASE_S)
         assert other.remove("d-one") == 0
+        # Multi-buffer forms (SGLang's MLA / hybrid pools) and upsert, from allocator memory.
+        alloc = MooncakeHostMemAllocator()
+        mem = alloc.alloc(4096)
+        ctypes.memmove(mem, b"K" * 100, 100)
+        ctypes.memmove(mem + 1000, b"V" * 50, 50)
+        assert store.batch_put_from_multi_buffers(
+            ["d-multi"], [[mem, mem + 1000]], [[100, 50]]) == [0]
+        assert other.batch_get_into_multi_buffers(
+            ["d-multi"], [[mem + 2000, mem + 3000]], [[50, 100]]) == [150]
+        assert ctypes.string_at(mem + 2000, 50) + ctypes.string_at(mem + 3000, 100) == \
+            b"K" * 100 + b"V" * 50
+        time.sleep(LEASE_S)
+        assert store.upsert("d-multi", b"new") == 0 and other.get("d-multi") == b"new"
+        assert alloc.free(mem) == 0
         assert store.is_exist("d-one") == 0 and store.get("d-one") == b""
         assert store.remove("d-one") == NOT_FOUND
         assert store.put("d-one", b"again") == 0 and other.get("d-one") == b"again"
@@ -132,8 +146,8 @@ def test_setup_dummy_refusals(tmp_path):
     assert s.setup_dummy(1 << 20, 16 << 20, "") == INVALID_PARAMS
     assert s.setup_dummy(1 << 20, "lots", "127.0.0.1:1") == INVALID_PARAMS
     # No store process there: setup fails with a code, and the store stays unset.
-    rc = s.setup_dummy(1 << 20, 16 << 20, "127.0.0.1:1")
-    assert rc < 0
+    assert s.setup_dummy(1 << 20, 16 << 20, "nohost") == INVALID_PARAMS
+    assert s.setup_dummy(1 << 20, 16 << 20, "127.0.0.1:1") == -900  # RPC_FAIL
     assert s.put("k", b"v") < 0
 
 
