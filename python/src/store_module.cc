@@ -9,9 +9,12 @@
 #include <span>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "python/src/distributed_store.h"
 #include "python/src/error_codes.h"
+#include "python/src/host_mem_allocator.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -178,6 +181,31 @@ int SetupArgs(DistributedStore& store, const std::string& local_hostname,
     return SetupFrom(store, o);
 }
 
+// setup_dummy(mem_pool_size, local_buffer_size, server_address): SGLang's standalone-storage
+// mode. Mooncake attaches to the real client process at server_address and hands it the
+// shared-memory pool; here the store becomes a pure client (no embedded node) of the local
+// mooncaked whose --listen address server_address is, and bytes go over its data channel.
+// mem_pool_size is only checked: nothing maps the pool from the other side (docs/PYTHON.md).
+int SetupDummy(DistributedStore& store, const py::object& mem_pool_size,
+               const py::object& local_buffer_size, const std::string& server_address) {
+    SetupOptions o;
+    o.global_segment_size = 0;
+    o.master_server_addr = server_address;
+    try {
+        (void)SizeArg(mem_pool_size, "mem_pool_size");
+        o.local_buffer_size = SizeArg(local_buffer_size, "local_buffer_size");
+    } catch (const std::exception& e) {
+        spdlog::error("MooncakeDistributedStore.setup_dummy: {}", e.what());
+        return mooncake::py::kInvalidParams;
+    }
+    if (server_address.empty()) {
+        spdlog::error("MooncakeDistributedStore.setup_dummy: empty server_address (the local "
+                      "mooncaked's --listen address, HOST:PORT)");
+        return mooncake::py::kInvalidParams;
+    }
+    return SetupFrom(store, o);
+}
+
 py::list Descriptors(const std::vector<ReplicaInfo>& infos) {
     py::list out;
     for (const ReplicaInfo& i : infos) out.append(ReplicaDescriptor{i});
@@ -288,6 +316,26 @@ PYBIND11_MODULE(store, m) {
                                    {b.bytes.size()}, {1}, /*readonly=*/false);
         });
 
+    using mooncake::py::HostMemAllocator;
+    struct HostMemAllocatorHandle {};  // the allocations are process-wide (host_mem_allocator.h)
+    py::class_<HostMemAllocatorHandle>(m, "MooncakeHostMemAllocator")
+        .def(py::init<>())
+        .def("alloc", [](HostMemAllocatorHandle&, size_t size) {
+            uintptr_t ptr = 0;
+            {
+                py::gil_scoped_release r;
+                ptr = HostMemAllocator::Alloc(size);
+            }
+            // Raised as Mooncake's does: a 0 would reach ctypes.from_address in the caller.
+            if (ptr == 0) throw std::runtime_error("MooncakeHostMemAllocator.alloc(" +
+                                                   std::to_string(size) + ") failed (see log)");
+            return ptr;
+        }, py::arg("size"))
+        .def("free", [](HostMemAllocatorHandle&, uintptr_t ptr) {
+            py::gil_scoped_release r;
+            return HostMemAllocator::Free(ptr);
+        }, py::arg("ptr"));
+
     using S = DistributedStore;
     py::class_<S>(m, "MooncakeDistributedStore")
         .def(py::init<>())
@@ -303,6 +351,8 @@ PYBIND11_MODULE(store, m) {
             return SetupFrom(s, o);
         }, py::arg("protocol") = "tcp", py::arg("device_name") = "",
            py::arg("mount_segment_size") = 16 << 20)
+        .def("setup_dummy", &SetupDummy, py::arg("mem_pool_size"), py::arg("local_buffer_size"),
+             py::arg("server_address"))
         .def("close", [](S& s) { py::gil_scoped_release r; return s.Close(); })
         .def("put", [](S& s, const std::string& key, const py::buffer& value,
                        const ReplicateConfig& config) {

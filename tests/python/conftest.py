@@ -111,6 +111,37 @@ class Master:
         self.log.close()
 
 
+class Standalone:
+    """A `mooncaked --role standalone` process (master and node in one): the store process an
+    engine attaches to with setup_dummy(..., address)."""
+
+    def __init__(self, tmp_path, dram="64MiB"):
+        if not MOONCAKED or not os.access(MOONCAKED, os.X_OK):
+            raise RuntimeError("set MOONCAKED to <build>/bin/mooncaked")
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        disk = tmp_path / f"disk-{self.port}"
+        disk.mkdir()
+        self.log = open(tmp_path / f"standalone-{self.port}.log", "w")
+        self.proc = subprocess.Popen(
+            [MOONCAKED, "--role", "standalone", "--listen", self.address,
+             "--data_port", str(free_port()), "--metrics_port", "0",
+             "--dram_size", dram, "--disk_dir", str(disk), "--disk_size", "256MiB",
+             "--default_kv_lease_ttl", "200"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        # The node registers with the in-process master before the master listens.
+        wait_listening(self.port, self.proc)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
 @pytest.fixture(scope="module")
 def master(tmp_path_factory):
     m = Master(tmp_path_factory.mktemp("master"))
