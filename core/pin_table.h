@@ -42,6 +42,7 @@ struct ObjectPin {
 class PinTable {
 public:
     bool empty() const { return pins_.empty(); }
+    size_t size() const { return pins_.size(); }
     const ObjectPin* Find(const ObjectMeta& meta) const {
         if (pins_.empty()) return nullptr;  // the common case: no lookup
         auto it = pins_.find(&meta);
