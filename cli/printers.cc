@@ -169,6 +169,19 @@ void WriteLastPromotion(JsonWriter& json, const std::optional<PromotionDecision>
 }
 
 // "gate_refused (the adaptive gate has ...); 3 reads, threshold 2; 1.2s ago"
+// ReplicateConfig's pins (core/pin_table.h).
+std::string PinText(const ObjectView& o) {
+    std::string out;
+    if (o.hard_pinned) out = "hard (never evicted)";
+    if (o.soft_pinned) {
+        if (!out.empty()) out += ", ";
+        out += o.soft_pin_expiry.count() > 0
+                   ? "soft, " + HumanDuration(o.soft_pin_expiry) + " remaining"
+                   : "soft, lapsed";
+    }
+    return out.empty() ? "none" : out;
+}
+
 std::string LastPromotionText(const std::optional<PromotionDecision>& d) {
     if (!d) return "none recorded";
     return std::string(PromotionOutcomeName(d->outcome)) + " (" +
@@ -212,6 +225,12 @@ std::string RenderStat(const ObjectInfo& info, Format format) {
         json.EndArray();
         json.Key("lease_remaining_ms");
         json.Int(std::max<int64_t>(0, Millis(o.lease_expiry)));
+        json.Key("soft_pinned");
+        json.Bool(o.soft_pinned);
+        json.Key("soft_pin_ms_remaining");
+        json.Int(o.soft_pinned ? std::max<int64_t>(0, Millis(o.soft_pin_expiry)) : 0);
+        json.Key("hard_pinned");
+        json.Bool(o.hard_pinned);
         json.Key("recency");
         json.Uint(o.recency);
         json.Key("sketch_estimate");
@@ -235,6 +254,7 @@ std::string RenderStat(const ObjectInfo& info, Format format) {
     head.AddRow({"generation:", std::to_string(o.generation)});
     head.AddRow({"lease:", o.lease_expiry.count() > 0 ? HumanDuration(o.lease_expiry) + " remaining"
                                                       : "none"});
+    head.AddRow({"pin:", PinText(o)});
     head.AddRow({"sketch:", std::to_string(o.sketch_estimate)});
     head.AddRow({"tasks:", tasks.empty() ? "none" : tasks});
     head.AddRow({"promotion:", LastPromotionText(o.last_promotion)});

@@ -7,7 +7,8 @@
 //   key fields      "key": the key (JsonWriter's escaping); plus "key_base64" when the key is
 //                   not valid UTF-8 (the exact bytes).
 //   stat            {key, size, generation, tiers:[MEMORY first], replicas:[{tier, status,
-//                   node, node_id, size, pins}], lease_remaining_ms, recency, sketch_estimate,
+//                   node, node_id, size, pins}], lease_remaining_ms, soft_pinned,
+//                   soft_pin_ms_remaining (0 when lapsed or unpinned), hard_pinned, recency, sketch_estimate,
 //                   promotion_in_flight, offload_in_flight, last_promotion}
 //   last_promotion  null, or {outcome (core/promotion_decision.h names), refused (bool),
 //                   reason (one line), reads, threshold, age_ms}: the key's last promotion

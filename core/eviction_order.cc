@@ -27,20 +27,26 @@ void Unlist(EvictionLists& lists, ObjectMeta& meta) {
 }
 
 // Appends the coldest Evictable(now) objects of `list`, about `per_shard` bytes, scored by
-// `score(meta)`.
+// `score(meta)`. Hard-pinned objects are skipped; soft-pinned ones are appended too (up to
+// `per_shard` bytes of them) while the unpinned ones fall short, as they rank after those.
 template <typename Score>
-void CollectList(const EvictionList& list, size_t shard, uint64_t per_shard, Nanos now,
-                 Score score, bool clean_keys, std::vector<EvictionCandidate>& out) {
+void CollectList(const EvictionList& list, const PinTable& pins, size_t shard,
+                 uint64_t per_shard, Nanos now, Score score, bool clean_keys,
+                 std::vector<EvictionCandidate>& out) {
     static const std::string kNoKey;
-    uint64_t collected = 0;
+    uint64_t collected = 0, pinned_collected = 0;
     for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
         const ObjectMeta& meta = **it;
         if (!meta.Evictable(now)) continue;
+        const ObjectPin* pin = pins.Find(meta);
+        if (pin != nullptr && pin->hard()) continue;
+        const bool soft_pinned = pin != nullptr && pin->soft_until > now;
         uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
+        if (soft_pinned && pinned_collected >= per_shard) continue;
         const bool clean = meta.HasComplete(Tier::kLocalDisk);
         out.push_back({meta.recency, shard, clean && !clean_keys ? kNoKey : *meta.key,
-                       meta.generation, bytes, meta.reads(), clean, score(meta)});
-        collected += bytes;
+                       meta.generation, bytes, meta.reads(), clean, score(meta), soft_pinned});
+        (soft_pinned ? pinned_collected : collected) += bytes;
     }
 }
 
@@ -57,7 +63,7 @@ public:
         explicit LruRound(Nanos now) : now_(now) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
-            CollectList(lists.lists[0], shard, per_shard, now_,
+            CollectList(lists.lists[0], lists.pins, shard, per_shard, now_,
                         [](const ObjectMeta&) { return 0.0; }, clean_keys, out);
         }
 
@@ -108,7 +114,7 @@ public:
                                                   now_ - meta.eviction.last_access);
             };
             for (const EvictionList& list : lists.lists) {
-                CollectList(list, shard, per_shard, now_, score, clean_keys, out);
+                CollectList(list, lists.pins, shard, per_shard, now_, score, clean_keys, out);
             }
         }
 
@@ -136,6 +142,7 @@ std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candid
     // keys, too heavy to move around). Invariant: [0, lo) is taken (colder than everything
     // in [lo, end)), `need` is what it still lacks, and [lo, hi) holds at least `need`.
     struct Rank {
+        bool soft_pinned;
         double score;
         uint64_t recency;
         uint64_t bytes;
@@ -145,7 +152,7 @@ std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candid
     r.reserve(candidates.size());
     for (size_t i = 0; i < candidates.size(); ++i) {
         const EvictionCandidate& c = candidates[i];
-        r.push_back({c.score, c.recency, c.bytes, static_cast<uint32_t>(i)});
+        r.push_back({c.soft_pinned, c.score, c.recency, c.bytes, static_cast<uint32_t>(i)});
     }
     const size_t taken = [&] {
         size_t lo = 0, hi = r.size();

@@ -21,14 +21,17 @@
 #include "core/eviction_list.h"
 #include "core/eviction_policy.h"
 #include "core/object.h"
+#include "core/pin_table.h"
 #include "core/put_hint.h"
 
 namespace mooncake {
 
 // One shard's MEMORY objects, most recent first in each list. LruOrder uses lists[0];
-// HitDensityOrder one list per access class.
+// HitDensityOrder one list per access class. `pins`: the shard's pinned objects
+// (core/pin_table.h), which every order ranks the same way (see Colder).
 struct EvictionLists {
     std::array<EvictionList, HitDensityEstimator::kClasses> lists;
+    PinTable pins;
 };
 
 // An object a round may evict, as seen when collected (re-checked under its shard lock).
@@ -41,6 +44,7 @@ struct EvictionCandidate {
     AccessCount reads;  // its admission count when collected
     bool clean;        // has a LOCAL_DISK copy: dropping it loses nothing
     double score = 0;  // HitDensityOrder: expected re-reads per DRAM second (LruOrder: 0)
+    bool soft_pinned = false;  // soft pin live when collected: ranked after every unpinned one
 };
 
 class EvictionOrder {
@@ -62,7 +66,9 @@ public:
     // One round's view: Collect runs per shard (its lock held) and appends that shard's
     // coldest Evictable(now) objects, about `per_shard` bytes per list, each with its score
     // in this round (LRU: all 0). With per_shard >= the round's target, the globally coldest
-    // target bytes are surely among them. `clean_keys` false leaves the key of a clean
+    // target bytes are surely among them. Hard-pinned objects are never collected; soft-pinned
+    // ones are collected (up to `per_shard` bytes more) as long as the list's unpinned ones
+    // fall short of `per_shard`, and rank after them. `clean_keys` false leaves the key of a clean
     // candidate (one with a LOCAL_DISK copy) empty, for a round that acts only on the others.
     class Round {
     public:
@@ -73,10 +79,12 @@ public:
     virtual std::unique_ptr<Round> StartRound(Nanos now) = 0;
 };
 
-// The rank of collected candidates (or anything with their score and recency), coldest
-// first: lowest score, then least recent (a strict total order, as recency is unique).
+// The rank of collected candidates (or anything with their pin, score and recency), coldest
+// first: unpinned before soft-pinned, then lowest score, then least recent (a strict total
+// order, as recency is unique).
 template <typename Ranked>
 bool Colder(const Ranked& a, const Ranked& b) {
+    if (a.soft_pinned != b.soft_pinned) return b.soft_pinned;
     return a.score != b.score ? a.score < b.score : a.recency < b.recency;
 }
 

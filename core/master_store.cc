@@ -46,7 +46,8 @@ MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& me
 MasterStore::~MasterStore() = default;
 
 Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view key, uint64_t size,
-                                            NodeId preferred, const PutHint* hint) {
+                                            NodeId preferred, const PutHint* hint,
+                                            const PutPin& pin) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     if (size == 0) return Status::InvalidArgument("size is 0; values are 1 byte or more");
     if (size > config_.max_value_size()) {
@@ -78,9 +79,28 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         // A new incarnation: an older one that left with a node must not come back.
         in_->departed.Forget(key);
     }
+    // A hard pin reserves its bytes against hard_pin_max_ratio before any DRAM is taken.
+    const uint64_t hard_bytes = pin.hard ? SegmentAllocator::RoundUp(size) : 0;
+    if (hard_bytes > 0) {
+        const double cap =
+            config_.hard_pin_max_ratio() * static_cast<double>(in_->dram.Capacity());
+        const uint64_t before = in_->hard_pinned_bytes.fetch_add(hard_bytes);
+        if (static_cast<double>(before + hard_bytes) > cap) {
+            in_->hard_pinned_bytes.fetch_sub(hard_bytes);
+            in_->m.put_no_space.Inc();
+            return Status::NoSpace("a hard pin of " + QuoteKey(key) + " (" +
+                                   FormatSize(hard_bytes) + ") would put hard-pinned objects past "
+                                   "hard_pin_max_ratio (" +
+                                   config_.GetText(KnobId::hard_pin_max_ratio) + " of " +
+                                   FormatSize(in_->dram.Capacity()) + " DRAM; " +
+                                   FormatSize(before) + " pinned)");
+        }
+        in_->m.hard_pinned_bytes.Set(static_cast<double>(before + hard_bytes));
+    }
     Result<DramPool::Allocation> alloc = in_->AllocateWithEviction(
         size, preferred, std::chrono::milliseconds(config_.put_wait_for_offload_ms()));
     if (!alloc.ok()) {
+        in_->UncountHardPin(hard_bytes);
         in_->m.put_no_space.Inc();
         return alloc.status();
     }
@@ -88,6 +108,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     auto [created, inserted] = in_->table.Insert(shard, std::string(key));
     if (!inserted) {  // raced with another Put of the same key
         in_->dram.Free(alloc->node, alloc->offset, size);
+        in_->UncountHardPin(hard_bytes);
         return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
     }
     ObjectMeta& meta = *created;
@@ -99,6 +120,16 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     const uint32_t reads = in_->sketch.Seed(meta.reads(), meta.hash);
     in_->order->OnPut(meta, hint, clock_.Now(), in_->memory_objects.load());
     in_->gate.OnPut(meta.hash, size, reads);  // promotion_gate hook
+    if (pin.any()) {
+        ObjectPin held;
+        if (pin.soft) {
+            held.soft_ttl = pin.soft_ttl.count() > 0
+                                ? pin.soft_ttl
+                                : std::chrono::milliseconds(config_.default_kv_soft_pin_ttl_ms());
+        }
+        held.hard_bytes = hard_bytes;
+        shard.eviction_lists.pins.Set(meta, held);
+    }
     meta.StartPut(*in_, alloc->node, alloc->offset);
     PutStartReply reply;
     reply.generation = meta.generation;
@@ -139,6 +170,7 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
     ObjectMeta& meta = **found;
     const Replica* mem = meta.EndPut(*in_);
     if (mem == nullptr) return Status::Ok();  // already ended: idempotent
+    shard.eviction_lists.pins.Refresh(meta, clock_.Now());  // a soft pin starts
     in_->LruTouch(shard, meta);
     in_->m.puts.Inc();
     if (config_.enable_offload() && !config_.offload_on_evict()) {
@@ -189,6 +221,7 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
             return Status::NotReady("key " + QuoteKey(key) + " is still being written");
         }
         meta.lease_expiry = clock_.Now() + std::chrono::milliseconds(config_.default_kv_lease_ttl());
+        shard.eviction_lists.pins.Refresh(meta, clock_.Now());  // as Mooncake's lease grant
         in_->order->OnGet(meta, clock_.Now(), in_->memory_objects.load());
         in_->LruTouch(shard, meta);
         view = in_->MakeView(meta, /*complete_only=*/true);

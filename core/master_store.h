@@ -31,6 +31,7 @@
 #include "core/clock.h"
 #include "core/knobs.h"
 #include "core/master_types.h"
+#include "core/pin_table.h"
 #include "core/put_hint.h"
 #include "core/removal_journal.h"
 #include "core/status.h"
@@ -60,8 +61,11 @@ public:
     // AlreadyExists, NoSpace.
     // `hint` (optional) is what the engine knows about the block (core/put_hint.h); only
     // eviction_policy=hit_density reads it.
+    // `pin` (core/pin_table.h): soft (evicted after unpinned objects while it lasts) and hard
+    // (never evicted; NoSpace past hard_pin_max_ratio of DRAM).
     Result<PutStartReply> PutStart(ClientId client, std::string_view key, uint64_t size,
-                                   NodeId preferred = kNoNode, const PutHint* hint = nullptr);
+                                   NodeId preferred = kNoNode, const PutHint* hint = nullptr,
+                                   const PutPin& pin = {});
     // Marks the put COMPLETE (grants no lease). Only the client that started it.
     // With enable_offload and !offload_on_evict, queues the offload to LOCAL_DISK now.
     Status PutEnd(ClientId client, std::string_view key, Generation generation);

@@ -36,6 +36,11 @@ struct ObjectView {
     bool offload_in_flight = false;
     // Stat only: the key's last promotion decision, if remembered (core/promotion_decision.h).
     std::optional<PromotionDecision> last_promotion;
+    // Stat only: its pins (core/pin_table.h). soft_pin_expiry is on the clock, as lease_expiry
+    // (0 until the put ends); past it, the soft pin has lapsed.
+    bool soft_pinned = false;
+    Nanos soft_pin_expiry{0};
+    bool hard_pinned = false;
 
     bool HasComplete(Tier tier) const;
     // Tier names that hold a COMPLETE replica, MEMORY first.

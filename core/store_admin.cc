@@ -17,6 +17,11 @@ Result<ObjectView> MasterStore::Stat(std::string_view key) const {
     ObjectView view = in_->MakeView(it->second, /*complete_only=*/false);
     view.sketch_estimate = in_->sketch.Estimate(it->second.reads());
     view.last_promotion = in_->promotion.LastDecision(key, it->second.generation);
+    if (const ObjectPin* pin = shard.eviction_lists.pins.Find(it->second)) {
+        view.soft_pinned = pin->soft_ttl.count() > 0;
+        view.soft_pin_expiry = pin->soft_until;
+        view.hard_pinned = pin->hard();
+    }
     return view;
 }
 

@@ -38,12 +38,19 @@ InvariantReport MasterStore::Walk(Totals& t) const {
 
     std::map<NodeId, NodeTally> tally;
     uint64_t memory_objects = 0;
+    uint64_t hard_pinned = 0;  // pins of live objects: every entry of the pin tables, no more
+    size_t pinned_objects = 0, pin_entries = 0;
     t.dram_capacity = in_->dram.Capacity();
     t.dram_used = in_->dram.Used();
     for (Shard& shard : in_->table.shards()) {
         MutexLock lock(shard.mu);
+        pin_entries += shard.eviction_lists.pins.size();
         for (auto& [key, meta] : shard.objects) {
             ++t.objects;
+            if (const ObjectPin* pin = shard.eviction_lists.pins.Find(meta)) {
+                ++pinned_objects;
+                hard_pinned += pin->hard_bytes;
+            }
             const uint64_t rounded = SegmentAllocator::RoundUp(meta.size);
             uint64_t pins = 0;
             for (const Replica& r : meta.replicas()) {
@@ -91,6 +98,14 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         }
     }
 
+    if (pin_entries != pinned_objects) {
+        fail(std::to_string(pin_entries) + " pins held but " + std::to_string(pinned_objects) +
+             " live objects pinned");
+    }
+    if (hard_pinned != in_->hard_pinned_bytes.load()) {
+        fail("hard-pinned bytes counted " + std::to_string(in_->hard_pinned_bytes.load()) +
+             " != sum over hard-pinned objects " + std::to_string(hard_pinned));
+    }
     if (t.dram_used != t.dram_allocated) {
         fail("DRAM used " + std::to_string(t.dram_used) + " != sum of live allocations " +
              std::to_string(t.dram_allocated));

@@ -138,7 +138,14 @@ void StoreInternals::EraseObject(Shard& shard, ObjectMeta& meta) {
     departed.Gone(*meta.key);  // Remove said Removed first, when it was that
     sketch.Fold(meta.reads(), meta.hash);  // a later incarnation of the key keeps its reads
     LruUnlink(shard, meta);
+    UncountHardPin(shard.eviction_lists.pins.Erase(meta));
     table.Erase(shard, meta);
+}
+
+void StoreInternals::UncountHardPin(uint64_t bytes) {
+    if (bytes == 0) return;
+    m.hard_pinned_bytes.Set(
+        static_cast<double>(hard_pinned_bytes.fetch_sub(bytes, std::memory_order_relaxed) - bytes));
 }
 
 void StoreInternals::DestroyObject(Shard& shard, ObjectMeta& meta) {

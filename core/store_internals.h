@@ -70,6 +70,9 @@ public:
     std::atomic<int64_t> puts_in_progress{0};  // PROCESSING MEMORY replicas of unended Puts
     std::atomic<uint64_t> memory_objects{0};  // objects with a COMPLETE MEMORY replica
     std::atomic<uint64_t> memory_object_bytes{0};
+    // DRAM bytes of hard-pinned objects (core/pin_table.h), reserved at PutStart.
+    std::atomic<uint64_t> hard_pinned_bytes{0};
+    void UncountHardPin(uint64_t bytes);
 
     // ---- eviction ----
     Mutex eviction_mu;  // one evictor at a time, so rounds do not over-evict

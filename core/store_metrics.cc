@@ -55,6 +55,9 @@ StoreMetrics::StoreMetrics(MetricsRegistry& r)
                                      "offload tasks ended by Remove, expiry or timeout")),
       offload_bytes(r.GetCounter("offload_bytes_total", "bytes committed to LOCAL_DISK")),
       offload_in_flight(r.GetGauge("offload_in_flight", "offload tasks in flight")),
+      hard_pinned_bytes(r.GetGauge("hard_pinned_bytes",
+                                   "DRAM bytes of hard-pinned objects (never evicted; capped by "
+                                   "hard_pin_max_ratio)")),
       evictions(r.GetCounter("evictions_total", "MEMORY replicas evicted (dropped or offloaded)")),
       evicted_bytes(r.GetCounter("evicted_bytes_total", "DRAM bytes evicted")),
       gets_memory(r.GetCounter("gets_total", "GetReplicaList answers by best tier served",

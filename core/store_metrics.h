@@ -36,6 +36,7 @@ struct StoreMetrics {
     Counter& offload_cancelled;
     Counter& offload_bytes;
     Gauge& offload_in_flight;
+    Gauge& hard_pinned_bytes;
 
     Counter& evictions;
     Counter& evicted_bytes;

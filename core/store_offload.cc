@@ -138,6 +138,9 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         }
         return ManualOutcome::kAlreadyThere;
     }
+    if (shard.eviction_lists.pins.HardPinned(meta)) {
+        return Status::InvalidArgument("key " + QuoteKey(key) + " is hard-pinned: never evicted");
+    }
     if (meta.offload) {
         // A disk copy is being written (at PutEnd, manual, watermark clean): make the evict
         // happen when it lands, as for an offload-on-evict. (Was: "in flight" answered but

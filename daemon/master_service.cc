@@ -152,10 +152,12 @@ void MasterService::Hello(rpc::HelloReply& out, int32_t protocol_version,
 // ---------------- objects ----------------
 
 void MasterService::PutStart(rpc::PutStartReply& out, int64_t client_id, const std::string& key,
-                             int64_t size, int64_t preferred_node) {
+                             int64_t size, int64_t preferred_node, const rpc::PutPin& pin) {
     Call call(*this, "PutStart");
+    const PutPin held = rpc::FromWire(pin);
     auto r = store_.PutStart(static_cast<ClientId>(client_id), key, NonNegative(size, "size"),
-                             static_cast<NodeId>(std::max<int64_t>(0, preferred_node)));
+                             static_cast<NodeId>(std::max<int64_t>(0, preferred_node)),
+                             /*hint=*/nullptr, held);
     ThrowIfError(r.status());
     out.generation = static_cast<int64_t>(r->generation);
     out.replica = rpc::ToWire(r->replica, Locator());
@@ -205,7 +207,9 @@ void MasterService::BatchPutStart(std::vector<rpc::PutStartResult>& out, int64_t
                 ? Result<PutStartReply>(Status::InvalidArgument("size must not be negative"))
                 : store_.PutStart(static_cast<ClientId>(client_id), item.key,
                                   static_cast<uint64_t>(item.size),
-                                  static_cast<NodeId>(std::max<int64_t>(0, preferred_node)));
+                                  static_cast<NodeId>(std::max<int64_t>(0, preferred_node)),
+                                  /*hint=*/nullptr,
+                                  item.__isset.pin ? rpc::FromWire(item.pin) : PutPin{});
         result.outcome = rpc::ToOutcome(r.status());
         if (r.ok()) {
             rpc::PutStartReply reply;

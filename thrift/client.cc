@@ -117,8 +117,10 @@ int64_t Client::client_id() const { return channel_->client_id(); }
 
 // ---------------- objects ----------------
 
-Status Client::Put(std::string_view key, std::span<const std::byte> value, NodeId preferred) {
-    if (!by_key_address_.empty() && !value.empty() && value.size() <= kByKeyPutMaxBytes) {
+Status Client::Put(std::string_view key, std::span<const std::byte> value, NodeId preferred,
+                   const PutPin& pin) {
+    if (!by_key_address_.empty() && !pin.any() && !value.empty() &&
+        value.size() <= kByKeyPutMaxBytes) {
         MC_RETURN_IF_ERROR(ValidateKey(key));
         bool sent = false;
         Status st = transport_->PutByKey(by_key_address_, key,
@@ -135,7 +137,7 @@ Status Client::Put(std::string_view key, std::span<const std::byte> value, NodeI
                        return transport_->WriteMemoryEndingPut(address, key, generation, offset,
                                                                value, client, ended);
                    },
-                   preferred);
+                   preferred, pin);
 }
 
 Status Client::PutFrom(std::string_view key, uint64_t size, ByteSource& source) {
@@ -153,7 +155,7 @@ Status Client::PutWith(std::string_view key, uint64_t size,
                        const std::function<Status(const std::string& address,
                                                   Generation generation, uint64_t offset,
                                                   bool* ended)>& write,
-                       NodeId preferred) {
+                       NodeId preferred, const PutPin& pin) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     if (size == 0) return Status::InvalidArgument("a value must be at least 1 byte");
     if (size > static_cast<uint64_t>(INT64_MAX)) {
@@ -164,7 +166,7 @@ Status Client::PutWith(std::string_view key, uint64_t size,
     MC_RETURN_IF_ERROR(channel_->Call(
         [&](rpc::MasterServiceClient& c) {
             c.PutStart(started, client_id(), k, static_cast<int64_t>(size),
-                       static_cast<int64_t>(preferred));
+                       static_cast<int64_t>(preferred), rpc::ToWire(pin));
         },
         Idempotent::kNo));
     const rpc::Replica& range = started.replica;
@@ -191,8 +193,9 @@ Status Client::PutWith(std::string_view key, uint64_t size,
 }
 
 std::vector<Status> Client::BatchPut(
-    std::span<const std::pair<std::string, std::span<const std::byte>>> items, NodeId preferred) {
-    if (!by_key_address_.empty()) {
+    std::span<const std::pair<std::string, std::span<const std::byte>>> items, NodeId preferred,
+    const PutPin& pin) {
+    if (!by_key_address_.empty() && !pin.any()) {
         return EachByKey(*fan_out_, batch_width_, items.size(), Status::Ok(),
                          [&](size_t i) { return Put(items[i].first, items[i].second); });
     }
@@ -212,6 +215,7 @@ std::vector<Status> Client::BatchPut(
         rpc::PutStartItem item;
         item.key = items[i].first;
         item.size = static_cast<int64_t>(items[i].second.size());
+        if (pin.any()) item.__set_pin(rpc::ToWire(pin));
         starts.push_back(std::move(item));
         index.push_back(i);
     }

@@ -55,6 +55,7 @@
 
 #include "core/manual_move.h"
 #include "core/master_types.h"
+#include "core/pin_table.h"
 #include "core/status.h"
 #include "core/types.h"
 #include "net/data_transport.h"
@@ -167,8 +168,9 @@ public:
     // Stores `value` (1 byte .. max_value_size) under a key that does not exist yet.
     // `preferred`: allocate in that node's segment if it has room (else where the master
     // would; an unknown node is no preference). Not used against a standalone daemon.
+    // `pin` (core/pin_table.h): a pinned put always takes the PutStart path, which carries it.
     Status Put(std::string_view key, std::span<const std::byte> value,
-               NodeId preferred = kNoNode);
+               NodeId preferred = kNoNode, const PutPin& pin = {});
     Status Put(std::string_view key, std::string_view value) {
         return Put(key, std::as_bytes(std::span(value.data(), value.size())));
     }
@@ -182,7 +184,7 @@ public:
     // each value is a Put of its own, one exchange each, batch_parallelism at a time.)
     std::vector<Status> BatchPut(
         std::span<const std::pair<std::string, std::span<const std::byte>>> items,
-        NodeId preferred = kNoNode);
+        NodeId preferred = kNoNode, const PutPin& pin = {});
 
     // Reads the whole value. A read: counts toward promotion.
     Result<std::string> Get(std::string_view key);
@@ -302,7 +304,7 @@ private:
     Status PutWith(std::string_view key, uint64_t size,
                    const std::function<Status(const std::string& address, Generation generation,
                                               uint64_t offset, bool* ended)>& write,
-                   NodeId preferred = kNoNode);
+                   NodeId preferred = kNoNode, const PutPin& pin = {});
     // The replica lists of `keys` in one round trip (one result per key).
     std::vector<Result<ObjectInfo>> BatchReplicaLists(std::span<const std::string> keys);
     // BatchGet / BatchGetInto: reads keys[i] into the buffer buffer_for(i, size) returns (an

@@ -169,6 +169,30 @@ ObjectInfo ToWire(const ObjectView& v, Nanos now, const NodeLocator& locate) {
     out.promotion_in_flight = v.promotion_in_flight;
     out.offload_in_flight = v.offload_in_flight;
     if (v.last_promotion) out.__set_last_promotion(ToWire(*v.last_promotion, now));
+    if (v.soft_pinned) {
+        out.__set_soft_pinned(true);
+        const Nanos left = v.soft_pin_expiry > now ? v.soft_pin_expiry - now : Nanos(0);
+        out.__set_soft_pin_remaining_ms(
+            std::chrono::duration_cast<std::chrono::milliseconds>(left).count());
+    }
+    if (v.hard_pinned) out.__set_hard_pinned(true);
+    return out;
+}
+
+mooncake::PutPin FromWire(const PutPin& pin) {
+    mooncake::PutPin out;
+    out.soft = pin.soft;
+    out.soft_ttl = std::chrono::milliseconds(std::max<int64_t>(0, pin.soft_ttl_ms));
+    out.hard = pin.hard;
+    return out;
+}
+
+PutPin ToWire(const mooncake::PutPin& pin) {
+    PutPin out;
+    out.soft = pin.soft;
+    out.soft_ttl_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(pin.soft_ttl).count();
+    out.hard = pin.hard;
     return out;
 }
 
@@ -185,6 +209,10 @@ ObjectView FromWire(const ObjectInfo& info) {
     out.promotion_in_flight = info.promotion_in_flight;
     out.offload_in_flight = info.offload_in_flight;
     if (info.__isset.last_promotion) out.last_promotion = FromWire(info.last_promotion);
+    // As lease_expiry: relative to now = 0.
+    out.soft_pinned = info.__isset.soft_pinned && info.soft_pinned;
+    if (out.soft_pinned) out.soft_pin_expiry = std::chrono::milliseconds(info.soft_pin_remaining_ms);
+    out.hard_pinned = info.__isset.hard_pinned && info.hard_pinned;
     return out;
 }
 

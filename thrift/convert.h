@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/master_types.h"
+#include "core/pin_table.h"
 #include "core/status.h"
 #include "mooncake_types.h"  // generated into the build tree
 
@@ -50,6 +51,8 @@ PromotionDecision ToWire(const mooncake::PromotionDecision& decision, Nanos now)
 mooncake::PromotionDecision FromWire(const PromotionDecision& decision);
 // lease_expiry of the result is the time remaining at reply time (not an absolute time).
 ObjectView FromWire(const ObjectInfo& info);
+mooncake::PutPin FromWire(const PutPin& pin);
+PutPin ToWire(const mooncake::PutPin& pin);
 mooncake::ListOptions FromWire(const ListRequest& request);
 ListRequest ToWire(const mooncake::ListOptions& options);
 

@@ -84,6 +84,10 @@ struct ObjectInfo {
   8: bool promotion_in_flight,
   9: bool offload_in_flight,
   10: optional PromotionDecision last_promotion,  // Stat only
+  // Stat only, set for a pinned object (core/pin_table.h).
+  11: optional bool soft_pinned,
+  12: optional i64 soft_pin_remaining_ms,  // 0: lapsed (or the put has not ended)
+  13: optional bool hard_pinned,
 }
 
 struct ObjectResult {
@@ -106,9 +110,18 @@ struct PutStartReply {
   2: Replica replica,     // the PROCESSING MEMORY range to write the bytes into
 }
 
+// A Put's pins (Python's ReplicateConfig; core/pin_table.h). Unset: unpinned, so an older
+// client (which never sends one) and an older master (which skips it) still agree.
+struct PutPin {
+  1: bool soft,
+  2: i64 soft_ttl_ms,   // 0: the master's default_kv_soft_pin_ttl_ms
+  3: bool hard,
+}
+
 struct PutStartItem {
   1: binary key,
   2: i64 size,
+  3: optional PutPin pin,
 }
 
 struct PutStartResult {
@@ -286,8 +299,8 @@ service MasterService {
       throws (1: StoreError error),
 
   // ---- clients: object lifecycle ----
-  PutStartReply PutStart(1: i64 client_id, 2: binary key, 3: i64 size, 4: i64 preferred_node)
-      throws (1: StoreError error),
+  PutStartReply PutStart(1: i64 client_id, 2: binary key, 3: i64 size, 4: i64 preferred_node,
+                         5: PutPin pin) throws (1: StoreError error),
   void PutEnd(1: i64 client_id, 2: binary key, 3: i64 generation) throws (1: StoreError error),
   void PutRevoke(1: i64 client_id, 2: binary key, 3: i64 generation)
       throws (1: StoreError error),

@@ -266,7 +266,7 @@ int DistributedStore::PutResult(const Status& st) {
 }
 
 int DistributedStore::Put(const std::string& key, const void* data, size_t size, bool staged,
-                          const std::string& preferred) {
+                          const WritePlacement& preferred) {
     MC_SESSION_OR(kInvalidParams);
     (void)client;
     if (staged && size > session_->options.local_buffer_size) {
@@ -283,7 +283,7 @@ int DistributedStore::Put(const std::string& key, const void* data, size_t size,
 }
 
 int DistributedStore::Upsert(const std::string& key, const void* data, size_t size, bool staged,
-                             const std::string& preferred) {
+                             const WritePlacement& preferred) {
     MC_SESSION_OR(kInvalidParams);
     (void)client;
     if (staged && size > session_->options.local_buffer_size) return kBufferOverflow;
@@ -299,21 +299,21 @@ int DistributedStore::Upsert(const std::string& key, const void* data, size_t si
 std::vector<int> DistributedStore::BatchPut(const std::vector<std::string>& keys,
                                             const std::vector<const void*>& data,
                                             const std::vector<size_t>& sizes, bool staged,
-                                            const std::string& preferred) {
+                                            const WritePlacement& preferred) {
     return BatchWrite(keys, data, sizes, staged, preferred, /*upsert=*/false);
 }
 
 std::vector<int> DistributedStore::BatchUpsert(const std::vector<std::string>& keys,
                                                const std::vector<const void*>& data,
                                                const std::vector<size_t>& sizes, bool staged,
-                                               const std::string& preferred) {
+                                               const WritePlacement& preferred) {
     return BatchWrite(keys, data, sizes, staged, preferred, /*upsert=*/true);
 }
 
 std::vector<int> DistributedStore::BatchWrite(const std::vector<std::string>& keys,
                                               const std::vector<const void*>& data,
                                               const std::vector<size_t>& sizes, bool staged,
-                                              const std::string& preferred, bool upsert) {
+                                              const WritePlacement& preferred, bool upsert) {
     const char* what = upsert ? "batch_upsert_from" : "batch_put_from";
     std::shared_lock lock(mu_);
     if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
@@ -344,7 +344,7 @@ std::vector<int> DistributedStore::BatchWrite(const std::vector<std::string>& ke
 
 int DistributedStore::PutParts(const std::string& key,
                                const std::vector<std::span<const std::byte>>& parts,
-                               const std::string& preferred) {
+                               const WritePlacement& preferred) {
     MC_SESSION_OR(kInvalidParams);
     (void)client;
     uint64_t total = 0;
@@ -384,7 +384,7 @@ DistributedStore::Pieces DistributedStore::CheckPieces(const std::vector<uintptr
 std::vector<int> DistributedStore::BatchPutMulti(const std::vector<std::string>& keys,
                                                  const std::vector<std::vector<uintptr_t>>& buffers,
                                                  const std::vector<std::vector<size_t>>& sizes,
-                                                 bool upsert, const std::string& preferred) {
+                                                 bool upsert, const WritePlacement& preferred) {
     const char* op = upsert ? "batch_upsert_from_multi_buffers" : "batch_put_from_multi_buffers";
     std::vector<int> out(keys.size(), kInvalidParams);
     if (buffers.size() != keys.size() || sizes.size() != keys.size()) {
@@ -428,17 +428,17 @@ std::vector<int> DistributedStore::BatchPutMulti(const std::vector<std::string>&
 
 std::vector<int> DistributedStore::PutItemsLocked(
     const std::vector<std::pair<std::string, std::span<const std::byte>>>& items, bool upsert,
-    const std::string& preferred) {
+    const WritePlacement& preferred) {
     std::vector<int> out(items.size(), kOK);
     if (items.empty()) return out;
     Client& client = *session_->client;
-    const NodeId node = PreferredNodeLocked(preferred);
+    const NodeId node = PreferredNodeLocked(preferred.segment);
     if (!upsert && items.size() == 1) {  // one write that the node ends: no PutEnd round trip
-        out[0] = PutResult(client.Put(items[0].first, items[0].second, node));
+        out[0] = PutResult(client.Put(items[0].first, items[0].second, node, preferred.pin));
         return out;
     }
     if (!upsert) {
-        std::vector<Status> results = client.BatchPut(items, node);
+        std::vector<Status> results = client.BatchPut(items, node, preferred.pin);
         for (size_t i = 0; i < out.size(); ++i) {
             out[i] = i < results.size() ? PutResult(results[i]) : kInternalError;
         }
@@ -467,7 +467,7 @@ std::vector<int> DistributedStore::PutItemsLocked(
             put_index.push_back(pending[j]);
         }
         std::vector<Status> put =
-            puts.empty() ? std::vector<Status>{} : client.BatchPut(puts, node);
+            puts.empty() ? std::vector<Status>{} : client.BatchPut(puts, node, preferred.pin);
         pending.clear();
         for (size_t j = 0; j < put_index.size(); ++j) {
             const Status& st = j < put.size() ? put[j] : Status::Internal("no answer");

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/master_types.h"
+#include "core/pin_table.h"
 #include "core/status.h"
 
 namespace mooncake {
@@ -56,6 +57,15 @@ struct ByteRange {
     uint64_t dst = 0, src = 0, size = 0;
 };
 
+// What ReplicateConfig says about a write that the store honours. `segment`: the name of the
+// node whose segment should hold the object (preferred_segment; "" = wherever the master
+// allocates), a hint the master takes if that node has room. `pin`: with_soft_pin /
+// soft_pin_ttl_ms / with_hard_pin (core/pin_table.h).
+struct WritePlacement {
+    std::string segment;
+    PutPin pin;
+};
+
 class DistributedStore {
 public:
     DistributedStore();
@@ -75,28 +85,26 @@ public:
     // they are caller memory named by address (put_from, batch_put_from), checked against the
     // registered buffers first (CheckCallerRange).
     //
-    // `preferred` (every write): the name of the node whose segment should hold the object
-    // (ReplicateConfig's preferred_segment; "" = wherever the master allocates). The master
-    // takes it as a hint: that node first if it has room, else its usual choice.
+    // `preferred` (every write): where and how the object lands (WritePlacement).
     int Put(const std::string& key, const void* data, size_t size, bool staged,
-            const std::string& preferred = {});
+            const WritePlacement& preferred = {});
     std::vector<int> BatchPut(const std::vector<std::string>& keys,
                               const std::vector<const void*>& data,
                               const std::vector<size_t>& sizes, bool staged,
-                              const std::string& preferred = {});
+                              const WritePlacement& preferred = {});
     // One object from several pieces, concatenated in order (put_parts).
     int PutParts(const std::string& key, const std::vector<std::span<const std::byte>>& parts,
-                 const std::string& preferred = {});
+                 const WritePlacement& preferred = {});
     // Upsert: the key holds this value afterwards, whether or not it existed. The old version
     // is removed first (refused with -706 while a reader holds its lease, as remove is) and
     // the new one put; a put racing in between is retried. Not atomic: a reader in between
     // sees -704, never the old bytes after the call returned.
     int Upsert(const std::string& key, const void* data, size_t size, bool staged,
-               const std::string& preferred = {});
+               const WritePlacement& preferred = {});
     std::vector<int> BatchUpsert(const std::vector<std::string>& keys,
                                  const std::vector<const void*>& data,
                                  const std::vector<size_t>& sizes, bool staged,
-                                 const std::string& preferred = {});
+                                 const WritePlacement& preferred = {});
     // Objects each made of scattered caller buffers, concatenated in order
     // (batch_put_from_multi_buffers): per key 0 or a negative error; every key -600 when the
     // three lists differ in length; a key whose buffer and size lists differ, or with a buffer
@@ -104,7 +112,7 @@ public:
     std::vector<int> BatchPutMulti(const std::vector<std::string>& keys,
                                    const std::vector<std::vector<uintptr_t>>& buffers,
                                    const std::vector<std::vector<size_t>>& sizes,
-                                   bool upsert = false, const std::string& preferred = {});
+                                   bool upsert = false, const WritePlacement& preferred = {});
 
     // Reads (each an access: lease, recency, promotion trigger).
     Result<std::string> Get(const std::string& key);
@@ -172,7 +180,7 @@ private:
     std::vector<int> BatchWrite(const std::vector<std::string>& keys,
                                 const std::vector<const void*>& data,
                                 const std::vector<size_t>& sizes, bool staged,
-                                const std::string& preferred, bool upsert);
+                                const WritePlacement& preferred, bool upsert);
     // One multi-buffer object's pieces, checked (shape, CheckCallerRange each): rc, their
     // total, and whether they lie end to end in memory (then they move as one span).
     struct Pieces {
@@ -185,7 +193,7 @@ private:
     // The write and read paths shared by the public forms; mu_ held shared by the caller.
     std::vector<int> PutItemsLocked(
         const std::vector<std::pair<std::string, std::span<const std::byte>>>& items, bool upsert,
-        const std::string& preferred);
+        const WritePlacement& preferred);
     // The id of the live node named `name` (kNoNode: "" or no such node); mu_ held shared.
     // Names are looked up in a cache refreshed from the master at most once a second.
     NodeId PreferredNodeLocked(const std::string& name);

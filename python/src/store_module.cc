@@ -25,13 +25,15 @@ using mooncake::Tier;
 using mooncake::py::DistributedStore;
 using mooncake::py::ReplicaInfo;
 using mooncake::py::SetupOptions;
+using mooncake::py::WritePlacement;
 
 namespace {
 
 // Mooncake's write options, every field it has, so an engine that sets one does not fall back
-// to another path. mooncake-tier keeps one MEMORY replica wherever the master allocates it and
-// has no pins, groups or tenants yet: a field set to anything but its default is logged once
-// per process (NoteUnhonoured) and listed in docs/PYTHON.md; the write goes on as a plain one.
+// to another path. Honoured: preferred_segment(s) (the first), prefer_alloc_in_same_node,
+// with_soft_pin / soft_pin_ttl_ms and with_hard_pin (core/pin_table.h). The rest (more than
+// one replica, groups, tenants) is logged once per process (NoteUnhonoured) and listed in
+// docs/PYTHON.md; the write goes on as a plain one.
 struct ReplicateConfig {
     size_t replica_num = 1;
     bool with_soft_pin = false;
@@ -44,14 +46,23 @@ struct ReplicateConfig {
     std::string tenant_id;
 };
 
-// The node a write should land on, by name (DistributedStore's `preferred`): Mooncake's
+// Where and how a write lands (DistributedStore's `preferred`). The node, by name: Mooncake's
 // preferred_segment, else the first of preferred_segments (one replica: one segment), else
-// this store's own node for prefer_alloc_in_same_node; "" for no preference.
-std::string PreferredSegment(const DistributedStore& store, const ReplicateConfig& c) {
-    if (!c.preferred_segment.empty()) return c.preferred_segment;
-    if (!c.preferred_segments.empty()) return c.preferred_segments.front();
-    if (c.prefer_alloc_in_same_node) return store.hostname();
-    return {};
+// this store's own node for prefer_alloc_in_same_node; "" for no preference. The pins: a
+// soft pin for soft_pin_ttl_ms (0: the master's default_kv_soft_pin_ttl_ms), a hard pin.
+WritePlacement Placement(const DistributedStore& store, const ReplicateConfig& c) {
+    WritePlacement out;
+    if (!c.preferred_segment.empty()) {
+        out.segment = c.preferred_segment;
+    } else if (!c.preferred_segments.empty()) {
+        out.segment = c.preferred_segments.front();
+    } else if (c.prefer_alloc_in_same_node) {
+        out.segment = store.hostname();
+    }
+    out.pin.soft = c.with_soft_pin;
+    if (c.with_soft_pin) out.pin.soft_ttl = std::chrono::milliseconds(c.soft_pin_ttl_ms);
+    out.pin.hard = c.with_hard_pin;
+    return out;
 }
 
 // Logs, once per field and process, a ReplicateConfig field the store cannot honour yet.
@@ -61,22 +72,23 @@ void NoteUnhonoured(const ReplicateConfig& c) {
         std::once_flag once;
     };
     static Field fields[] = {
-        {"replica_num > 1", {}},  {"with_soft_pin", {}}, {"soft_pin_ttl_ms", {}},
-        {"with_hard_pin", {}},    {"preferred_segments beyond the first", {}},
-        {"group_ids", {}},        {"tenant_id", {}},
+        {"replica_num > 1", {}},
+        {"preferred_segments beyond the first", {}},
+        {"group_ids", {}},
+        {"tenant_id", {}},
     };
     const bool set[] = {
-        c.replica_num > 1,      c.with_soft_pin, c.soft_pin_ttl_ms != 0,
-        c.with_hard_pin,        c.preferred_segments.size() > 1,
-        !c.group_ids.empty(),   !c.tenant_id.empty() && c.tenant_id != "default",
+        c.replica_num > 1,
+        c.preferred_segments.size() > 1,
+        !c.group_ids.empty(),
+        !c.tenant_id.empty() && c.tenant_id != "default",
     };
     for (size_t i = 0; i < std::size(set); ++i) {
         if (!set[i]) continue;
         std::call_once(fields[i].once, [&] {
             spdlog::warn("ReplicateConfig.{} is not honoured by mooncake-tier yet: the object "
                          "gets one MEMORY replica (in the preferred segment if it has room), "
-                         "unpinned, ungrouped, in the default tenant (docs/PYTHON.md; logged "
-                         "once)",
+                         "ungrouped, in the default tenant (docs/PYTHON.md; logged once)",
                          fields[i].name);
         });
     }
@@ -357,7 +369,7 @@ PYBIND11_MODULE(store, m) {
         .def("put", [](S& s, const std::string& key, const py::buffer& value,
                        const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             py::buffer_info info = value.request();
             if (!IsCContiguous(info)) return static_cast<int>(mooncake::py::kInvalidParams);
             size_t n = static_cast<size_t>(info.size * info.itemsize);
@@ -367,7 +379,7 @@ PYBIND11_MODULE(store, m) {
         .def("put_from", [](S& s, const std::string& key, uintptr_t buffer, size_t size,
                             const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             py::gil_scoped_release r;
             return s.Put(key, Ptr(buffer), size, /*staged=*/false, preferred);
         }, py::arg("key"), py::arg("buffer_ptr"), py::arg("size"),
@@ -375,7 +387,7 @@ PYBIND11_MODULE(store, m) {
         .def("put_batch", [](S& s, const std::vector<std::string>& keys, const py::list& values,
                              const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             std::vector<py::buffer_info> infos;
             std::vector<const void*> data;
             std::vector<size_t> sizes;
@@ -392,7 +404,7 @@ PYBIND11_MODULE(store, m) {
                                   const std::vector<uintptr_t>& buffers,
                                   const std::vector<size_t>& sizes, const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             std::vector<const void*> data;
             for (uintptr_t b : buffers) data.push_back(Ptr(b));
             py::gil_scoped_release r;
@@ -402,7 +414,7 @@ PYBIND11_MODULE(store, m) {
         .def("put_parts", [](S& s, const std::string& key, const py::args& parts,
                              const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             std::vector<py::buffer_info> infos;
             std::vector<std::span<const std::byte>> spans;
             for (auto part : parts) {
@@ -425,7 +437,7 @@ PYBIND11_MODULE(store, m) {
         .def("upsert", [](S& s, const std::string& key, const py::buffer& value,
                           const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             py::buffer_info info = value.request();
             if (!IsCContiguous(info)) return static_cast<int>(mooncake::py::kInvalidParams);
             size_t n = static_cast<size_t>(info.size * info.itemsize);
@@ -435,7 +447,7 @@ PYBIND11_MODULE(store, m) {
         .def("upsert_from", [](S& s, const std::string& key, uintptr_t buffer, size_t size,
                                const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             py::gil_scoped_release r;
             return s.Upsert(key, Ptr(buffer), size, /*staged=*/false, preferred);
         }, py::arg("key"), py::arg("buffer_ptr"), py::arg("size"),
@@ -443,7 +455,7 @@ PYBIND11_MODULE(store, m) {
         .def("upsert_batch", [](S& s, const std::vector<std::string>& keys,
                                 const py::list& values, const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             std::vector<py::buffer_info> infos;
             std::vector<const void*> data;
             std::vector<size_t> sizes;
@@ -461,7 +473,7 @@ PYBIND11_MODULE(store, m) {
                                      const std::vector<size_t>& sizes,
                                      const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             std::vector<const void*> data;
             for (uintptr_t b : buffers) data.push_back(Ptr(b));
             py::gil_scoped_release r;
@@ -473,7 +485,7 @@ PYBIND11_MODULE(store, m) {
                                                 const std::vector<std::vector<size_t>>& sizes,
                                                 const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             py::gil_scoped_release r;
             return s.BatchPutMulti(keys, ptrs, sizes, /*upsert=*/false, preferred);
         }, py::arg("keys"), py::arg("all_buffer_ptrs"), py::arg("all_sizes"),
@@ -483,7 +495,7 @@ PYBIND11_MODULE(store, m) {
                                                    const std::vector<std::vector<size_t>>& sizes,
                                                    const ReplicateConfig& config) {
             NoteUnhonoured(config);
-            const std::string preferred = PreferredSegment(s, config);
+            const WritePlacement preferred = Placement(s, config);
             py::gil_scoped_release r;
             return s.BatchPutMulti(keys, ptrs, sizes, /*upsert=*/true, preferred);
         }, py::arg("keys"), py::arg("all_buffer_ptrs"), py::arg("all_sizes"),

@@ -61,6 +61,9 @@ TEST(RenderStat, JsonHasTheContractFields) {
     }
   ],
   "lease_remaining_ms": 1500,
+  "soft_pinned": false,
+  "soft_pin_ms_remaining": 0,
+  "hard_pinned": false,
   "recency": 0,
   "sketch_estimate": 3,
   "promotion_in_flight": true,
@@ -77,12 +80,32 @@ TEST(RenderStat, TableShowsTiersAndReplicas) {
     EXPECT_NE(out.find("tiers:       MEMORY, LOCAL_DISK\n"), std::string::npos) << out;
     EXPECT_NE(out.find("lease:       1.5s remaining\n"), std::string::npos) << out;
     EXPECT_NE(out.find("tasks:       promotion in flight\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("pin:         none\n"), std::string::npos) << out;
     EXPECT_NE(out.find("  TIER        STATUS      NODE              SIZE  PINS\n"),
               std::string::npos)
         << out;
     EXPECT_NE(out.find("  MEMORY      PROCESSING  node 2 (gone)  1.5 KiB     0\n"),
               std::string::npos)
         << out;
+}
+
+// ReplicateConfig's pins: soft with its time left (lapsed at 0), hard.
+TEST(RenderStat, ShowsPins) {
+    ObjectInfo info = TwoTierObject("k");
+    info.object.soft_pinned = true;
+    info.object.soft_pin_expiry = std::chrono::seconds(90);
+    info.object.hard_pinned = true;
+    std::string table = RenderStat(info, Format::kTable);
+    EXPECT_NE(table.find("pin:         hard (never evicted), soft, "), std::string::npos) << table;
+    std::string json = RenderStat(info, Format::kJson);
+    EXPECT_NE(json.find("\"soft_pinned\": true,\n  \"soft_pin_ms_remaining\": 90000,\n"
+                        "  \"hard_pinned\": true"),
+              std::string::npos)
+        << json;
+    info.object.hard_pinned = false;
+    info.object.soft_pin_expiry = Nanos(0);
+    EXPECT_NE(RenderStat(info, Format::kTable).find("pin:         soft, lapsed\n"),
+              std::string::npos);
 }
 
 TEST(RenderList, JsonAddsBase64ForNonUtf8Keys) {

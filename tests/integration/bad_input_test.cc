@@ -365,9 +365,9 @@ TEST_F(BadInputTest, BadKeysSizesAndBatchesInRpcsAreRefused) {
     rpc::PutStartReply put;
     // Negative and zero sizes.
     ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
-                     [&] { raw.client->PutStart(put, cid, "neg", -1, 0); });
+                     [&] { raw.client->PutStart(put, cid, "neg", -1, 0, {}); });
     ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
-                     [&] { raw.client->PutStart(put, cid, "zero", 0, 0); });
+                     [&] { raw.client->PutStart(put, cid, "zero", 0, 0, {}); });
     rpc::Replica staged;
     ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
                      [&] { raw.client->PromotionAllocStart(staged, 1, "k", 1, -5); });
@@ -380,11 +380,11 @@ TEST_F(BadInputTest, BadKeysSizesAndBatchesInRpcsAreRefused) {
     EXPECT_EQ(results[0].outcome.code, rpc::ErrorCode::INVALID_ARGUMENT);
     // Empty, oversized and NUL-bearing keys.
     ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
-                     [&] { raw.client->PutStart(put, cid, "", 10, 0); });
+                     [&] { raw.client->PutStart(put, cid, "", 10, 0, {}); });
     ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
-                     [&] { raw.client->PutStart(put, cid, std::string(4097, 'k'), 10, 0); });
+                     [&] { raw.client->PutStart(put, cid, std::string(4097, 'k'), 10, 0, {}); });
     ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
-                     [&] { raw.client->PutStart(put, cid, std::string("a\0b", 3), 10, 0); });
+                     [&] { raw.client->PutStart(put, cid, std::string("a\0b", 3), 10, 0, {}); });
     rpc::ObjectInfo info;
     ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT, [&] { raw.client->Stat(info, ""); });
     ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
@@ -401,7 +401,7 @@ TEST_F(BadInputTest, BadKeysSizesAndBatchesInRpcsAreRefused) {
     EXPECT_EQ(manual[0].outcome.code, rpc::ErrorCode::NOT_FOUND);
     // PutEnd for a key never started, and with the wrong generation.
     ExpectStoreError(rpc::ErrorCode::NOT_FOUND, [&] { raw.client->PutEnd(cid, "never", 1); });
-    raw.client->PutStart(put, cid, "half", 100, 0);
+    raw.client->PutStart(put, cid, "half", 100, 0, {});
     EXPECT_THROW(raw.client->PutEnd(cid, "half", put.generation + 1), rpc::StoreError);
     // Another (unknown) client id cannot finish or revoke it.
     EXPECT_THROW(raw.client->PutEnd(cid + 12345, "half", put.generation), rpc::StoreError);
@@ -514,7 +514,7 @@ TEST_F(BadInputTest, ShortDataRequestsLoseNothing) {
     rpc::HelloReply hello;
     raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "short");
     rpc::PutStartReply put;
-    raw.client->PutStart(put, hello.client_id, "short", 1000, 0);
+    raw.client->PutStart(put, hello.client_id, "short", 1000, 0, {});
     fd = RawConnect(server_->data_port);
     ASSERT_GE(fd, 0);
     SendDataRequest(fd, data::RequestHeader{data::Op::kHello});

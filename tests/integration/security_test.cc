@@ -246,7 +246,7 @@ TEST_F(SecurityTest, ReadOnlySessionIsRefusedEveryTokenMethodOnTheWire) {
     const auto n = static_cast<int64_t>(node);
 
     const std::map<std::string, std::function<void()>> calls = {
-        {"PutStart", [&] { rpc::PutStartReply r; c.PutStart(r, cid, "intruder", 10, 0); }},
+        {"PutStart", [&] { rpc::PutStartReply r; c.PutStart(r, cid, "intruder", 10, 0, {}); }},
         {"PutEnd", [&] { c.PutEnd(cid, "canary", gen); }},
         {"PutRevoke", [&] { c.PutRevoke(cid, "canary", gen); }},
         {"Remove", [&] { c.Remove("canary", true); }},
