@@ -30,19 +30,28 @@ TEST(RemovalJournalTest, ConcurrentRemovalsShareWritesAndEachWaitsForItsOwn) {
     std::atomic<int> writes{0};
     std::mutex mu;
     std::set<std::string> durable;
+    constexpr int kCallers = 24;
+    std::atomic<int> started{0};
     journal.SetWriter([&](const Entries& batch) {
-        ++writes;
+        if (writes.fetch_add(1) == 0) {
+            // The first write lasts until every caller has come (threads start slowly under
+            // TSan on a loaded machine): the others must then share the writes that follow.
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (started.load() < kCallers && std::chrono::steady_clock::now() < deadline) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         std::lock_guard lock(mu);
         for (const auto& [key, gen] : batch) durable.insert(key);
         return Status::Ok();
     });
-    constexpr int kCallers = 24;
     std::vector<std::thread> callers;
     std::atomic<int> not_durable{0};
     for (int i = 0; i < kCallers; ++i) {
         callers.emplace_back([&, i] {
             const std::string key = "k" + std::to_string(i);
+            ++started;
             ASSERT_TRUE(journal.Record({{key, Generation(i + 1)}}).ok());
             std::lock_guard lock(mu);
             if (durable.count(key) == 0) ++not_durable;  // returned before its write
