@@ -21,25 +21,6 @@ value_of() {
     python3 -c "import sys; m='VALUE:' + sys.argv[1]; print((m + '.' * 4000)[:4000], end='')" "$1"
 }
 
-has_disk_copy() {
-    "$CTL" --json stat "$1" | jq -e '.tiers | index("LOCAL_DISK") != null' >/dev/null
-}
-
-flip_byte_of() {
-    python3 - "$MC_DIR/disk/mooncake-disk.img" "$1" <<'PY'
-import sys
-path, marker = sys.argv[1], sys.argv[2].encode()
-with open(path, "r+b") as f:
-    data = f.read()
-    at = data.find(marker)
-    assert at >= 0, "marker not found in the image"
-    f.seek(at + 2000)
-    b = f.read(1)
-    f.seek(at + 2000)
-    f.write(bytes([b[0] ^ 0xFF]))
-PY
-}
-
 @test "every first read of a corrupted record is CORRUPTION (1), with promotion on hit racing it" {
     local keys=() i
     for i in $(seq -w 1 12); do keys+=("firstread/$i"); done

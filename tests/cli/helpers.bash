@@ -92,3 +92,24 @@ wait_until() {
 first_tier() {
     "$CTL" --json stat "$1" | jq -r '.tiers[0] // "none"'
 }
+
+# True when the key has a COMPLETE LOCAL_DISK replica (`stat`: not an access).
+has_disk_copy() {
+    "$CTL" --json stat "$1" | jq -e '.tiers | index("LOCAL_DISK") != null' >/dev/null
+}
+
+# Flips one byte in the middle of the first occurrence of the text $1 in the disk image.
+flip_byte_of() {
+    python3 - "$MC_DIR/disk/mooncake-disk.img" "$1" <<'EOF'
+import sys
+path, marker = sys.argv[1], sys.argv[2].encode()
+with open(path, "r+b") as f:
+    data = f.read()
+    at = data.find(marker)
+    assert at >= 0, "marker not found in the image"
+    f.seek(at + 2000)
+    b = f.read(1)
+    f.seek(at + 2000)
+    f.write(bytes([b[0] ^ 0xFF]))
+EOF
+}

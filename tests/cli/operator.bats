@@ -40,26 +40,6 @@ restart_daemon() {
     wait_until "'$CTL' nodes | grep -q '127.0.0.1:$port'" 30
 }
 
-has_disk_copy() {
-    "$CTL" --json stat "$1" | jq -e '.tiers | index("LOCAL_DISK") != null' >/dev/null
-}
-
-# Flips one byte in the middle of the first occurrence of the text $1 in the disk image.
-flip_byte_of() {
-    python3 - "$MC_DIR/disk/mooncake-disk.img" "$1" <<'EOF'
-import sys
-path, marker = sys.argv[1], sys.argv[2].encode()
-with open(path, "r+b") as f:
-    data = f.read()
-    at = data.find(marker)
-    assert at >= 0, "marker not found in the image"
-    f.seek(at + 2000)
-    b = f.read(1)
-    f.seek(at + 2000)
-    f.write(bytes([b[0] ^ 0xFF]))
-EOF
-}
-
 # 4000 bytes starting with "VALUE:" and the key $1: a marker the journal (which holds the
 # key itself) does not contain.
 value_of() {

@@ -70,6 +70,17 @@ def wait_listening(port, proc, timeout=20.0):
     raise RuntimeError(f"mooncaked did not listen on {port}")
 
 
+def stop_process(proc, log):
+    """SIGTERM, then SIGKILL after 20 s; closes its log."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+
+
 class Master:
     """A `mooncaked --role master` process; `address` is what setup() takes."""
 
@@ -102,13 +113,7 @@ class Master:
         return total
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+        stop_process(self.proc, self.log)
 
 
 class Standalone:
@@ -133,13 +138,7 @@ class Standalone:
         wait_listening(self.port, self.proc)
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+        stop_process(self.proc, self.log)
 
 
 @pytest.fixture(scope="module")
