@@ -376,11 +376,15 @@ def run_store(args, shards, arm, workdir):
             put_codes[k] = put_codes.get(k, 0) + v
         for k, v in r["get_codes"].items():
             get_codes[k] = get_codes.get(k, 0) + v
-    p50, p99 = {}, {}
+    p50, p99, mean, in_calls, slow, slow_s = {}, {}, {}, 0.0, {}, {}
     for c in CALLS:
         lat = [x for r in out for x in r["lat"][c]]
         p50[c] = None if not lat else 1e3 * percentile(lat, 50)
         p99[c] = None if not lat else 1e3 * percentile(lat, 99)
+        mean[c] = None if not lat else 1e3 * sum(lat) / len(lat)
+        slow[c] = sum(1 for x in lat if x > 0.1)
+        slow_s[c] = sum(x for x in lat if x > 0.1)
+        in_calls += sum(lat)
     blocks = st["blocks"]
     mem = delta(after, before, 'gets_total{tier="MEMORY"}')
     disk = delta(after, before, 'gets_total{tier="LOCAL_DISK"}')
@@ -388,13 +392,19 @@ def run_store(args, shards, arm, workdir):
     return dict(
         arm=arm, wall_s=wall, requests=st["requests"], requests_per_s=st["requests"] / wall,
         bytes=moved, bytes_per_s=moved / wall,
-        p50_ms=p50, p99_ms=p99,
+        p50_ms=p50, p99_ms=p99, mean_ms=mean,
+        # Share of the clients' wall time spent inside store calls (the rest is the page
+        # filling and checking this script does, and Python).
+        calls_over_100ms=slow, seconds_in_calls_over_100ms=slow_s,
+        in_call_share=in_calls / (wall * len(out)),
         put_success_ratio=(st["put_ok"] / st["puts"]) if st["puts"] else 1.0,
         put_failures_by_code=put_codes, get_failures_by_code=get_codes,
         wrong_bytes=st["wrong_bytes"], wrong_pages=st["wrong_pages"],
         blocks=blocks, blocks_found=st["found"], gets_failed=st["get_failed"],
         memory_share=mem / blocks, disk_share=disk / blocks,
         miss_share=max(0.0, 1.0 - (mem + disk) / blocks),
+        # The floor of miss_share: every distinct block is absent the first time it is asked.
+        compulsory_miss_share=len({b for s in shards for r in s for b in r}) / blocks,
         metrics_delta={k: delta(after, before, k) for k in (
             'gets_total{tier="MEMORY"}', 'gets_total{tier="LOCAL_DISK"}', "get_misses_total",
             "puts_total", "put_no_space_total", "evictions_total", "offload_completed_total",
@@ -486,8 +496,8 @@ def main():
     ap.add_argument("--mooncaked", default=os.path.join(REPO, "build", "bin", "mooncaked"))
     ap.add_argument("--pythonpath", default=os.path.join(REPO, "build", "python"))
     ap.add_argument("--trace", default=DEFAULT_TRACE)
-    ap.add_argument("--requests", type=int, default=1000,
-                    help="trace lines replayed (default 1000)")
+    ap.add_argument("--requests", type=int, default=2000,
+                    help="trace lines replayed (default 2000)")
     ap.add_argument("--clients", type=int, default=2, help="engine processes (default 2)")
     ap.add_argument("--page-size", type=int, default=65536, help="bytes per block (64 KiB)")
     ap.add_argument("--dram", type=int, default=0,
@@ -523,8 +533,10 @@ def main():
     workdir = tempfile.mkdtemp(prefix="engine-load-")
     try:
         if not args.no_raw:
+            print("engine_load: arm raw ...", file=sys.stderr, flush=True)
             rows.append(run_raw(args, shards))
         for arm in arms:
+            print(f"engine_load: arm {arm} ...", file=sys.stderr, flush=True)
             rows.append(run_store(args, shards, arm, workdir))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -541,6 +553,8 @@ def main():
           f"{args.page_size} B pages; daemon DRAM {args.dram} MiB, disk {args.disk} MiB; "
           f"{args.clients} clients")
     print(table(rows))
+    print(f"miss floor (each distinct block's first request): {distinct / setup['block_refs']:.3f}"
+          " of the blocks looked up")
     for r in rows:
         if r["arm"] != "raw" and (r["put_failures_by_code"] or r["get_failures_by_code"]):
             print(f"{r['arm']}: put failures by code {r['put_failures_by_code']}, "
