@@ -422,18 +422,20 @@ def fmt(v, spec):
 
 def table(rows):
     head = ["arm", "req/s", "MB/s", "vs raw", "exist p50/p99 ms", "get p50/p99 ms",
-            "put p50/p99 ms", "put ok", "wrong B", "MEMORY", "LOCAL_DISK", "miss"]
+            "put p50/p99 ms", "puts >100 ms", "put ok", "wrong B", "MEMORY", "LOCAL_DISK", "miss"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rows:
         if r["arm"] == "raw":
             cells = ["raw", fmt(r["requests_per_s"], ".1f"), fmt(r["bytes_per_s"] / 1e6, ".0f"),
                      "1.00", "", f"copy {r['p50_ms']['copy']:.2f} / {r['p99_ms']['copy']:.2f}",
-                     "", "", "", "", "", ""]
+                     "", "", "", "", "", "", ""]
         else:
             lat = [f"{fmt(r['p50_ms'][c], '.2f')} / {fmt(r['p99_ms'][c], '.2f')}"
                    for c in CALLS]
             cells = [r["arm"], fmt(r["requests_per_s"], ".1f"),
                      fmt(r["bytes_per_s"] / 1e6, ".0f"), fmt(r.get("raw_ratio"), ".2f"), *lat,
+                     f"{r['calls_over_100ms']['put_from']} "
+                     f"({r['seconds_in_calls_over_100ms']['put_from']:.1f} s)",
                      f"{100 * r['put_success_ratio']:.1f}%", str(r["wrong_bytes"]),
                      f"{r['memory_share']:.3f}", f"{r['disk_share']:.3f}",
                      f"{r['miss_share']:.3f}"]
