@@ -511,6 +511,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=600.0, help="per arm, seconds")
     ap.add_argument("--daemon-flag", action="append", default=[],
                     help="extra mooncaked flag for both store arms (repeatable)")
+    ap.add_argument("--log-dir", help="copy the daemons' logs here")
     ap.add_argument("--json", help="write the results as JSON here")
     ap.add_argument("--plot", help="write an SVG bar chart here")
     ap.add_argument("--no-raw", action="store_true", help="skip the raw socket baseline")
@@ -541,6 +542,11 @@ def main():
             print(f"engine_load: arm {arm} ...", file=sys.stderr, flush=True)
             rows.append(run_store(args, shards, arm, workdir))
     finally:
+        if args.log_dir:  # the daemons' logs outlive the run's scratch directory
+            os.makedirs(args.log_dir, exist_ok=True)
+            for name in os.listdir(workdir):
+                if name.endswith(".log"):
+                    shutil.copy(os.path.join(workdir, name), args.log_dir)
         shutil.rmtree(workdir, ignore_errors=True)
     raw = next((r for r in rows if r["arm"] == "raw"), None)
     for r in rows:
