@@ -181,6 +181,7 @@ def store_client(pythonpath, address, requests, page, prefix, ready, go, results
     st = dict(requests=0, blocks=0, found=0, gets=0, get_failed=0, get_bytes=0, wrong_bytes=0,
               wrong_pages=0, puts=0, put_ok=0, put_bytes=0)
     put_codes, get_codes = {}, {}
+    slow_puts = []
     ready.put("ok")
     go.wait()
     start = time.monotonic()
@@ -216,7 +217,10 @@ def store_client(pythonpath, address, requests, page, prefix, ready, go, results
                 ctypes.memmove(ptrs[i], page_of(keys[i], page), page)
             t = time.perf_counter()
             rcs = store.batch_put_from(keys[hit:], ptrs[hit:n], [page] * (n - hit))
-            lat["put_from"].append(time.perf_counter() - t)
+            dt = time.perf_counter() - t
+            lat["put_from"].append(dt)
+            if dt > 0.1:  # when the stalls come: seconds into the run, and how long
+                slow_puts.append((round(time.monotonic() - dt - start, 3), round(dt, 3)))
             for rc in rcs:
                 if rc == 0:
                     st["put_ok"] += 1
@@ -230,7 +234,7 @@ def store_client(pythonpath, address, requests, page, prefix, ready, go, results
         st["puts"] += n - hit
     end = time.monotonic()
     store.close()
-    results.put(dict(start=start, end=end, lat=lat, stats=st,
+    results.put(dict(start=start, end=end, lat=lat, stats=st, slow_puts=slow_puts,
                      put_codes={str(k): v for k, v in put_codes.items()},
                      get_codes={str(k): v for k, v in get_codes.items()}))
 
@@ -395,6 +399,7 @@ def run_store(args, shards, arm, workdir):
         p50_ms=p50, p99_ms=p99, mean_ms=mean,
         # Share of the clients' wall time spent inside store calls (the rest is the page
         # filling and checking this script does, and Python).
+        slow_puts=[sorted(r["slow_puts"]) for r in out],  # per client: [start s, seconds]
         calls_over_100ms=slow, seconds_in_calls_over_100ms=slow_s,
         in_call_share=in_calls / (wall * len(out)),
         put_success_ratio=(st["put_ok"] / st["puts"]) if st["puts"] else 1.0,
