@@ -412,7 +412,7 @@ Result<std::string> Client::Get(std::string_view key) {
     return value;
 }
 
-std::vector<Result<ObjectInfo>> Client::BatchReplicaLists(std::span<const std::string> keys) {
+std::vector<Result<ObjectInfo>> Client::BatchGetReplicaList(std::span<const std::string> keys) {
     std::vector<Result<ObjectInfo>> out;
     out.reserve(keys.size());
     Status st = CheckBatch(keys.size());
@@ -441,7 +441,7 @@ void Client::BatchRead(
     const std::function<std::span<std::byte>(size_t, uint64_t, Status*)>& buffer_for,
     std::vector<Status>& out) {
     out.assign(keys.size(), Status::Ok());
-    std::vector<Result<ObjectInfo>> lists = BatchReplicaLists(keys);
+    std::vector<Result<ObjectInfo>> lists = BatchGetReplicaList(keys);
     fan_out_->Run(keys.size(), batch_width_, [&](size_t i) {
         // As GetInto: the batch's list, then (when its replicas moved meanwhile) one fresh one.
         out[i] = net::ReadWithOneRelook([&](int round, bool& stop) {

@@ -224,6 +224,8 @@ public:
     // The replicas a reader would use (COMPLETE, MEMORY first). This IS an access: it grants
     // a read lease, refreshes recency and may trigger promotion, exactly like Get.
     Result<ObjectInfo> GetReplicaList(std::string_view key);
+    // The same for several keys in one round trip; one result per key.
+    std::vector<Result<ObjectInfo>> BatchGetReplicaList(std::span<const std::string> keys);
 
     // ---- inspection (never an access) ----
 
@@ -305,8 +307,6 @@ private:
                    const std::function<Status(const std::string& address, Generation generation,
                                               uint64_t offset, bool* ended)>& write,
                    NodeId preferred = kNoNode, const PutPin& pin = {});
-    // The replica lists of `keys` in one round trip (one result per key).
-    std::vector<Result<ObjectInfo>> BatchReplicaLists(std::span<const std::string> keys);
     // BatchGet / BatchGetInto: reads keys[i] into the buffer buffer_for(i, size) returns (an
     // empty span: refused, the status already in out[i]), batch_width_ reads at a time.
     void BatchRead(std::span<const std::string> keys,

@@ -715,19 +715,43 @@ std::vector<int> DistributedStore::BatchIsExist(const std::vector<std::string>& 
     return out;
 }
 
+namespace {
+
+std::vector<ReplicaInfo> ReplicaInfos(const ObjectInfo& info) {
+    std::vector<ReplicaInfo> out;
+    for (size_t i = 0; i < info.object.replicas.size(); ++i) {
+        const ReplicaDesc& r = info.object.replicas[i];
+        ReplicaInfo d;
+        d.tier = r.tier;
+        d.state = r.state;
+        d.size = info.object.size;
+        if (i < info.locations.size()) d.node = info.locations[i].node_name;
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+}  // namespace
+
 Result<std::vector<ReplicaInfo>> DistributedStore::GetReplicaDesc(const std::string& key) {
     MC_SESSION_OR(Status::InvalidArgument("the store is not set up"));
     auto info = client.GetReplicaList(key);
     if (!info.ok()) return info.status();
-    std::vector<ReplicaInfo> out;
-    for (size_t i = 0; i < info->object.replicas.size(); ++i) {
-        const ReplicaDesc& r = info->object.replicas[i];
-        ReplicaInfo d;
-        d.tier = r.tier;
-        d.state = r.state;
-        d.size = info->object.size;
-        if (i < info->locations.size()) d.node = info->locations[i].node_name;
-        out.push_back(std::move(d));
+    return ReplicaInfos(*info);
+}
+
+std::vector<Result<std::vector<ReplicaInfo>>> DistributedStore::BatchGetReplicaDesc(
+    const std::vector<std::string>& keys) {
+    using Descs = Result<std::vector<ReplicaInfo>>;
+    std::shared_lock lock(mu_);
+    if (session_ == nullptr) {
+        return std::vector<Descs>(keys.size(), Status::InvalidArgument("the store is not set up"));
+    }
+    std::vector<Descs> out;
+    out.reserve(keys.size());
+    if (keys.empty()) return out;
+    for (Result<ObjectInfo>& info : session_->client->BatchGetReplicaList(keys)) {
+        out.push_back(info.ok() ? Descs(ReplicaInfos(*info)) : Descs(info.status()));
     }
     return out;
 }

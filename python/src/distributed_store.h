@@ -144,6 +144,9 @@ public:
     std::vector<int> BatchIsExist(const std::vector<std::string>& keys, bool prefetch);
     // An access, as Mooncake's replica query is: COMPLETE replicas, MEMORY first.
     Result<std::vector<ReplicaInfo>> GetReplicaDesc(const std::string& key);
+    // The same for several keys in one round trip (one result per key).
+    std::vector<Result<std::vector<ReplicaInfo>>> BatchGetReplicaDesc(
+        const std::vector<std::string>& keys);
 
     int Remove(const std::string& key, bool force);
     std::vector<int> BatchRemove(const std::vector<std::string>& keys, bool force);

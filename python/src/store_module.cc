@@ -594,7 +594,7 @@ PYBIND11_MODULE(store, m) {
             std::vector<Result<std::vector<ReplicaInfo>>> all;
             {
                 py::gil_scoped_release r;
-                for (const std::string& k : keys) all.push_back(s.GetReplicaDesc(k));
+                all = s.BatchGetReplicaDesc(keys);  // one round trip
             }
             py::dict out;
             for (size_t i = 0; i < keys.size(); ++i) {
