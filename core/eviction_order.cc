@@ -26,24 +26,24 @@ void Unlist(EvictionLists& lists, ObjectMeta& meta) {
     hook.listed = false;
 }
 
-// Appends the coldest Evictable(now) objects of `list`, about `per_shard` bytes, scored by
+// Appends the coldest Evictable(now, leases) objects of `list`, about `per_shard` bytes, scored by
 // `score(meta)`. Hard-pinned objects are skipped; soft-pinned ones are appended too (up to
 // `per_shard` bytes of them) while the unpinned ones fall short, as they rank after those.
 template <typename Score>
 void CollectList(const EvictionList& list, const PinTable& pins, size_t shard,
-                 uint64_t per_shard, Nanos now, Score score, bool clean_keys,
+                 uint64_t per_shard, Nanos now, LeaseRule leases, Score score, bool clean_keys,
                  std::vector<EvictionCandidate>& out) {
     static const std::string kNoKey;
     uint64_t collected = 0, pinned_collected = 0;
     for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
         const ObjectMeta& meta = **it;
-        if (!meta.Evictable(now)) continue;
+        if (!meta.Evictable(now, leases)) continue;
         const ObjectPin* pin = pins.Find(meta);
         if (pin != nullptr && pin->hard()) continue;
         const bool soft_pinned = pin != nullptr && pin->soft_until > now;
         uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
         if (soft_pinned && pinned_collected >= per_shard) continue;
-        const bool clean = meta.HasComplete(Tier::kLocalDisk);
+        const bool clean = meta.HasComplete(Tier::kLocalDisk) || meta.WrittenAhead();
         out.push_back({meta.recency, shard, clean && !clean_keys ? kNoKey : *meta.key,
                        meta.generation, bytes, meta.reads(), clean, score(meta), soft_pinned});
         (soft_pinned ? pinned_collected : collected) += bytes;
@@ -60,18 +60,19 @@ public:
 
     class LruRound final : public Round {
     public:
-        explicit LruRound(Nanos now) : now_(now) {}
+        LruRound(Nanos now, LeaseRule leases) : now_(now), leases_(leases) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
-            CollectList(lists.lists[0], lists.pins, shard, per_shard, now_,
+            CollectList(lists.lists[0], lists.pins, shard, per_shard, now_, leases_,
                         [](const ObjectMeta&) { return 0.0; }, clean_keys, out);
         }
 
     private:
         Nanos now_;
+        LeaseRule leases_;
     };
-    std::unique_ptr<Round> StartRound(Nanos now) override {
-        return std::make_unique<LruRound>(now);
+    std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases) override {
+        return std::make_unique<LruRound>(now, leases);
     }
 };
 
@@ -105,8 +106,8 @@ public:
     // the lowest `per_shard` bytes of each shard.
     class HitDensityRound final : public Round {
     public:
-        HitDensityRound(HitDensityEstimator::Table table, Nanos now)
-            : table_(std::move(table)), now_(now) {}
+        HitDensityRound(HitDensityEstimator::Table table, Nanos now, LeaseRule leases)
+            : table_(std::move(table)), now_(now), leases_(leases) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
             auto score = [&](const ObjectMeta& meta) {
@@ -114,16 +115,18 @@ public:
                                                   now_ - meta.eviction.last_access);
             };
             for (const EvictionList& list : lists.lists) {
-                CollectList(list, lists.pins, shard, per_shard, now_, score, clean_keys, out);
+                CollectList(list, lists.pins, shard, per_shard, now_, leases_, score, clean_keys,
+                            out);
             }
         }
 
     private:
         HitDensityEstimator::Table table_;
         Nanos now_;
+        LeaseRule leases_;
     };
-    std::unique_ptr<Round> StartRound(Nanos now) override {
-        return std::make_unique<HitDensityRound>(estimator_.Snapshot(), now);
+    std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases) override {
+        return std::make_unique<HitDensityRound>(estimator_.Snapshot(), now, leases);
     }
 
 private:

@@ -42,7 +42,7 @@ struct EvictionCandidate {
     Generation generation;
     uint64_t bytes;  // its DRAM range
     AccessCount reads;  // its admission count when collected
-    bool clean;        // has a LOCAL_DISK copy: dropping it loses nothing
+    bool clean;  // has a LOCAL_DISK copy, or one is written ahead: dropping it loses nothing
     double score = 0;  // HitDensityOrder: expected re-reads per DRAM second (LruOrder: 0)
     bool soft_pinned = false;  // soft pin live when collected: ranked after every unpinned one
 };
@@ -64,7 +64,7 @@ public:
     virtual void Remove(EvictionLists& lists, ObjectMeta& meta) = 0;
 
     // One round's view: Collect runs per shard (its lock held) and appends that shard's
-    // coldest Evictable(now) objects, about `per_shard` bytes per list, each with its score
+    // coldest Evictable(now, leases) objects, about `per_shard` bytes per list, each with its score
     // in this round (LRU: all 0). With per_shard >= the round's target, the globally coldest
     // target bytes are surely among them. Hard-pinned objects are never collected; soft-pinned
     // ones are collected (up to `per_shard` bytes more) as long as the list's unpinned ones
@@ -76,7 +76,7 @@ public:
         virtual void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                              std::vector<EvictionCandidate>& out, bool clean_keys = true) = 0;
     };
-    virtual std::unique_ptr<Round> StartRound(Nanos now) = 0;
+    virtual std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases) = 0;
 };
 
 // The rank of collected candidates (or anything with their pin, score and recency), coldest

@@ -441,37 +441,13 @@ Status MasterStore::Tune(const std::vector<std::pair<std::string, std::string>>&
     return config_.SetMany(assignments, SetMode::kRuntime);
 }
 
-namespace {
-
-// Puts started and never ended within put_timeout_sec: the client is gone; free the DRAM.
-size_t ReapStalePuts(StoreInternals& in) {
-    size_t reaped = 0;
-    if (in.puts_in_progress.load() == 0) return 0;
-    Nanos now = in.clock.Now();
-    for (Shard& shard : in.table.shards()) {
-        MutexLock lock(shard.mu);
-        std::vector<ObjectMeta*> stale;
-        for (auto& [key, meta] : shard.objects) {
-            if (meta.PutExpired(now)) {
-                stale.push_back(&meta);
-            }
-        }
-        for (ObjectMeta* meta : stale) in.DestroyObject(shard, *meta);
-        reaped += stale.size();
-    }
-    return reaped;
-}
-
-}  // namespace
-
 void MasterStore::Tick() {
     Nanos now = clock_.Now();
     if (now >= in_->next_reap) {
-        // The scans below walk every shard: once per 100 ms is plenty for second-scale TTLs.
+        // Once per 100 ms is plenty for second-scale TTLs.
         in_->next_reap = now + std::chrono::milliseconds(100);
         ExpireNodes();
-        ReapPromotionTasks();
-        ReapStalePuts(*in_);
+        ReapExpired();
         in_->UpdateSketchWindow();
     }
     RunWatermarkEviction();

@@ -182,7 +182,8 @@ public:
     void Tick();
     // Individual steps, for tests.
     size_t ExpireNodes();
-    size_t ReapPromotionTasks();
+    // Puts, offload and promotion tasks past their timeouts (core/store_reap.cc).
+    size_t ReapExpired();
     size_t RunWatermarkEviction();
     size_t RetryRefusedCandidates();
     size_t ProactivePromotionScan();

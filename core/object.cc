@@ -25,9 +25,10 @@ Phase ObjectMeta::phase() const {
     return Phase::kEmpty;
 }
 
-bool ObjectMeta::Evictable(Nanos now) const {
+bool ObjectMeta::Evictable(Nanos now, LeaseRule rule) const {
     const Replica* mem = CompleteMemory();
-    return mem != nullptr && mem->pins == 0 && !offload && !Leased(now);
+    if (mem == nullptr || LeaseBlocksEviction(now, rule)) return false;
+    return offload ? WrittenAhead() && mem->pins == 1 : mem->pins == 0;
 }
 
 bool ObjectMeta::Touches(NodeId node) const {

@@ -100,6 +100,15 @@ static_assert(sizeof(EvictionHook) == 32);
 enum class Phase { kEmpty, kWriting, kMemoryOnly, kBothTiers, kDiskOnly };
 std::string_view PhaseName(Phase phase);
 
+// Whether a read lease keeps an object's MEMORY copy from eviction (the lease_blocks_eviction
+// knob). A read in progress never needs it: the node holds the range's lock while bytes move
+// and checks (key, generation) before, so an evicted range is never read as another object's;
+// the reader retries the next replica or tier. Leases always keep a key from Remove.
+enum class LeaseRule {
+    kReadsOnly,            // default: an object whose reads have ended may be evicted
+    kLeaseBlocksEviction,  // Mooncake's rule: not until its lease ends
+};
+
 struct ObjectMeta {
     const std::string* key = nullptr;  // the map's key (stable: unordered_map nodes do not move)
     Generation generation = kNoGeneration;
@@ -127,9 +136,20 @@ struct ObjectMeta {
     // A promotion may start: LOCAL_DISK only, no promotion task yet.
     bool Promotable() const { return DiskOnly() && !promotion; }
     bool Leased(Nanos now) const { return lease_expiry > now; }
-    // Eviction may drop or offload its MEMORY copy now: COMPLETE, unpinned, no offload in
-    // flight, no read lease.
-    bool Evictable(Nanos now) const;
+    // Eviction may take its MEMORY copy: COMPLETE, (under kLeaseBlocksEviction) no read lease,
+    // and either unpinned with no offload in flight (dropped or offloaded now), or its only pin
+    // is the watermark round's copy written ahead (WrittenAhead), which eviction turns into an
+    // offload on evict: MEMORY goes when that copy lands. (A copy asked for its own sake, at
+    // PutEnd or by hand, keeps the object until it is done.)
+    bool Evictable(Nanos now, LeaseRule rule) const;
+    // Its disk copy is being written by a task that keeps MEMORY afterwards.
+    bool CopyInFlight() const { return offload && !offload->evict_after; }
+    // ... by the watermark round, so that eviction may drop it (core/store_eviction.cc Clean).
+    bool WrittenAhead() const { return CopyInFlight() && offload->cleaning; }
+    // A lease keeps the MEMORY copy from eviction now.
+    bool LeaseBlocksEviction(Nanos now, LeaseRule rule) const {
+        return rule == LeaseRule::kLeaseBlocksEviction && Leased(now);
+    }
     // A Put started and not ended before its deadline (the client is gone).
     bool PutExpired(Nanos now) const { return phase() == Phase::kWriting && put_deadline < now; }
     // Any replica (or a promotion staging range) of this object is on `node`.

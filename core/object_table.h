@@ -26,6 +26,8 @@ struct Shard {
     std::unordered_map<std::string, ObjectMeta> objects MC_GUARDED_BY(mu);
     // Objects with a COMPLETE MEMORY replica, in the eviction order's lists.
     EvictionLists eviction_lists MC_GUARDED_BY(mu);
+    // No Put or task in this shard is due before this (core/store_reap.cc).
+    Nanos reap_due MC_GUARDED_BY(mu){0};
 };
 
 class ObjectTable {

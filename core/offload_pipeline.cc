@@ -23,6 +23,19 @@ void OffloadPipeline::Queue(ObjectMeta& meta, bool evict_after) {
     }
 }
 
+void OffloadPipeline::EvictWhenCopied(ObjectMeta& meta) {
+    assert(meta.CopyInFlight());
+    const uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
+    meta.offload->evict_after = true;
+    dram_.AddEvictPending(bytes);
+    // A watermark clean's copy taken by eviction no longer keeps DRAM clean: the round may
+    // write ahead another.
+    if (meta.offload->cleaning) {
+        meta.offload->cleaning = false;
+        clean_pending_bytes_.fetch_sub(bytes);
+    }
+}
+
 void OffloadPipeline::MarkCleaning(ObjectMeta& meta, uint64_t bytes) {
     meta.offload->cleaning = true;
     clean_pending_bytes_.fetch_add(bytes);

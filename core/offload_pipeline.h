@@ -28,6 +28,9 @@ public:
     // A task for `meta`'s COMPLETE MEMORY replica (none in flight). evict_after: drop MEMORY
     // once the disk copy exists (offload on evict).
     void Queue(ObjectMeta& meta, bool evict_after);
+    // Eviction took an object whose copy is in flight (meta.CopyInFlight()): its MEMORY goes
+    // when the copy lands, and that room counts as on its way (as Queue's evict_after).
+    void EvictWhenCopied(ObjectMeta& meta);
     // The task just queued is the watermark round's (counted in clean_pending_bytes).
     void MarkCleaning(ObjectMeta& meta, uint64_t bytes);
     // Ends the task's accounting (pin, pending bytes, gauges). Callers that free its DRAM

@@ -1,5 +1,5 @@
 // Eviction: coldest first in the eviction order (core/eviction_order.h: LRU or hit density),
-// never a leased or pinned object.
+// never a pinned object (nor a leased one under lease_blocks_eviction: core/object.h LeaseRule).
 //
 // Each shard keeps its own lists; a global recency counter orders them against each other.
 // An eviction round collects, from each shard's cold end, candidates worth `target` bytes —
@@ -30,7 +30,8 @@ std::vector<Candidate> Collect(StoreInternals& in, EvictionOrder::Round& round,
 
 // The same, coldest first in the eviction order's ranking.
 std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
-    std::unique_ptr<EvictionOrder::Round> round = in.order->StartRound(in.clock.Now());
+    std::unique_ptr<EvictionOrder::Round> round =
+        in.order->StartRound(in.clock.Now(), in.lease_rule());
     std::vector<Candidate> out = Collect(in, *round, per_shard, /*clean_keys=*/true);
     RankCandidates(out);
     return out;
@@ -42,6 +43,7 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
     MutexLock evict_lock(eviction_mu);
     EvictResult result;
     const bool offload_enabled = config.enable_offload();
+    const LeaseRule leases = lease_rule();
     for (const Candidate& c : CollectCandidates(*this, target)) {
         if (result.freed + result.pending >= target) break;
         Shard& shard = table.shard(c.shard);
@@ -51,10 +53,15 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
         ObjectMeta& meta = it->second;
         // Read since collected, or a new incarnation: not the victim we chose.
         if (meta.generation != c.generation || meta.recency != c.recency) continue;
-        if (!meta.Evictable(clock.Now())) continue;
+        if (!meta.Evictable(clock.Now(), leases)) continue;
+        // The watermark round's copy is on its way already: MEMORY goes when it lands. (Was:
+        // such objects were not evictable, so Puts evicted warmer ones whose copies queued
+        // behind the whole round's: every Put stalled until the round was written, ~1 s in
+        // lockstep; bench/results/engine.md.)
+        const bool copy_coming = meta.WrittenAhead();
         const Replica* mem = meta.CompleteMemory();
         auto node = nodes.Get(mem->node);
-        bool keep_on_disk = offload_enabled && node && node->has_disk() &&
+        bool keep_on_disk = !copy_coming && offload_enabled && node && node->has_disk() &&
                             !meta.HasComplete(Tier::kLocalDisk);
         // The node's offload queue is at offload_queue_limit: this one cannot go yet.
         if (keep_on_disk && offload.QueueFull(mem->node)) continue;
@@ -62,6 +69,11 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
         m.evicted_bytes.Inc(static_cast<double>(c.bytes));
         order->OnEvict(meta, clock.Now());
         ++result.victims;
+        if (copy_coming) {
+            offload.EvictWhenCopied(meta);
+            result.pending += c.bytes;
+            continue;
+        }
         if (keep_on_disk) {
             // Offload first; the MEMORY copy stays readable until the disk copy exists.
             offload.Queue(meta, /*evict_after=*/true);
@@ -113,10 +125,12 @@ size_t StoreInternals::Clean(uint64_t target) {
     // A round collects ~2 x offload_clean_ratio of DRAM's objects: the coldest `target` bytes
     // among them are selected (linear), not sorted, and only the few without a LOCAL_DISK
     // copy are ranked and carry their keys.
-    std::unique_ptr<EvictionOrder::Round> round = order->StartRound(now);
+    std::unique_ptr<EvictionOrder::Round> round = order->StartRound(now, lease_rule());
     std::vector<Candidate> collected = Collect(*this, *round, per_shard, /*clean_keys=*/false);
     std::vector<Candidate> candidates;
-    for (uint32_t i : SelectColdest(collected, target - covered)) {
+    // Copies in flight (`covered`) are among the collected as clean: the coldest `target`
+    // bytes are what must be clean.
+    for (uint32_t i : SelectColdest(collected, target)) {
         if (!collected[i].clean) candidates.push_back(std::move(collected[i]));
     }
     RankCandidates(candidates);

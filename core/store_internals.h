@@ -81,8 +81,14 @@ public:
         uint64_t pending = 0;  // DRAM that frees when queued offloads finish
         size_t victims = 0;
     };
-    // Evicts about `target` bytes, least recently used first, never leased or pinned objects.
+    // Evicts about `target` bytes, coldest first, never pinned objects (nor leased ones, under
+    // the lease_blocks_eviction knob).
     EvictResult Evict(uint64_t target);
+    // The lease_blocks_eviction knob's rule, read once per eviction round.
+    LeaseRule lease_rule() const {
+        return config.lease_blocks_eviction() ? LeaseRule::kLeaseBlocksEviction
+                                              : LeaseRule::kReadsOnly;
+    }
     using VictimInfo = mooncake::VictimInfo;  // core/promotion_pipeline.h
     // The objects an allocation of `size` would displace, without touching them.
     VictimInfo PeekVictims(uint64_t size);
@@ -152,6 +158,7 @@ public:
 
     // ---- ticks ----
     Nanos next_reap{0};
+    Nanos reap_shortest_timeout{Nanos::max()};  // ReapExpired's, at its last pass
     Nanos next_proactive{0};
     void UpdateSketchWindow();
 };

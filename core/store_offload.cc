@@ -58,12 +58,12 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
         if (!meta.HasComplete(Tier::kLocalDisk)) meta.AddDisk(*in_, node_id);
         in_->m.offload_completed.Inc();
         in_->m.offload_bytes.Inc(static_cast<double>(meta.size));
-        // Evicted while being written: drop MEMORY now — unless a reader leased it since
-        // (it may be reading that copy); the next eviction round drops it at no cost.
+        // Evicted while being written: drop MEMORY now — unless (lease_blocks_eviction) a
+        // reader leased it since; the next eviction round drops it then, at no cost.
         // The drop comes before OffloadPipeline::End (the source's one pin is this task's), so the
         // task's accounting ends only once its room is free: a waiting Put that sees no
         // offload in flight also sees the room (see AllocateWithEviction).
-        if (evict_after && !meta.Leased(clock_.Now())) {
+        if (evict_after && !meta.LeaseBlocksEviction(clock_.Now(), in_->lease_rule())) {
             const int i = meta.IndexOf([](const Replica& r) {
                 return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins <= 1;
             });
@@ -145,13 +145,10 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         // A disk copy is being written (at PutEnd, manual, watermark clean): make the evict
         // happen when it lands, as for an offload-on-evict. (Was: "in flight" answered but
         // MEMORY never dropped; EvictionTest.ManualEvictDuringAPutEndOffloadDropsMemory...)
-        if (!meta.offload->evict_after) {
-            meta.offload->evict_after = true;
-            in_->dram.AddEvictPending(SegmentAllocator::RoundUp(meta.size));
-        }
+        if (meta.CopyInFlight()) in_->offload.EvictWhenCopied(meta);
         return ManualOutcome::kInFlight;
     }
-    if (meta.Leased(clock_.Now())) {
+    if (meta.LeaseBlocksEviction(clock_.Now(), in_->lease_rule())) {
         return Status::HasLease("key " + QuoteKey(key) + " is leased by a reader; retry later");
     }
     if (mem->pins > 0) return Status::Busy("key " + QuoteKey(key) + " is pinned by a task");

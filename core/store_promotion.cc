@@ -101,24 +101,6 @@ Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
     return Status::Ok();
 }
 
-size_t MasterStore::ReapPromotionTasks() {
-    StoreInternals& in = *in_;
-    size_t reaped = 0;
-    if (in.promotion.tasks_in_flight() == 0 && in.dram.offloads_in_flight() == 0) return 0;
-    Nanos now = clock_.Now();
-    for (Shard& shard : in.table.shards()) {
-        MutexLock lock(shard.mu);
-        for (auto& [key, meta] : shard.objects) {
-            if (in.promotion.ExpireIfDue(meta, now)) ++reaped;
-            if (meta.offload && meta.offload->deadline < now) {
-                in.CancelTasks(meta);  // only the offload is left to cancel here
-                ++reaped;
-            }
-        }
-    }
-    return reaped;
-}
-
 Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     Generation generation;

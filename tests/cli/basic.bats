@@ -285,14 +285,15 @@ teardown_file() {
     [ "$status" -eq 1 ]
     [[ "$stderr" == "mooncakectl: put 'refuse/k': "* ]]
     [ "$("$CTL" get refuse/k)" = first ]
-    # Several keys, one refused (leased), one fine: 1, and both outcomes printed.
+    # Several keys, one refused (leased, where leases block eviction), one fine: 1, and both
+    # outcomes printed.
     echo -n a | "$CTL" put refuse/a
     echo -n b | "$CTL" put refuse/b
     sleep 0.3
-    "$CTL" tune set default_kv_lease_ttl=60000 >/dev/null
+    "$CTL" tune set default_kv_lease_ttl=60000 lease_blocks_eviction=true >/dev/null
     "$CTL" get refuse/a >/dev/null
     run --separate-stderr "$CTL" evict refuse/a refuse/b
-    "$CTL" tune set default_kv_lease_ttl=200 >/dev/null
+    "$CTL" tune set default_kv_lease_ttl=200 lease_blocks_eviction=false >/dev/null
     [ "$status" -eq 1 ]
     [[ "$output" == *"refuse/a"*"refused: "*"leased"* ]]
     [[ "$output" == *"refuse/b"*"queued"* ]]

@@ -240,9 +240,10 @@ def test_multi_buffers_contiguous_pieces_and_errors(store):
 
 
 def test_multi_buffers_no_space_is_200(tmp_path):
-    # DRAM full of objects that readers hold leases on (5 s here): nothing can be evicted,
-    # so a multi-buffer put that needs room is -200, and one that fits in what is left is 0.
-    m = Master(tmp_path, "--default_kv_lease_ttl", "5000")
+    # DRAM full of objects that readers hold leases on (5 s here) that keep them from eviction
+    # (lease_blocks_eviction, Mooncake's rule): a multi-buffer put that needs room is -200, and
+    # one that fits in what is left is 0.
+    m = Master(tmp_path, "--default_kv_lease_ttl", "5000", "--lease_blocks_eviction=true")
     s = make_store(m.address, segment="1MB")
     pool = Pool(s, 1 << 20)
     try:

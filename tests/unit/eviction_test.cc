@@ -1,4 +1,4 @@
-// Issue 3: eviction — the three offload modes, LRU order, leased and pinned objects skipped,
+// Issue 3: eviction — the three offload modes, LRU order, leased (issue 36) and pinned objects,
 // the watermark round, manual evict. DESIGN.md "Object lifecycle" / "Eviction".
 #include <algorithm>
 #include <numeric>
@@ -168,10 +168,28 @@ TEST_F(EvictionTest, LargePutEvictsSeveralOfTheColdest) {
     ExpectInvariants();
 }
 
-// ---------------- leased and pinned objects are skipped ----------------
+// ---------------- leased and pinned objects ----------------
 
-TEST_F(EvictionTest, LeasedObjectsAreSkipped) {
+// Issue 36: by default a lease keeps nothing in MEMORY once its read has ended; the node's
+// range lock and (key, generation) check protect a read still in progress.
+TEST_F(EvictionTest, LeasedObjectsAreEvictedOnceTheirReadsEnd) {
     OffloadOff();
+    AddNode("n1", 4 * kObject);
+    for (int i = 0; i < 4; ++i) Put(K(i));
+    config_.Set("default_kv_lease_ttl", "60000").ok();
+    ASSERT_EQ(Get(K(0)), StatusCode::kOk);  // leased for a minute
+    for (int i = 1; i < 4; ++i) ASSERT_EQ(Get(K(i)), StatusCode::kOk);
+    Put(K(4));  // k0 is the least recently used: it goes, lease or not
+    EXPECT_FALSE(*store().Exists(K(0)));
+    EXPECT_TRUE(*store().Exists(K(1)));
+    // The lease still keeps a key from Remove.
+    EXPECT_EQ(store().Remove(K(1)).code(), StatusCode::kHasLease);
+    ExpectInvariants();
+}
+
+TEST_F(EvictionTest, UnderLeaseBlocksEvictionLeasedObjectsAreSkipped) {
+    OffloadOff();
+    config_.Set("lease_blocks_eviction", "true").ok();
     AddNode("n1", 4 * kObject);
     for (int i = 0; i < 4; ++i) Put(K(i));
     config_.Set("default_kv_lease_ttl", "60000").ok();
@@ -219,7 +237,26 @@ TEST_F(EvictionTest, PutsInProgressAreNeverEvicted) {
     ExpectInvariants();
 }
 
-TEST_F(EvictionTest, PutFailsWithNoSpaceWhenEverythingIsLeased) {
+// The engine-shaped case of issue 36: everything in DRAM was read a moment ago.
+TEST_F(EvictionTest, PutsSucceedWhenEverythingWasJustRead) {
+    config_.Set("default_kv_lease_ttl", "60000").ok();
+    NodeId node = AddNode("n1", 4 * kObject);
+    for (int i = 0; i < 4; ++i) {
+        Put(K(i));
+        ASSERT_EQ(Get(K(i)), StatusCode::kOk);
+    }
+    Result<PutStartReply> put = store().PutStart(1, "x", kObject);
+    ASSERT_EQ(put.status().code(), StatusCode::kNoSpace)  // room frees as k0's copy lands
+        << "offload on evict writes the coldest object's disk copy first";
+    RunOffloads(node);
+    Put("x");
+    EXPECT_EQ(TiersOf(K(0)), std::vector<Tier>{Tier::kLocalDisk});
+    EXPECT_EQ(Metric("put_no_space_total"), 1);
+    ExpectInvariants();
+}
+
+TEST_F(EvictionTest, PutFailsWithNoSpaceWhenEverythingIsLeasedUnderLeaseBlocksEviction) {
+    config_.Set("lease_blocks_eviction", "true").ok();
     config_.Set("default_kv_lease_ttl", "60000").ok();
     config_.Set("put_wait_for_offload_ms", "60000").ok();  // must not wait: nothing in flight
     AddNode("n1", 4 * kObject);
@@ -294,6 +331,31 @@ TEST_F(EvictionTest, WatermarkCleanReadiesTheColdEndForInstantDrops) {
     for (int i = 95; i < 110; ++i) Put(K(i));
     EXPECT_EQ(DramUsed(), 100 * kObject);
     for (int i = 0; i < 10; ++i) EXPECT_EQ(TiersOf(K(i)), std::vector<Tier>{Tier::kLocalDisk});
+    ExpectInvariants();
+}
+
+// Issue 36: Puts into full DRAM while the round's copies are still being written take those
+// (MEMORY goes as each lands) instead of queueing new copies of warmer objects behind the
+// whole round. Was: the round's objects were not evictable, every Put waited for the round.
+TEST_F(EvictionTest, PutsTakeTheWatermarkRoundsCopiesInFlight) {
+    config_.Set("eviction_high_watermark_ratio", "0.9").ok();
+    config_.Set("offload_clean_ratio", "0.2").ok();
+    NodeId node = AddNode("n1", 100 * kObject);
+    for (int i = 0; i < 100; ++i) Put(K(i));
+    EXPECT_EQ(store().RunWatermarkEviction(), 20u);  // K(0)..K(19) copies queued, none written
+    // The Put takes the coldest, K(0), whose copy is on its way (it waits 0 ms here: NoSpace).
+    EXPECT_EQ(store().PutStart(1, "new", kObject).status().code(), StatusCode::kNoSpace);
+    EXPECT_EQ(Metric("offload_queued_total"), 20) << "no copy queued behind the round's";
+    EXPECT_EQ(Metric("evictions_total"), 1);
+    ExpectInvariants(/*expected_pins=*/20, /*expected_tasks=*/20);
+    EXPECT_EQ(RunOffloads(node), 20u);
+    // K(0) went as its copy landed; the other nineteen stay, clean.
+    EXPECT_EQ(TiersOf(K(0)), std::vector<Tier>{Tier::kLocalDisk});
+    for (int i = 1; i < 20; ++i) {
+        EXPECT_EQ(TiersOf(K(i)), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk})) << i;
+    }
+    Put("new");
+    EXPECT_EQ(DramUsed(), 100 * kObject);
     ExpectInvariants();
 }
 
@@ -395,11 +457,16 @@ TEST_F(EvictionTest, ManualEvictOutcomes) {
     RunOffloads(node);
     EXPECT_EQ(*store().Evict("b"), ManualOutcome::kDone);
     EXPECT_EQ(TiersOf("b"), std::vector<Tier>{Tier::kLocalDisk});
-    // Leased: refused.
+    // Leased: evicted by default (its read has ended), refused under lease_blocks_eviction.
     config_.Set("default_kv_lease_ttl", "60000").ok();
     Put("c");
     ASSERT_EQ(Get("c"), StatusCode::kOk);
-    EXPECT_EQ(store().Evict("c").status().code(), StatusCode::kHasLease);
+    EXPECT_EQ(*store().Evict("c"), ManualOutcome::kQueued);
+    config_.Set("lease_blocks_eviction", "true").ok();
+    Put("d");
+    ASSERT_EQ(Get("d"), StatusCode::kOk);
+    EXPECT_EQ(store().Evict("d").status().code(), StatusCode::kHasLease);
+    RunOffloads(node);
     ExpectInvariants();
 }
 
@@ -416,10 +483,24 @@ TEST_F(EvictionTest, ManualEvictDuringAPutEndOffloadDropsMemoryWhenItCompletes) 
     ExpectInvariants();
 }
 
-// Offload on evict: a reader leases the object while its disk copy is being written. The
-// copy is committed but MEMORY stays (the reader may be reading it); the next eviction drops
-// it without writing it again.
-TEST_F(EvictionTest, OffloadCompletingWhileLeasedKeepsMemoryUntilTheNextEviction) {
+// Offload on evict: a reader leases the object while its disk copy is being written. By
+// default MEMORY goes as the copy lands (the read has ended).
+TEST_F(EvictionTest, OffloadCompletingWhileLeasedDropsMemory) {
+    NodeId node = AddNode("n1", 4 * kObject);
+    for (int i = 0; i < 4; ++i) Put(K(i));
+    ASSERT_EQ(store().PutStart(1, K(4), kObject).status().code(), StatusCode::kNoSpace);
+    config_.Set("default_kv_lease_ttl", "60000").ok();
+    ASSERT_EQ(Get(K(0)), StatusCode::kOk);  // leased while its offload is in flight
+    ASSERT_EQ(RunOffloads(node), 1u);
+    EXPECT_EQ(TiersOf(K(0)), std::vector<Tier>{Tier::kLocalDisk});
+    Put(K(4));
+    ExpectInvariants();
+}
+
+// Under lease_blocks_eviction the copy is committed but MEMORY stays while the lease lasts;
+// the next eviction drops it without writing it again.
+TEST_F(EvictionTest, OffloadCompletingWhileLeasedKeepsMemoryUnderLeaseBlocksEviction) {
+    config_.Set("lease_blocks_eviction", "true").ok();
     NodeId node = AddNode("n1", 4 * kObject);
     for (int i = 0; i < 4; ++i) Put(K(i));
     ASSERT_EQ(store().PutStart(1, K(4), kObject).status().code(), StatusCode::kNoSpace);

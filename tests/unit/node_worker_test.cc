@@ -518,7 +518,7 @@ TEST_F(NodeWorkerTest, LateCommitOfAnExpiredPromotionIsNotReportedAsFailure) {
         if (std::string_view(point) == "promotion.before_commit") {
             // The node stalls here past the task timeout; the master reaps the task.
             clock_.Advance(std::chrono::seconds(config_.promotion_task_timeout_sec() + 1));
-            store_->ReapPromotionTasks();
+            store_->ReapExpired();
         }
         return Status::Ok();
     };

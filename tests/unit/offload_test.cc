@@ -246,10 +246,10 @@ TEST_F(OffloadTest, TimedOutOffloadIsCancelledAndUnpinned) {
     ASSERT_EQ(*store().Evict("a"), ManualOutcome::kQueued);
     ASSERT_EQ(store().OffloadObjectHeartbeat(node, 8).size(), 1u);
     clock_.Advance(seconds(4));
-    EXPECT_EQ(store().ReapPromotionTasks(), 0u);
+    EXPECT_EQ(store().ReapExpired(), 0u);
     clock_.Advance(seconds(2));
     store().Heartbeat(node).ok();
-    EXPECT_EQ(store().ReapPromotionTasks(), 1u);
+    EXPECT_EQ(store().ReapExpired(), 1u);
     EXPECT_EQ(Metric("offload_cancelled_total"), 1);
     EXPECT_EQ(TiersOf("a"), std::vector<Tier>{Tier::kMemory});
     ExpectInvariants();

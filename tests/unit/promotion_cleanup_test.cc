@@ -201,9 +201,9 @@ TEST_F(PromotionCleanupTest, PromotionReaperExpiresTasksPastTheTimeout) {
     config_.Set("client_live_ttl_sec", "3600").ok();
     StartOneNode(/*stage=*/false);
     clock_.Advance(seconds(29));
-    EXPECT_EQ(store().ReapPromotionTasks(), 0u);
+    EXPECT_EQ(store().ReapExpired(), 0u);
     clock_.Advance(seconds(2));
-    EXPECT_EQ(store().ReapPromotionTasks(), 1u);
+    EXPECT_EQ(store().ReapExpired(), 1u);
     EXPECT_EQ(Expired(), 1);
     EXPECT_EQ(PinsOf("d"), 0u);
     EXPECT_TRUE(store().Tasks().empty());
@@ -219,9 +219,9 @@ TEST_F(PromotionCleanupTest, PromotionReaperRestartsTheClockAtAllocStartAndFrees
     clock_.Advance(seconds(20));
     ASSERT_TRUE(store().PromotionAllocStart(node_, "d", task_.generation, kObject).ok());
     clock_.Advance(seconds(11));  // 31 s after admission, 11 s after AllocStart
-    EXPECT_EQ(store().ReapPromotionTasks(), 0u);
+    EXPECT_EQ(store().ReapExpired(), 0u);
     clock_.Advance(seconds(20));  // 31 s after AllocStart
-    EXPECT_EQ(store().ReapPromotionTasks(), 1u);
+    EXPECT_EQ(store().ReapExpired(), 1u);
     EXPECT_EQ(DramUsed(), 0u);
     EXPECT_EQ(PinsOf("d"), 0u);
     // The late success commits nothing.
@@ -386,6 +386,7 @@ TEST_F(PromotionCleanupTest, PromotionFunnelHoldsOverEveryOutcome) {
     ASSERT_TRUE(store().NotifyPromotionFailure(node_, "d1", gen(1)).ok());
     ASSERT_TRUE(store().Remove("d2").ok());
     // DRAM fills with leased objects (d0's new MEMORY copy too): d5 cannot get room.
+    config_.Set("lease_blocks_eviction", "true").ok();  // leases make DRAM unevictable
     config_.Set("default_kv_lease_ttl", "3600000").ok();
     ASSERT_EQ(Get("d0"), StatusCode::kOk);
     const uint64_t fillers = 64 - DramUsed() / kObject;
@@ -396,7 +397,7 @@ TEST_F(PromotionCleanupTest, PromotionFunnelHoldsOverEveryOutcome) {
     EXPECT_EQ(store().PromotionAllocStart(node_, "d5", gen(5), kObject).status().code(),
               StatusCode::kNoSpace);
     clock_.Advance(seconds(31));
-    EXPECT_EQ(store().ReapPromotionTasks(), 2u);  // d3 and d4
+    EXPECT_EQ(store().ReapExpired(), 2u);  // d3 and d4
     EXPECT_EQ(Metric("promotion_queued_total"), 6);
     EXPECT_EQ(Metric("promotion_completed_total"), 1);
     EXPECT_EQ(Failed("io_failed"), 1);

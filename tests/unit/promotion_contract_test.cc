@@ -79,6 +79,7 @@ TEST_F(PromotionContractTest, EveryRefusalHasItsOwnReasonAndTheyAddUp) {
     Read("d1");  // its task is in flight
     EXPECT_EQ(LastOutcome("d1"), PromotionOutcome::kDeduplicated);
 
+    ASSERT_TRUE(config_.Set("lease_blocks_eviction", "true").ok());  // leases make DRAM unevictable
     ASSERT_TRUE(config_.Set("default_kv_lease_ttl", "60000").ok());
     for (int i = 0; i < 8; ++i) Read("m" + std::to_string(i));  // every victim leased
     ReadTimes("d2", 2);

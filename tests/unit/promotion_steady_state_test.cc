@@ -53,6 +53,7 @@ TEST_F(PromotionSteadyStateTest, ColderCandidateThanVictimsIsRefusedAndRemembere
 }
 
 TEST_F(PromotionSteadyStateTest, PromotionRefusedWhenEverythingEvictableIsLeased) {
+    config_.Set("lease_blocks_eviction", "true").ok();  // leases make DRAM unevictable
     config_.Set("default_kv_lease_ttl", "60000").ok();
     FillAndSpill(4, 1, 1);  // the reads leased every MEMORY object for a minute
     Read("d0");
@@ -64,6 +65,7 @@ TEST_F(PromotionSteadyStateTest, PromotionRefusedWhenEverythingEvictableIsLeased
 }
 
 TEST_F(PromotionSteadyStateTest, RefusedCandidateIsRetriedWhenRoomAppears) {
+    config_.Set("lease_blocks_eviction", "true").ok();  // leases make DRAM unevictable
     config_.Set("default_kv_lease_ttl", "60000").ok();
     NodeId node = FillAndSpill(4, 1, 1);
     Read("d0");
@@ -80,6 +82,7 @@ TEST_F(PromotionSteadyStateTest, RefusedCandidateIsRetriedWhenRoomAppears) {
 }
 
 TEST_F(PromotionSteadyStateTest, RefusedCandidatesExpireAndAreBounded) {
+    config_.Set("lease_blocks_eviction", "true").ok();  // leases make DRAM unevictable
     config_.Set("default_kv_lease_ttl", "60000").ok();
     config_.Set("promotion_retry_limit", "2").ok();
     config_.Set("promotion_retry_ttl_ms", "1000").ok();

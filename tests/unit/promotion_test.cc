@@ -514,6 +514,7 @@ TEST_F(PromotionTest, PromotionAllocationFailureCountsAllocFailedAndUnpins) {
     std::optional<PromotionTask> t = Deliver(node, D(0));
     ASSERT_TRUE(t);
     // Meanwhile DRAM fills with objects readers hold leases on.
+    config_.Set("lease_blocks_eviction", "true").ok();  // leases make DRAM unevictable
     config_.Set("default_kv_lease_ttl", "60000").ok();
     for (int i = 0; i < 4; ++i) {
         Put("m" + std::to_string(i));
@@ -714,6 +715,7 @@ TEST_F(PromotionTest, PromotionStrictWatermarkKnobRefusesAtTheHighWatermark) {
 // Everything evictable is leased: no room, named as such (not as the RFC's watermark, which
 // only promotion_strict_watermark refuses for).
 TEST_F(PromotionTest, PromotionRefusedAsNoRoomWhenNoRoomCanBeHad) {
+    config_.Set("lease_blocks_eviction", "true").ok();  // leases make DRAM unevictable
     config_.Set("default_kv_lease_ttl", "60000").ok();
     NodeWithDiskObjects(1, 4 * kObject);
     for (int i = 0; i < 4; ++i) {
@@ -747,6 +749,7 @@ TEST_F(PromotionTest, ManualPromoteBypassesAdmission) {
 }
 
 TEST_F(PromotionTest, ManualPromoteRespectsDramPressureUnlessForced) {
+    config_.Set("lease_blocks_eviction", "true").ok();  // leases make DRAM unevictable
     config_.Set("default_kv_lease_ttl", "60000").ok();
     NodeId node = NodeWithDiskObjects(1, 4 * kObject);
     for (int i = 0; i < 4; ++i) {
