@@ -123,7 +123,7 @@ void AddTierMoveOptions(CLI::App* sub, TierMove move, TierMoveOptions& options) 
     options.prefix_option = prefix;
     if (move == TierMove::kPromote) {
         sub->add_flag("--force", options.force,
-                      "promote even under DRAM pressure (still never displaces leased or pinned "
+                      "promote even under DRAM pressure (still never displaces pinned "
                       "objects)");
     }
     auto* wait = sub->add_flag("--wait", options.wait,

@@ -97,8 +97,9 @@ Result<DramPool::Allocation> DramPool::Allocate(uint64_t size, NodeId preferred,
             nothing_coming = evict_pending_bytes_.load() == 0 && offloads_in_flight_.load() == 0;
         }
         if (nothing_coming) {
-            return Status::NoSpace("DRAM is full and every evictable object is leased or "
-                                   "pinned (" + FormatSize(Used()) + " of " +
+            return Status::NoSpace("DRAM is full and nothing in it can be evicted now "
+                                   "(pinned, being written, or leased under "
+                                   "lease_blocks_eviction; " + FormatSize(Used()) + " of " +
                                    FormatSize(Capacity()) + " in use)");
         }
         // Offloads in flight will free room: wait for one to finish, within the budget.

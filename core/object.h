@@ -65,6 +65,7 @@ struct OffloadState {
     Nanos deadline{0};
     bool delivered = false;
     bool evict_after = false;  // offload-on-evict: drop MEMORY once the disk copy exists
+    uint64_t chosen_recency = 0;  // evict_after: the object's recency when eviction chose it
     bool cleaning = false;     // queued by the watermark round (counted in clean_pending_bytes)
 };
 
@@ -101,12 +102,13 @@ enum class Phase { kEmpty, kWriting, kMemoryOnly, kBothTiers, kDiskOnly };
 std::string_view PhaseName(Phase phase);
 
 // Whether a read lease keeps an object's MEMORY copy from eviction (the lease_blocks_eviction
-// knob). A read in progress never needs it: the node holds the range's lock while bytes move
-// and checks (key, generation) before, so an evicted range is never read as another object's;
-// the reader retries the next replica or tier. Leases always keep a key from Remove.
+// knob). A read does not need it: the node checks (key, generation) before sending and holds
+// the range's lock while bytes move, so a range is reused only after its reads end and is
+// never read as another object's; a reader that finds it gone retries the next replica or
+// tier. Leases always keep a key from Remove.
 enum class LeaseRule {
-    kReadsOnly,            // default: an object whose reads have ended may be evicted
-    kLeaseBlocksEviction,  // Mooncake's rule: not until its lease ends
+    kReadsOnly,            // default: a lease does not keep the object in MEMORY
+    kLeaseBlocksEviction,  // Mooncake's rule: not evicted until its lease ends
 };
 
 struct ObjectMeta {
@@ -140,12 +142,21 @@ struct ObjectMeta {
     // and either unpinned with no offload in flight (dropped or offloaded now), or its only pin
     // is the watermark round's copy written ahead (WrittenAhead), which eviction turns into an
     // offload on evict: MEMORY goes when that copy lands. (A copy asked for its own sake, at
-    // PutEnd or by hand, keeps the object until it is done.)
+    // PutEnd or by hand, keeps the object from eviction rounds until it is done; a manual
+    // evict may still take it.) A read in progress does not keep an object from eviction:
+    // the node's range lock keeps its range from reuse until the read ends.
     bool Evictable(Nanos now, LeaseRule rule) const;
     // Its disk copy is being written by a task that keeps MEMORY afterwards.
     bool CopyInFlight() const { return offload && !offload->evict_after; }
     // ... by the watermark round, so that eviction may drop it (core/store_eviction.cc Clean).
     bool WrittenAhead() const { return CopyInFlight() && offload->cleaning; }
+    // Its offload on evict has landed and MEMORY may go now: not read since eviction chose it
+    // (a read makes it hot again: it stays, and a waiting Put evicts another) and (under
+    // kLeaseBlocksEviction) not leased.
+    bool DropAfterCopy(Nanos now, LeaseRule rule) const {
+        return offload && offload->evict_after && recency == offload->chosen_recency &&
+               !LeaseBlocksEviction(now, rule);
+    }
     // A lease keeps the MEMORY copy from eviction now.
     bool LeaseBlocksEviction(Nanos now, LeaseRule rule) const {
         return rule == LeaseRule::kLeaseBlocksEviction && Leased(now);

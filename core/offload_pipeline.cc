@@ -13,7 +13,7 @@ void OffloadPipeline::Queue(ObjectMeta& meta, bool evict_after) {
     meta.PinSource(Tier::kMemory);
     meta.offload = OffloadState{src->node, now,
                                 now + std::chrono::seconds(config_.offload_task_timeout_sec()),
-                                false, evict_after};
+                                false, evict_after, /*chosen_recency=*/meta.recency};
     dram_.OffloadQueued(evict_after ? SegmentAllocator::RoundUp(meta.size) : 0);
     m_.offload_in_flight.Inc();
     m_.offload_queued.Inc();
@@ -27,6 +27,7 @@ void OffloadPipeline::EvictWhenCopied(ObjectMeta& meta) {
     assert(meta.CopyInFlight());
     const uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
     meta.offload->evict_after = true;
+    meta.offload->chosen_recency = meta.recency;
     dram_.AddEvictPending(bytes);
     // A watermark clean's copy taken by eviction no longer keeps DRAM clean: the round may
     // write ahead another.

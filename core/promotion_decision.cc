@@ -34,7 +34,7 @@ std::string_view PromotionOutcomeMeaning(PromotionOutcome outcome) {
         case PromotionOutcome::kWatermarkGated:
             return "promotion_strict_watermark is on and DRAM is at its high watermark";
         case PromotionOutcome::kNoRoom:
-            return "DRAM is full and every evictable object is leased or pinned";
+            return "DRAM is full and nothing in it can be evicted now";
         case PromotionOutcome::kVictimsHotter:
             return "the objects it would displace are read as often (promotion_compare_victims)";
         case PromotionOutcome::kGateRefused:

@@ -35,7 +35,7 @@ enum class PromotionOutcome : uint8_t {
     kDeduplicated,    // a task for the key is in flight already
     kAdmissionGated,  // read count below promotion_admission_threshold        (RFC)
     kWatermarkGated,  // promotion_strict_watermark and DRAM at its watermark   (RFC)
-    kNoRoom,          // DRAM full and everything evictable is leased or pinned
+    kNoRoom,          // DRAM full and nothing in it can be evicted now
     kVictimsHotter,   // compare victims: what it would displace is read as often
     kGateRefused,     // the adaptive gate's evidence: displacing loses hits here
     kQueueFull,       // promotion_queue_limit or the byte budget                (RFC)

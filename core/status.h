@@ -17,7 +17,7 @@ enum class StatusCode {
     kOk = 0,
     kNotFound,          // no such key (or no such replica / task)
     kAlreadyExists,     // key exists with a live incarnation
-    kNoSpace,           // DRAM or disk cannot make room (everything evictable leased or pinned)
+    kNoSpace,           // DRAM or disk cannot make room (nothing evictable now)
     kInvalidArgument,   // malformed key, size, knob value, ...
     kHasLease,          // refused while readers hold a lease
     kNotReady,          // object exists but is not COMPLETE yet, or work not finished

@@ -40,6 +40,8 @@ InvariantReport MasterStore::Walk(Totals& t) const {
     uint64_t memory_objects = 0;
     uint64_t hard_pinned = 0;  // pins of live objects: every entry of the pin tables, no more
     size_t pinned_objects = 0, pin_entries = 0;
+    // DRAM on its way out (offloads that drop MEMORY when done) and written ahead (cleaning).
+    uint64_t evict_pending = 0, clean_pending = 0;
     t.dram_capacity = in_->dram.Capacity();
     t.dram_used = in_->dram.Used();
     for (Shard& shard : in_->table.shards()) {
@@ -84,6 +86,9 @@ InvariantReport MasterStore::Walk(Totals& t) const {
             }
             if (meta.offload) {
                 ++t.offload_tasks;
+                const uint64_t rounded_size = SegmentAllocator::RoundUp(meta.size);
+                if (meta.offload->evict_after) evict_pending += rounded_size;
+                if (meta.offload->cleaning) clean_pending += rounded_size;
                 if (meta.HasComplete(Tier::kMemory)) {
                     ++expected_pins;
                 } else {
@@ -188,6 +193,14 @@ InvariantReport MasterStore::Walk(Totals& t) const {
     if (m.offload_in_flight.Value() != static_cast<double>(t.offload_tasks)) {
         fail("offload_in_flight " + Num(m.offload_in_flight.Value()) + " != tasks " +
              std::to_string(t.offload_tasks));
+    }
+    if (in_->dram.evict_pending_bytes() != evict_pending) {
+        fail("evict pending bytes " + std::to_string(in_->dram.evict_pending_bytes()) +
+             " != walk " + std::to_string(evict_pending));
+    }
+    if (in_->offload.clean_pending_bytes() != clean_pending) {
+        fail("clean pending bytes " + std::to_string(in_->offload.clean_pending_bytes()) +
+             " != walk " + std::to_string(clean_pending));
     }
     if (in_->promotion.bytes_in_flight() != t.promotion_in_flight_bytes) {
         fail("promotion bytes in flight " + std::to_string(in_->promotion.bytes_in_flight()) +

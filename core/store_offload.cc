@@ -54,16 +54,16 @@ Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
         Result<ObjectMeta*> found = FindOffload(shard, node_id, key, generation);
         if (!found.ok()) return found.status();
         ObjectMeta& meta = **found;
-        bool evict_after = meta.offload->evict_after;
         if (!meta.HasComplete(Tier::kLocalDisk)) meta.AddDisk(*in_, node_id);
         in_->m.offload_completed.Inc();
         in_->m.offload_bytes.Inc(static_cast<double>(meta.size));
-        // Evicted while being written: drop MEMORY now — unless (lease_blocks_eviction) a
-        // reader leased it since; the next eviction round drops it then, at no cost.
+        // Evicted while being written: drop MEMORY now — unless it was read since eviction
+        // chose it (hot again: it stays, clean, and the next eviction round that finds it
+        // coldest drops it at no cost) or, under lease_blocks_eviction, is leased.
         // The drop comes before OffloadPipeline::End (the source's one pin is this task's), so the
         // task's accounting ends only once its room is free: a waiting Put that sees no
         // offload in flight also sees the room (see AllocateWithEviction).
-        if (evict_after && !meta.LeaseBlocksEviction(clock_.Now(), in_->lease_rule())) {
+        if (meta.DropAfterCopy(clock_.Now(), in_->lease_rule())) {
             const int i = meta.IndexOf([](const Replica& r) {
                 return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins <= 1;
             });

@@ -19,6 +19,7 @@
 #include "net/net.h"
 #include "python/src/error_codes.h"
 #include "python/src/local_transport.h"
+#include "thrift/rpc_limits.h"
 #include "spdlog/spdlog.h"
 #include "thrift/auth_token.h"
 #include "thrift/client.h"
@@ -750,8 +751,13 @@ std::vector<Result<std::vector<ReplicaInfo>>> DistributedStore::BatchGetReplicaD
     std::vector<Descs> out;
     out.reserve(keys.size());
     if (keys.empty()) return out;
-    for (Result<ObjectInfo>& info : session_->client->BatchGetReplicaList(keys)) {
-        out.push_back(info.ok() ? Descs(ReplicaInfos(*info)) : Descs(info.status()));
+    // One round trip per rpc::kMaxBatchKeys keys (the most one call may carry).
+    for (size_t i = 0; i < keys.size(); i += rpc::kMaxBatchKeys) {
+        std::span<const std::string> chunk(keys.data() + i,
+                                           std::min(rpc::kMaxBatchKeys, keys.size() - i));
+        for (Result<ObjectInfo>& info : session_->client->BatchGetReplicaList(chunk)) {
+            out.push_back(info.ok() ? Descs(ReplicaInfos(*info)) : Descs(info.status()));
+        }
     }
     return out;
 }

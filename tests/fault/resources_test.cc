@@ -1,5 +1,5 @@
 // Resource exhaustion scenarios (issue #12): a full LOCAL_DISK, DRAM where every object is
-// leased or pinned, and a disk slower than the task timeouts. Real processes (a master and a
+// leased (under lease_blocks_eviction) or pinned, and a disk slower than the task timeouts. Real processes (a master and a
 // node, the node `mooncaked-fault` where a fault point is needed); each scenario ends with
 // SettleAndCheck: invariants clean (DRAM used == live allocations, no pins, no tasks, funnels
 // balanced) and every acknowledged key read back byte-identical, or NotFound by the rule below.
@@ -136,12 +136,13 @@ TEST(ResourcesFaultTest, DiskFull) {
         << "DRAM or disk still in use after removing every key";
 }
 
-// DRAM full of objects that are all leased (read leases) and then all pinned (offload sources
-// held at disk.write): a Put fails with a clear NoSpace within its bounded wait, never hangs
-// and never corrupts; once the offloads are let go everything drains and Puts succeed.
+// DRAM full of objects that are all leased (read leases that block eviction, under
+// lease_blocks_eviction) and then all pinned (offload sources held at disk.write): a Put fails
+// with a clear NoSpace within its bounded wait, never hangs and never corrupts; once the
+// offloads are let go everything drains and Puts succeed.
 TEST(ResourcesFaultTest, DramExhaustedByPinnedObjects) {
-    Cluster c({"--default_kv_lease_ttl=3000", "--put_wait_for_offload_ms=1000",
-               "--promotion_on_hit=false"});
+    Cluster c({"--default_kv_lease_ttl=3000", "--lease_blocks_eviction=true",
+               "--put_wait_for_offload_ms=1000", "--promotion_on_hit=false"});
     ASSERT_NE(c.client, nullptr);
     FaultDir faults(c.dir.Sub("faults"));
     UseFaultNodes(c, faults, "disk.write=hold");

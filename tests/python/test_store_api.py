@@ -235,6 +235,9 @@ def test_put_with_replicate_config(store):
     assert store.get_replica_desc("nope") == []
     batch = store.batch_get_replica_desc(["rc", "nope"])
     assert list(batch) == ["rc"]
+    # One round trip per 10,000 keys: a longer batch is split, not refused.
+    batch = store.batch_get_replica_desc([f"nope-{i}" for i in range(10000)] + ["rc"])
+    assert list(batch) == ["rc"]
 
 
 def test_close_leaves_the_cluster(master):

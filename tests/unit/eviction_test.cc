@@ -76,8 +76,9 @@ TEST_F(EvictionTest, OffloadOnEvictPinsQueuesAndDropsOnlyAfterSuccess) {
     EXPECT_EQ(put.status().code(), StatusCode::kNoSpace);
     EXPECT_EQ(Metric("offload_queued_total"), 1);
     EXPECT_EQ(PinsOf(K(0)), 1u);
-    EXPECT_EQ(TiersOf(K(0)), std::vector<Tier>{Tier::kMemory});  // still readable meanwhile
-    EXPECT_EQ(Get(K(0)), StatusCode::kOk);
+    // Still readable meanwhile (a read then keeps it in MEMORY once its copy lands:
+    // OffloadCompletingAfterAReadKeepsMemory).
+    EXPECT_EQ(TiersOf(K(0)), std::vector<Tier>{Tier::kMemory});
     ExpectInvariants(1, 1);
 
     std::vector<OffloadTask> tasks = store().OffloadObjectHeartbeat(node, 8);
@@ -266,7 +267,7 @@ TEST_F(EvictionTest, PutFailsWithNoSpaceWhenEverythingIsLeasedUnderLeaseBlocksEv
     }
     Result<PutStartReply> put = store().PutStart(1, "x", kObject);
     EXPECT_EQ(put.status().code(), StatusCode::kNoSpace);
-    EXPECT_NE(put.status().message().find("leased or pinned"), std::string::npos)
+    EXPECT_NE(put.status().message().find("nothing in it can be evicted"), std::string::npos)
         << put.status().message();
     EXPECT_EQ(Metric("put_no_space_total"), 1);
     EXPECT_EQ(Metric("evictions_total"), 0);
@@ -483,16 +484,20 @@ TEST_F(EvictionTest, ManualEvictDuringAPutEndOffloadDropsMemoryWhenItCompletes) 
     ExpectInvariants();
 }
 
-// Offload on evict: a reader leases the object while its disk copy is being written. By
-// default MEMORY goes as the copy lands (the read has ended).
-TEST_F(EvictionTest, OffloadCompletingWhileLeasedDropsMemory) {
+// Offload on evict: the object is read while its disk copy is being written. It is hot again:
+// MEMORY stays (clean, so a later eviction drops it at no cost) and the room goes elsewhere.
+// Unread, MEMORY goes as the copy lands, lease or not.
+TEST_F(EvictionTest, OffloadCompletingAfterAReadKeepsMemory) {
     NodeId node = AddNode("n1", 4 * kObject);
     for (int i = 0; i < 4; ++i) Put(K(i));
-    ASSERT_EQ(store().PutStart(1, K(4), kObject).status().code(), StatusCode::kNoSpace);
     config_.Set("default_kv_lease_ttl", "60000").ok();
-    ASSERT_EQ(Get(K(0)), StatusCode::kOk);  // leased while its offload is in flight
-    ASSERT_EQ(RunOffloads(node), 1u);
-    EXPECT_EQ(TiersOf(K(0)), std::vector<Tier>{Tier::kLocalDisk});
+    for (int i = 1; i < 4; ++i) ASSERT_EQ(Get(K(i)), StatusCode::kOk);  // leased, k0 coldest
+    ASSERT_EQ(store().PutStart(1, K(4), kObject).status().code(), StatusCode::kNoSpace);
+    ASSERT_EQ(Get(K(0)), StatusCode::kOk);  // k0 chosen, then read
+    ASSERT_EQ(*store().Evict(K(1)), ManualOutcome::kQueued);  // chosen (by hand), unread
+    ASSERT_EQ(RunOffloads(node), 2u);
+    EXPECT_EQ(TiersOf(K(0)), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+    EXPECT_EQ(TiersOf(K(1)), std::vector<Tier>{Tier::kLocalDisk});
     Put(K(4));
     ExpectInvariants();
 }
