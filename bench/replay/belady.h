@@ -6,10 +6,13 @@
 #include <vector>
 
 #include "bench/replay/reference_lru.h"
+#include "bench/replay/request_metrics.h"
 #include "bench/replay/trace_reader.h"
 
 namespace mooncake::replay {
 
-SimCounts RunBelady(const std::vector<TraceRequest>& trace, uint64_t capacity_objects);
+// `meter` (optional) is given every request with where its blocks were found.
+SimCounts RunBelady(const std::vector<TraceRequest>& trace, uint64_t capacity_objects,
+                    RequestMeter* meter = nullptr);
 
 }  // namespace mooncake::replay

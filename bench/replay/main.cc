@@ -4,6 +4,8 @@
 //   mooncake-replay TRACE [--mem-fraction F] [--policy P] [--object-size BYTES]
 //                   [--promotion_admission_threshold N] [--set KNOB=VALUE]... [--json]
 //                   [--limit N] [--real-disk [--disk-dir DIR] [--disk-fraction F]]
+//                   [--ttft-memory-gbps G] [--ttft-disk-gbps G] [--ttft-prefill-tps T]
+//                   [--ttft-kv-bytes-per-token B]
 //   mooncake-replay TRACE --timed --master HOST:PORT [--speed S] [--duration SEC] ...
 //   mooncake-replay --suite [--suite-trace TRACE]... [--out DIR] [--jobs N] (suite.h)
 //
@@ -12,6 +14,10 @@
 // distinct blocks; the disk bytes written and read are reported.
 // --timed: replays by the trace's timestamps (divided by --speed) through a running daemon
 // with the client library (timed_replay.h).
+//
+// Besides the per-block ratios, every policy reports what an engine feels of a request
+// (request_metrics.h): prefix_mem_hit_ratio, requests_all_memory_ratio and the modeled time
+// to first token ttft_ms_mean/p50/p99 (its cost model's parameters are the --ttft-* flags).
 //
 // MEMORY capacity = F x distinct blocks x object size. Policies: dram-only, no-promotion
 // (offload on evict), promotion, reference-lru (exact LRU + instant promotion after the same
@@ -101,6 +107,19 @@ int main(int argc, char** argv) {
     app.add_flag("--no-put-hints", no_put_hints,
                  "store policies: Put without the engine's PutHint (position, request length, "
                  "prefix hit, last partial block)");
+    TtftModel ttft;
+    app.add_option("--ttft-memory-gbps", ttft.memory_gbps,
+                   "modeled TTFT: GB/s of a MEMORY block's copy to the GPU (PCIe 4.0 x16)")
+        ->check(CLI::Range(1e-6, 1e6));
+    app.add_option("--ttft-disk-gbps", ttft.disk_gbps,
+                   "modeled TTFT: GB/s of a LOCAL_DISK block's read (one PCIe 4.0 NVMe)")
+        ->check(CLI::Range(1e-6, 1e6));
+    app.add_option("--ttft-prefill-tps", ttft.prefill_tokens_per_s,
+                   "modeled TTFT: tokens/s of prefill for a block not reused (70B on 8 A100)")
+        ->check(CLI::Range(1e-6, 1e12));
+    app.add_option("--ttft-kv-bytes-per-token", ttft.kv_bytes_per_token,
+                   "modeled TTFT: KV bytes per token (LLaMA-2-70B fp16: 327680)")
+        ->check(CLI::Range(1.0, 1e12));
     size_t limit = 0;
     DiskSetup disk;
     TimedOptions timed;
@@ -208,7 +227,7 @@ int main(int argc, char** argv) {
     for (const std::string& p : policies) {
         Result<PolicyRun> run = RunPolicy(p, *trace, capacity_objects, object_size,
                                           static_cast<uint32_t>(threshold), window, extra,
-                                          dump_metrics, !no_put_hints, disk);
+                                          dump_metrics, !no_put_hints, disk, ttft);
         if (!run.ok()) {
             std::fprintf(stderr, "mooncake-replay: %s\n", run.status().ToString().c_str());
             return 1;
@@ -230,6 +249,13 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(c.references), Ratio(c.mem_hits, c.references),
                 Ratio(c.disk_hits, c.references), Ratio(c.misses, c.references),
                 Ratio(c.promotions, c.references), static_cast<unsigned long long>(c.promotions));
+            const RequestFigures& r = runs[i].requests;
+            std::printf(", \"requests\": %llu, \"prefix_mem_hit_ratio\": %.6f, "
+                        "\"requests_all_memory_ratio\": %.6f, \"ttft_ms_mean\": %.3f, "
+                        "\"ttft_ms_p50\": %.3f, \"ttft_ms_p99\": %.3f",
+                        static_cast<unsigned long long>(r.requests), r.prefix_mem_hit_ratio(),
+                        r.requests_all_memory_ratio(), r.ttft_ms_mean, r.ttft_ms_p50,
+                        r.ttft_ms_p99);
             if (runs[i].mean_dram_fill >= 0) {
                 std::printf(", \"mean_dram_fill\": %.4f", runs[i].mean_dram_fill);
             }
@@ -273,6 +299,20 @@ int main(int argc, char** argv) {
         } else {
             std::printf("%10s\n", "-");
         }
+    }
+    std::printf("\nper request (an engine's view: the reused prefix ends at the first miss;\n"
+                "TTFT modeled, MEMORY %.1f ms, LOCAL_DISK %.1f ms, recompute %.1f ms per full "
+                "block):\n",
+                ttft.Cost(BlockSource::kMemory, ttft.block_tokens),
+                ttft.Cost(BlockSource::kDisk, ttft.block_tokens),
+                ttft.Cost(BlockSource::kMiss, ttft.block_tokens));
+    std::printf("%-28s %10s %11s %10s %9s %9s\n", "policy", "prefix_mem", "all_memory",
+                "ttft_mean", "ttft_p50", "ttft_p99");
+    for (const PolicyRun& run : runs) {
+        const RequestFigures& r = run.requests;
+        std::printf("%-28s %10.4f %11.4f %10.1f %9.1f %9.1f\n", run.policy.c_str(),
+                    r.prefix_mem_hit_ratio(), r.requests_all_memory_ratio(), r.ttft_ms_mean,
+                    r.ttft_ms_p50, r.ttft_ms_p99);
     }
     bool header = false;
     for (const PolicyRun& run : runs) {

@@ -26,7 +26,7 @@ void ReferenceLru::InsertFront(int64_t block) {
     in_memory_[block] = lru_.begin();
 }
 
-void ReferenceLru::Access(int64_t block) {
+BlockSource ReferenceLru::Access(int64_t block) {
     ++counts_.references;
     uint32_t reads = 0;
     if (promotion_) {
@@ -44,7 +44,7 @@ void ReferenceLru::Access(int64_t block) {
     if (auto it = in_memory_.find(block); it != in_memory_.end()) {
         ++counts_.mem_hits;
         lru_.splice(lru_.begin(), lru_, it->second);
-        return;
+        return BlockSource::kMemory;
     }
     if (on_disk_.count(block)) {
         ++counts_.disk_hits;
@@ -52,10 +52,11 @@ void ReferenceLru::Access(int64_t block) {
             ++counts_.promotions;
             InsertFront(block);  // the disk copy stays, as in the store
         }
-        return;
+        return BlockSource::kDisk;
     }
     ++counts_.misses;
     InsertFront(block);
+    return BlockSource::kMiss;
 }
 
 }  // namespace mooncake::replay

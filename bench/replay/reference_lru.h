@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "bench/replay/request_metrics.h"
+
 namespace mooncake::replay {
 
 struct SimCounts {
@@ -23,7 +25,8 @@ struct SimCounts {
 class ReferenceLru {
 public:
     ReferenceLru(uint64_t capacity_objects, bool promotion, uint32_t threshold, uint64_t window);
-    void Access(int64_t block);
+    // Where the block was found (a miss is then put into MEMORY).
+    BlockSource Access(int64_t block);
     const SimCounts& counts() const { return counts_; }
 
 private:

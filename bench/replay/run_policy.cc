@@ -40,19 +40,27 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
                             uint64_t capacity_objects, uint64_t object_size, uint32_t threshold,
                             uint64_t window,
                             const std::vector<std::pair<std::string, std::string>>& extra,
-                            bool dump_metrics, bool put_hints, const DiskSetup& disk) {
+                            bool dump_metrics, bool put_hints, const DiskSetup& disk,
+                            const TtftModel& ttft) {
     PolicyRun run;
     run.policy = policy;
     if (policy == "belady") {
-        run.counts = RunBelady(trace, capacity_objects);
+        RequestMeter meter(ttft);
+        run.counts = RunBelady(trace, capacity_objects, &meter);
+        run.requests = meter.Figures();
         return run;
     }
     if (policy == "reference-lru" || policy == "reference-lru-no-promotion") {
         ReferenceLru sim(capacity_objects, policy == "reference-lru", threshold, window);
+        RequestMeter meter(ttft);
+        std::vector<BlockSource> sources;
         for (const TraceRequest& req : trace) {
-            for (int64_t block : req.blocks) sim.Access(block);
+            sources.clear();
+            for (int64_t block : req.blocks) sources.push_back(sim.Access(block));
+            meter.Add(req, sources);
         }
         run.counts = sim.counts();
+        run.requests = meter.Figures();
         return run;
     }
     ReplayOptions options;
@@ -60,6 +68,7 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
     options.object_size = object_size;
     options.dump_metrics = dump_metrics;
     options.put_hints = put_hints;
+    options.ttft = ttft;
     options.knobs = {{"promotion_admission_threshold", std::to_string(threshold)},
                      {"promotion_sketch_window", std::to_string(window)}};
     if (policy == "dram-only") {
@@ -131,6 +140,7 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
     run.counts = result->counts;
     run.mean_dram_fill = result->mean_dram_fill;
     run.disk = result->disk;
+    run.requests = result->requests;
     return run;
 }
 

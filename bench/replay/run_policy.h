@@ -23,6 +23,7 @@ struct PolicyRun {
     SimCounts counts;
     double mean_dram_fill = -1;  // store policies only
     DiskFigures disk;
+    RequestFigures requests;
 };
 
 // Where --real-disk puts its store, and how big.
@@ -37,6 +38,7 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
                             uint64_t capacity_objects, uint64_t object_size, uint32_t threshold,
                             uint64_t window,
                             const std::vector<std::pair<std::string, std::string>>& extra,
-                            bool dump_metrics, bool put_hints, const DiskSetup& disk);
+                            bool dump_metrics, bool put_hints, const DiskSetup& disk,
+                            const TtftModel& ttft = {});
 
 }  // namespace mooncake::replay

@@ -235,7 +235,10 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
     double fill_sum = 0;
     uint64_t fill_samples = 0;
     bool full = false;
+    RequestMeter meter(options.ttft);
+    std::vector<BlockSource> sources;
     for (const TraceRequest& req : trace) {
+        sources.clear();
         clock.Set(origin + std::chrono::milliseconds(req.timestamp_ms));
         node.Heartbeat();
         store.Tick();
@@ -257,11 +260,14 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
             if (got.ok()) {
                 if (got->replicas.front().tier == Tier::kMemory) {
                     ++result.counts.mem_hits;
+                    sources.push_back(BlockSource::kMemory);
                 } else {
                     ++result.counts.disk_hits;
+                    sources.push_back(BlockSource::kDisk);
                 }
             } else if (got.status().Is(StatusCode::kNotFound)) {
                 ++result.counts.misses;
+                sources.push_back(BlockSource::kMiss);
                 if (prefix_hit < 0) prefix_hit = pos;
                 PutHint hint;
                 hint.position = pos;
@@ -286,6 +292,7 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
             }
             node.RunAll();
         }
+        meter.Add(req, sources);
         double used = metrics.Value("dram_used_bytes").value_or(0);
         full = full || used + static_cast<double>(options.object_size) > static_cast<double>(capacity);
         if (full && capacity > 0) {
@@ -298,6 +305,7 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
         static_cast<uint64_t>(metrics.Value("promotion_completed_total").value_or(0));
     result.mean_dram_fill = fill_samples ? fill_sum / static_cast<double>(fill_samples) : 0;
     result.disk = node.figures();
+    result.requests = meter.Figures();
     result.disk.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     return result;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/replay/reference_lru.h"
+#include "bench/replay/request_metrics.h"
 #include "bench/replay/trace_reader.h"
 #include "core/status.h"
 
@@ -38,6 +39,7 @@ struct ReplayOptions {
     std::string disk_dir;
     uint64_t disk_capacity = 0;
     int disk_queue_depth = 32;
+    TtftModel ttft;  // the request-level figures' cost model
 };
 
 // What the real disk did (all zero without disk_dir).
@@ -56,6 +58,7 @@ struct ReplayResult {
     SimCounts counts;
     double mean_dram_fill = 0;  // used / capacity, sampled after every request once full
     DiskFigures disk;
+    RequestFigures requests;
 };
 
 Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,

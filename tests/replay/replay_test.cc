@@ -8,7 +8,9 @@
 #include <random>
 #include <unordered_set>
 
+#include "bench/replay/belady.h"
 #include "bench/replay/reference_lru.h"
+#include "bench/replay/request_metrics.h"
 #include "bench/replay/store_replay.h"
 #include "bench/replay/workloads.h"
 #include "bench/replay/trace_reader.h"
@@ -35,6 +37,62 @@ TEST(TraceReaderTest, MalformedLinesAreErrors) {
     EXPECT_FALSE(ParseTraceLine(R"({"timestamp": "soon", "hash_ids": [1]})").ok());
 }
 
+// Request-level figures, computed by hand: the reused prefix ends at the first miss, holes
+// behind a LOCAL_DISK block do not count as prefix MEMORY hits, and everything from the first
+// miss on is recomputed even when the store holds it.
+TEST(RequestMeterTest, PrefixHitsAllMemoryRequestsAndModeledTtft) {
+    TtftModel model;
+    model.block_tokens = 4;
+    model.kv_bytes_per_token = 1e6;  // 4 MB per full block
+    model.memory_gbps = 4;           // 1 ms per full block
+    model.disk_gbps = 0.4;           // 10 ms per full block
+    model.prefill_tokens_per_s = 40;  // 100 ms per full block
+    RequestMeter meter(model);
+    using S = BlockSource;
+    TraceRequest a{0, -1, {1, 2, 3, 4}};
+    meter.Add(a, std::vector<S>{S::kMemory, S::kDisk, S::kMemory, S::kMiss});
+    // input_length 10 over 3 blocks of 4: the last block holds 2 tokens.
+    TraceRequest b{1, 10, {5, 6, 7}};
+    meter.Add(b, std::vector<S>{S::kMemory, S::kMemory, S::kMemory});
+    TraceRequest c{2, -1, {8, 9}};
+    meter.Add(c, std::vector<S>{S::kMiss, S::kMemory});
+    RequestFigures f = meter.Figures();
+    EXPECT_EQ(f.requests, 3u);
+    EXPECT_EQ(f.references, 9u);
+    EXPECT_EQ(f.prefix_mem_blocks, 1u + 3u + 0u);
+    EXPECT_DOUBLE_EQ(f.prefix_mem_hit_ratio(), 4.0 / 9.0);
+    EXPECT_EQ(f.reusing_requests, 2u);     // a and b; c's first block missed
+    EXPECT_EQ(f.all_memory_requests, 1u);  // b; a reused a LOCAL_DISK block
+    EXPECT_DOUBLE_EQ(f.requests_all_memory_ratio(), 0.5);
+    const double ta = 1 + 10 + 1 + 100;  // the MEMORY block 3 behind the miss is not reused
+    const double tb = 1 + 1 + 0.5;
+    const double tc = 100 + 100;  // block 9 is in MEMORY, but follows a miss
+    EXPECT_NEAR(f.ttft_ms_mean, (ta + tb + tc) / 3, 1e-9);
+    EXPECT_NEAR(f.ttft_ms_p50, ta, 1e-9);
+    EXPECT_NEAR(f.ttft_ms_p99, tc, 1e-9);
+}
+
+// Belady sees every request too, and never loses a MEMORY prefix to LRU on the same trace.
+TEST(RequestMeterTest, BeladyAndLruReportEveryRequest) {
+    std::vector<TraceRequest> trace;
+    for (int i = 0; i < 200; ++i) trace.push_back({i, -1, {i % 7, 100 + i % 13, 1000 + i}});
+    RequestMeter belady_meter;
+    SimCounts belady = RunBelady(trace, 8, &belady_meter);
+    ReferenceLru lru(8, /*promotion=*/false, 2, 4096);
+    RequestMeter lru_meter;
+    for (const TraceRequest& r : trace) {
+        std::vector<BlockSource> sources;
+        for (int64_t b : r.blocks) sources.push_back(lru.Access(b));
+        lru_meter.Add(r, sources);
+    }
+    RequestFigures bf = belady_meter.Figures(), lf = lru_meter.Figures();
+    EXPECT_EQ(bf.requests, 200u);
+    EXPECT_EQ(bf.references, belady.references);
+    EXPECT_EQ(lf.references, lru.counts().references);
+    EXPECT_GE(bf.prefix_mem_blocks, lf.prefix_mem_blocks);
+    EXPECT_GT(lf.ttft_ms_mean, 0);
+}
+
 // A skewed synthetic trace: a few hot prefixes reused, a long tail of one-off blocks.
 std::vector<TraceRequest> SyntheticTrace(int requests, uint32_t seed) {
     std::mt19937 rng(seed);
@@ -56,6 +114,8 @@ std::vector<TraceRequest> SyntheticTrace(int requests, uint32_t seed) {
 struct Yardsticks {
     SimCounts store;
     SimCounts reference;
+    RequestFigures store_requests;
+    RequestFigures reference_requests;
 };
 
 Yardsticks Compare(const std::vector<TraceRequest>& trace, double fraction, bool promotion) {
@@ -73,10 +133,14 @@ Yardsticks Compare(const std::vector<TraceRequest>& trace, double fraction, bool
     Result<ReplayResult> store = RunStoreReplay(trace, options);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     ReferenceLru reference(capacity, promotion, 2, window);
+    RequestMeter meter;
     for (auto& r : trace) {
-        for (int64_t b : r.blocks) reference.Access(b);
+        std::vector<BlockSource> sources;
+        for (int64_t b : r.blocks) sources.push_back(reference.Access(b));
+        meter.Add(r, sources);
     }
-    return {store.ok() ? store->counts : SimCounts{}, reference.counts()};
+    return {store.ok() ? store->counts : SimCounts{}, reference.counts(),
+            store.ok() ? store->requests : RequestFigures{}, meter.Figures()};
 }
 
 double MemHit(const SimCounts& c) {
@@ -87,6 +151,13 @@ TEST(StoreReplayTest, NoPromotionMatchesExactLru) {
     Yardsticks y = Compare(SyntheticTrace(3000, 1), 0.1, /*promotion=*/false);
     EXPECT_NEAR(MemHit(y.store), MemHit(y.reference), 0.015);
     EXPECT_EQ(y.store.misses, y.reference.misses);
+    // The engine's view agrees too: the store's replay reports every request.
+    EXPECT_EQ(y.store_requests.requests, 3000u);
+    EXPECT_EQ(y.store_requests.reusing_requests, y.reference_requests.reusing_requests);
+    EXPECT_NEAR(y.store_requests.prefix_mem_hit_ratio(),
+                y.reference_requests.prefix_mem_hit_ratio(), 0.015);
+    EXPECT_NEAR(y.store_requests.ttft_ms_mean, y.reference_requests.ttft_ms_mean,
+                0.02 * y.reference_requests.ttft_ms_mean);
 }
 
 TEST(StoreReplayTest, PromotionMatchesReferenceLruWithPromotion) {
