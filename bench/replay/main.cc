@@ -87,6 +87,9 @@ int main(int argc, char** argv) {
     app.add_option("--suite-policy", suite.policies,
                    "--suite: policies to run (repeatable; default: the suite's list)");
     app.add_option("--suite-only", suite.only, "--suite: workloads to run (repeatable)");
+    app.add_option("--suite-hint-accuracy", suite.hint_accuracy,
+                   "--suite: retention hints of this accuracy for the store policies")
+        ->check(CLI::Range(0.0, 1.0));
     app.add_option("--write-workloads", suite.write_dir,
                    "--suite: write the workloads as Mooncake-format traces DIR/NAME.jsonl, run "
                    "nothing");
@@ -107,6 +110,16 @@ int main(int argc, char** argv) {
     app.add_flag("--no-put-hints", no_put_hints,
                  "store policies: Put without the engine's PutHint (position, request length, "
                  "prefix hit, last partial block)");
+    double hint_accuracy = -1;
+    double hint_window = 4;
+    app.add_option("--hint-accuracy", hint_accuracy,
+                   "store policies: give each Put a retention hint (a soft pin) derived from the "
+                   "trace's future, true with this probability (default: no hints)")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--hint-window", hint_window,
+                   "--hint-accuracy: 'reused soon' = within this many MEMORY capacities of "
+                   "references")
+        ->check(CLI::Range(0.01, 1000.0));
     TtftModel ttft;
     app.add_option("--ttft-memory-gbps", ttft.memory_gbps,
                    "modeled TTFT: GB/s of a MEMORY block's copy to the GPU (PCIe 4.0 x16)")
@@ -223,11 +236,21 @@ int main(int argc, char** argv) {
         return 0;
     }
 
+    RunSettings settings;
+    settings.capacity_objects = capacity_objects;
+    settings.object_size = object_size;
+    settings.threshold = static_cast<uint32_t>(threshold);
+    settings.window = window;
+    settings.extra = extra;
+    settings.dump_metrics = dump_metrics;
+    settings.put_hints = !no_put_hints;
+    settings.disk = disk;
+    settings.ttft = ttft;
+    settings.hint_accuracy = hint_accuracy;
+    settings.hint_window_capacities = hint_window;
     std::vector<PolicyRun> runs;
     for (const std::string& p : policies) {
-        Result<PolicyRun> run = RunPolicy(p, *trace, capacity_objects, object_size,
-                                          static_cast<uint32_t>(threshold), window, extra,
-                                          dump_metrics, !no_put_hints, disk, ttft);
+        Result<PolicyRun> run = RunPolicy(p, *trace, settings);
         if (!run.ok()) {
             std::fprintf(stderr, "mooncake-replay: %s\n", run.status().ToString().c_str());
             return 1;

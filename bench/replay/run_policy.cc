@@ -37,11 +37,11 @@ uint64_t DiskCapacityFor(uint64_t data, uint64_t objects) {
 const std::vector<std::string>& PolicyNames() { return kPolicyList; }
 
 Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRequest>& trace,
-                            uint64_t capacity_objects, uint64_t object_size, uint32_t threshold,
-                            uint64_t window,
-                            const std::vector<std::pair<std::string, std::string>>& extra,
-                            bool dump_metrics, bool put_hints, const DiskSetup& disk,
-                            const TtftModel& ttft) {
+                            const RunSettings& settings) {
+    const uint64_t capacity_objects = settings.capacity_objects;
+    const uint64_t object_size = settings.object_size;
+    const DiskSetup& disk = settings.disk;
+    const TtftModel& ttft = settings.ttft;
     PolicyRun run;
     run.policy = policy;
     if (policy == "belady") {
@@ -51,7 +51,8 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
         return run;
     }
     if (policy == "reference-lru" || policy == "reference-lru-no-promotion") {
-        ReferenceLru sim(capacity_objects, policy == "reference-lru", threshold, window);
+        ReferenceLru sim(capacity_objects, policy == "reference-lru", settings.threshold,
+                         settings.window);
         RequestMeter meter(ttft);
         std::vector<BlockSource> sources;
         for (const TraceRequest& req : trace) {
@@ -66,11 +67,13 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
     ReplayOptions options;
     options.capacity_bytes = capacity_objects * object_size;
     options.object_size = object_size;
-    options.dump_metrics = dump_metrics;
-    options.put_hints = put_hints;
+    options.dump_metrics = settings.dump_metrics;
+    options.put_hints = settings.put_hints;
     options.ttft = ttft;
-    options.knobs = {{"promotion_admission_threshold", std::to_string(threshold)},
-                     {"promotion_sketch_window", std::to_string(window)}};
+    options.hint_accuracy = settings.hint_accuracy;
+    options.hint_window_capacities = settings.hint_window_capacities;
+    options.knobs = {{"promotion_admission_threshold", std::to_string(settings.threshold)},
+                     {"promotion_sketch_window", std::to_string(settings.window)}};
     if (policy == "dram-only") {
         options.knobs.push_back({"enable_offload", "false"});
         options.knobs.push_back({"promotion_on_hit", "false"});
@@ -110,7 +113,7 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
     } else {
         return Status::InvalidArgument("unknown policy '" + policy + "'");
     }
-    options.knobs.insert(options.knobs.end(), extra.begin(), extra.end());
+    options.knobs.insert(options.knobs.end(), settings.extra.begin(), settings.extra.end());
     std::string temp_dir;
     if (disk.real && policy != "dram-only") {
         if (disk.dir.empty()) {

@@ -34,11 +34,23 @@ struct DiskSetup {
     uint64_t distinct_bytes = 0;
 };
 
+// How one policy run is set up, besides the policy.
+struct RunSettings {
+    uint64_t capacity_objects = 0;
+    uint64_t object_size = 65536;
+    uint32_t threshold = 2;  // promotion_admission_threshold (and the reference's)
+    uint64_t window = 4096;  // promotion_sketch_window (and the reference's aging)
+    // Knobs on top of the policy's, store policies only.
+    std::vector<std::pair<std::string, std::string>> extra;
+    bool dump_metrics = false;
+    bool put_hints = true;  // ReplayOptions::put_hints
+    DiskSetup disk;
+    TtftModel ttft;
+    double hint_accuracy = -1;  // ReplayOptions::hint_accuracy (store policies)
+    double hint_window_capacities = 4;
+};
+
 Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRequest>& trace,
-                            uint64_t capacity_objects, uint64_t object_size, uint32_t threshold,
-                            uint64_t window,
-                            const std::vector<std::pair<std::string, std::string>>& extra,
-                            bool dump_metrics, bool put_hints, const DiskSetup& disk,
-                            const TtftModel& ttft = {});
+                            const RunSettings& settings);
 
 }  // namespace mooncake::replay

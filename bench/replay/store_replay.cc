@@ -4,8 +4,11 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 
 #include "core/clock.h"
 #include "core/bookkeeping_node.h"
@@ -103,6 +106,63 @@ private:
     DiskStore& disk_;
     DiskNodeDisk inner_;
     uint64_t content_mismatches_ = 0;
+};
+
+// Retention hints as an engine or a router might give them, derived from the trace's future:
+// at a block's Put, "it will be read again within `window` references". The hint rides on the
+// Put as Mooncake's soft pin (ReplicateConfig.with_soft_pin): its TTL is the trace time the
+// window spans from there, so a block pinned by mistake lapses after the traffic it was meant
+// to outlive. With accuracy a, each hint is the truth with probability a and its opposite
+// otherwise (seeded per reference, so every policy sees the same hints).
+class RetentionHints {
+public:
+    RetentionHints(const std::vector<TraceRequest>& trace, double accuracy, uint64_t window)
+        : accuracy_(accuracy), window_(std::max<uint64_t>(window, 1)) {
+        for (const TraceRequest& req : trace) {
+            for (int64_t block : req.blocks) {
+                blocks_.push_back(block);
+                times_.push_back(req.timestamp_ms);
+            }
+        }
+        next_use_.assign(blocks_.size(), kNever);
+        std::unordered_map<int64_t, size_t> upcoming;
+        for (size_t i = blocks_.size(); i-- > 0;) {
+            auto [it, fresh] = upcoming.try_emplace(blocks_[i], i);
+            if (!fresh) {
+                next_use_[i] = it->second;
+                it->second = i;
+            }
+        }
+    }
+
+    // The pin for the Put at reference `index` (none when the hint says "not soon").
+    PutPin At(size_t index) const {
+        const bool soon = next_use_[index] != kNever && next_use_[index] - index <= window_;
+        const bool told = Truthful(index) ? soon : !soon;
+        PutPin pin;
+        if (!told) return pin;
+        const size_t end = std::min(index + window_, times_.size() - 1);
+        pin.soft = true;
+        // At least 1 ms: a TTL of 0 would mean the store's default.
+        pin.soft_ttl = std::chrono::milliseconds(std::max<int64_t>(times_[end] - times_[index], 1));
+        return pin;
+    }
+
+private:
+    static constexpr size_t kNever = std::numeric_limits<size_t>::max();
+
+    bool Truthful(size_t index) const {
+        uint64_t x = (index + 1) * 0x9E3779B97F4A7C15ULL;
+        x = (x ^ (x >> 31)) * 0xBF58476D1CE4E5B9ULL;
+        x ^= x >> 29;
+        return static_cast<double>(x >> 11) * 0x1.0p-53 < accuracy_;
+    }
+
+    double accuracy_;
+    uint64_t window_;
+    std::vector<int64_t> blocks_;
+    std::vector<int64_t> times_;
+    std::vector<size_t> next_use_;
 };
 
 // The replay's node: the real NodeWorker (core/node_worker.h, as the daemon runs it) over an
@@ -237,6 +297,14 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
     bool full = false;
     RequestMeter meter(options.ttft);
     std::vector<BlockSource> sources;
+    std::optional<RetentionHints> hints;
+    if (options.hint_accuracy >= 0) {
+        const uint64_t capacity_objects = capacity / std::max<uint64_t>(options.object_size, 1);
+        hints.emplace(trace, options.hint_accuracy,
+                      static_cast<uint64_t>(options.hint_window_capacities *
+                                            static_cast<double>(capacity_objects)));
+    }
+    size_t reference = 0;  // index of the current reference in the whole trace
     for (const TraceRequest& req : trace) {
         sources.clear();
         clock.Set(origin + std::chrono::milliseconds(req.timestamp_ms));
@@ -249,6 +317,7 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
         for (int32_t pos = 0; pos < request_blocks; ++pos) {
             int64_t block = req.blocks[static_cast<size_t>(pos)];
             std::string key = "block-" + std::to_string(block);
+            const size_t index = reference++;
             ++result.counts.references;
             Result<ObjectView> got = store.GetReplicaList(key);
             if (got.ok() && got->replicas.front().tier != Tier::kMemory &&
@@ -276,11 +345,13 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
                 hint.last_partial = pos + 1 == request_blocks && req.input_length >= 0 &&
                                     req.input_length % options.block_tokens != 0;
                 const PutHint* hint_ptr = options.put_hints ? &hint : nullptr;
+                const PutPin pin = hints ? hints->At(index) : PutPin{};
                 Result<PutStartReply> put =
-                    store.PutStart(kClient, key, options.object_size, kNoNode, hint_ptr);
+                    store.PutStart(kClient, key, options.object_size, kNoNode, hint_ptr, pin);
                 while (!put.ok() && put.status().Is(StatusCode::kNoSpace) &&
                        node.RunOffloads() > 0) {
-                    put = store.PutStart(kClient, key, options.object_size, kNoNode, hint_ptr);
+                    put = store.PutStart(kClient, key, options.object_size, kNoNode, hint_ptr,
+                                         pin);
                 }
                 if (!put.ok()) {
                     return Status(put.status().code(),

@@ -40,6 +40,12 @@ struct ReplayOptions {
     uint64_t disk_capacity = 0;
     int disk_queue_depth = 32;
     TtftModel ttft;  // the request-level figures' cost model
+    // Retention hints derived from the trace's future, carried as Mooncake's soft pin (see
+    // RetentionHints in store_replay.cc). < 0: no hints. Else the share of hints that are true.
+    double hint_accuracy = -1;
+    // A block is "reused soon" when its next reference comes within this many MEMORY
+    // capacities' worth of references.
+    double hint_window_capacities = 4;
 };
 
 // What the real disk did (all zero without disk_dir).

@@ -32,6 +32,7 @@ struct Job {
     double fraction;
     std::string policy;
     double hit = 0;
+    RequestFigures requests;
     bool ok = false;
     std::string error;
 };
@@ -39,6 +40,79 @@ struct Job {
 double MemHit(const SimCounts& c) {
     return c.references == 0 ? 0.0
                              : static_cast<double>(c.mem_hits) / static_cast<double>(c.references);
+}
+
+// The request-level section of suite.md (request_metrics.h): how far the default falls
+// below reference-lru per request, then prefix_mem_hit_ratio and the modeled TTFT per
+// workload, fraction and policy.
+template <typename GetRequests>
+void WriteRequestTables(std::ofstream& md, const std::vector<Workload>& workloads,
+                        const std::vector<std::string>& policies, GetRequests get_requests) {
+    char buf[1024];
+    double worst_prefix = -1, worst_ttft = 0;
+    std::string worst_prefix_where, worst_ttft_where;
+    for (size_t w = 0; w < workloads.size(); ++w) {
+        for (int fi = 0; fi < 3; ++fi) {
+            RequestFigures ref = get_requests(w, fi, "reference-lru");
+            RequestFigures def = get_requests(w, fi, kDefault);
+            std::snprintf(buf, sizeof(buf), "%s @ %.2f", workloads[w].name.c_str(), kFractions[fi]);
+            double shortfall = ref.prefix_mem_hit_ratio() - def.prefix_mem_hit_ratio();
+            if (shortfall > worst_prefix) {
+                worst_prefix = shortfall;
+                worst_prefix_where = buf;
+            }
+            double ttft = ref.ttft_ms_mean > 0 ? def.ttft_ms_mean / ref.ttft_ms_mean : 0;
+            if (ttft > worst_ttft) {
+                worst_ttft = ttft;
+                worst_ttft_where = buf;
+            }
+        }
+    }
+    TtftModel model;
+    std::snprintf(buf, sizeof(buf),
+                  "\n## Per request: what an engine feels\n\n"
+                  "An engine reuses a request's leading blocks up to its first miss and waits for "
+                  "all of them (bench/replay/request_metrics.h). `prefix_mem` = MEMORY blocks "
+                  "before each request's first non-MEMORY block, over all references; TTFT is "
+                  "modeled per full block as MEMORY %.1f ms, LOCAL_DISK %.1f ms, recompute "
+                  "%.1f ms (the `--ttft-*` defaults).\n\n",
+                  model.Cost(BlockSource::kMemory, model.block_tokens),
+                  model.Cost(BlockSource::kDisk, model.block_tokens),
+                  model.Cost(BlockSource::kMiss, model.block_tokens));
+    md << buf;
+    std::snprintf(buf, sizeof(buf),
+                  "Default against reference-lru: worst prefix_mem shortfall %.4f (%s); worst "
+                  "mean TTFT ratio %.4f (%s).\n\n",
+                  worst_prefix, worst_prefix_where.c_str(), worst_ttft, worst_ttft_where.c_str());
+    md << buf;
+    auto table = [&](const char* title, auto cell) {
+        md << "### " << title << "\n\n| workload | F |";
+        for (const std::string& p : policies) md << " " << p << " |";
+        md << "\n| --- | ---: |";
+        for (size_t i = 0; i < policies.size(); ++i) md << " ---: |";
+        md << "\n";
+        for (size_t w = 0; w < workloads.size(); ++w) {
+            for (int fi = 0; fi < 3; ++fi) {
+                std::snprintf(buf, sizeof(buf), "| %s | %.2f |", workloads[w].name.c_str(),
+                              kFractions[fi]);
+                md << buf;
+                for (const std::string& p : policies) md << " " << cell(get_requests(w, fi, p)) << " |";
+                md << "\n";
+            }
+        }
+        md << "\n";
+    };
+    table("prefix_mem_hit_ratio (requests_all_memory_ratio)", [](const RequestFigures& r) {
+        char cell[64];
+        std::snprintf(cell, sizeof(cell), "%.4f (%.3f)", r.prefix_mem_hit_ratio(),
+                      r.requests_all_memory_ratio());
+        return std::string(cell);
+    });
+    table("Modeled TTFT, ms: mean (p99)", [](const RequestFigures& r) {
+        char cell[64];
+        std::snprintf(cell, sizeof(cell), "%.1f (%.0f)", r.ttft_ms_mean, r.ttft_ms_p99);
+        return std::string(cell);
+    });
 }
 
 }  // namespace
@@ -90,7 +164,7 @@ Status RunSuite(const SuiteOptions& options) {
     std::vector<Job> jobs;
     for (size_t w = 0; w < workloads.size(); ++w) {
         for (double f : kFractions) {
-            for (const std::string& p : policies) jobs.push_back({w, f, p, 0, false, ""});
+            for (const std::string& p : policies) jobs.push_back({w, f, p, 0, {}, false, ""});
         }
     }
     // The store runs are the slow ones: start them first so the threads finish together.
@@ -107,13 +181,16 @@ Status RunSuite(const SuiteOptions& options) {
             Job& job = jobs[i];
             uint64_t capacity =
                 static_cast<uint64_t>(job.fraction * static_cast<double>(distinct[job.workload]));
-            uint64_t window = std::max<uint64_t>(4096, capacity * 8);
-            Result<PolicyRun> run = RunPolicy(job.policy, workloads[job.workload].trace, capacity,
-                                              65536, 2, window, options.extra, false, true,
-                                              DiskSetup{});
+            RunSettings settings;
+            settings.capacity_objects = capacity;
+            settings.window = std::max<uint64_t>(4096, capacity * 8);
+            settings.extra = options.extra;
+            settings.hint_accuracy = options.hint_accuracy;
+            Result<PolicyRun> run = RunPolicy(job.policy, workloads[job.workload].trace, settings);
             if (run.ok()) {
                 job.ok = true;
                 job.hit = MemHit(run->counts);
+                job.requests = run->requests;
             } else {
                 job.error = run.status().ToString();
             }
@@ -131,18 +208,25 @@ Status RunSuite(const SuiteOptions& options) {
     }
     // hit[workload][fraction index][policy]
     std::map<std::tuple<size_t, int, std::string>, double> hit;
+    std::map<std::tuple<size_t, int, std::string>, RequestFigures> requests;
     for (const Job& j : jobs) {
         int fi = j.fraction == 0.05 ? 0 : j.fraction == 0.1 ? 1 : 2;
         hit[{j.workload, fi, j.policy}] = j.hit;
+        requests[{j.workload, fi, j.policy}] = j.requests;
     }
     auto get = [&](size_t w, int fi, const std::string& p) {
         auto it = hit.find({w, fi, p});
         return it == hit.end() ? -1.0 : it->second;
     };
+    auto get_requests = [&](size_t w, int fi, const std::string& p) {
+        auto it = requests.find({w, fi, p});
+        return it == requests.end() ? RequestFigures{} : it->second;
+    };
     std::filesystem::create_directories(options.out_dir);
     std::ofstream tsv(options.out_dir + "/suite.tsv");
     tsv << "workload\tfraction\tpolicy\tmem_hit\treference_lru\treference_lru_no_promotion\tbelady"
-           "\tregret\tgap_closed\n";
+           "\tregret\tgap_closed\tprefix_mem_hit\trequests_all_memory\tttft_ms_mean\tttft_ms_p50"
+           "\tttft_ms_p99\n";
     char buf[512];
     struct Worst {
         double regret = -1;
@@ -161,9 +245,14 @@ Status RunSuite(const SuiteOptions& options) {
                 double h = get(w, fi, p);
                 double regret = best_ref - h;
                 double gap = bel > ref ? (h - ref) / (bel - ref) : 0.0;
-                std::snprintf(buf, sizeof(buf), "%s\t%.2f\t%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.3f\n",
+                RequestFigures r = get_requests(w, fi, p);
+                std::snprintf(buf, sizeof(buf),
+                              "%s\t%.2f\t%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.3f\t%.4f\t%.4f\t%.1f\t%.1f"
+                              "\t%.1f\n",
                               workloads[w].name.c_str(), kFractions[fi], p.c_str(), h, ref,
-                              ref_np, bel, regret, gap);
+                              ref_np, bel, regret, gap, r.prefix_mem_hit_ratio(),
+                              r.requests_all_memory_ratio(), r.ttft_ms_mean, r.ttft_ms_p50,
+                              r.ttft_ms_p99);
                 tsv << buf;
                 if (p.rfind("reference", 0) == 0 || p == "belady") continue;
                 mean_hit[p] += h / static_cast<double>(workloads.size() * 3);
@@ -241,6 +330,7 @@ Status RunSuite(const SuiteOptions& options) {
             dat << "\n";
         }
     }
+    WriteRequestTables(md, workloads, policies, get_requests);
     return Status::Ok();
 }
 
