@@ -18,12 +18,12 @@ summary=()
 note_failures() {  # stage build-dir
   local list="$2/Testing/Temporary/LastTestsFailed.log" report
   [ -s "$list" ] && summary+=("$1: failed: $(cut -d: -f2 "$list" | tr '\n' ' ')")
-  # And why: each failed assertion with a few lines after it (the full output is further up,
-  # where a truncated log may have lost it).
+  # And why: each failed assertion (GoogleTest) or test (bats' "not ok") with a few lines
+  # after it (the full output is further up, where a truncated log may have lost it).
   local line
   if [ -s "$list" ] && [ -f "$2/Testing/Temporary/LastTest.log" ]; then
     while IFS= read -r line; do summary+=("$1:   $line"); done < <(
-      grep -A4 -E ': Failure$|Failure in test|daemon exited' "$2/Testing/Temporary/LastTest.log" |
+      grep -A4 -E ': Failure$|Failure in test|daemon exited|^not ok ' "$2/Testing/Temporary/LastTest.log" |
         grep -v '^--$' | head -n 40)
   fi
   for report in "$2"/sanitizer-reports/report.*; do
