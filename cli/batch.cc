@@ -3,7 +3,7 @@
 #include <map>
 
 #include "cli/progress.h"
-#include "core/types.h"
+#include "core/base/types.h"
 
 namespace mooncake::cli {
 

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "core/types.h"
+#include "core/base/types.h"
 
 namespace mooncake::cli {
 namespace {

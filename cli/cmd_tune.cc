@@ -1,13 +1,13 @@
 // mooncakectl tune get [NAME] | tune set NAME=VALUE... [--persist]: read and change knobs at
 // runtime. Unknown knobs, start-only knobs and out-of-range values are usage errors (2),
-// found against the knob table (core/knobs.def) before anything is sent, with a message that
+// found against the knob table (core/base/knobs.def) before anything is sent, with a message that
 // names the allowed range; the daemon checks again, all or nothing, and refuses combinations
 // its cross-knob rules forbid (1).
 #include <memory>
 #include <set>
 
 #include "cli/commands.h"
-#include "core/knobs.h"
+#include "core/base/knobs.h"
 
 namespace mooncake::cli {
 

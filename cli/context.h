@@ -10,7 +10,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/printers.h"
-#include "core/status.h"
+#include "core/base/status.h"
 #include "thrift/client.h"
 
 namespace mooncake::cli {

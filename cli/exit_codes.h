@@ -11,7 +11,7 @@
 
 #include <span>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake::cli {
 

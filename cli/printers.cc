@@ -6,7 +6,7 @@
 #include <ctime>
 
 #include "cli/text.h"
-#include "core/types.h"
+#include "core/base/types.h"
 
 namespace mooncake::cli {
 namespace {
@@ -169,7 +169,7 @@ void WriteLastPromotion(JsonWriter& json, const std::optional<PromotionDecision>
 }
 
 // "gate_refused (the adaptive gate has ...); 3 reads, threshold 2; 1.2s ago"
-// ReplicateConfig's pins (core/pin_table.h).
+// ReplicateConfig's pins (core/master/pin_table.h).
 std::string PinText(const ObjectView& o) {
     std::string out;
     if (o.hard_pinned) out = "hard (never evicted)";
@@ -364,7 +364,7 @@ std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format) {
     }
     Table table(
         {"ID", "NODE", "DATA", "MEMORY", "KEYS", "LOCAL_DISK", "KEYS", "HEARTBEAT", "DISK"});
-    // Ids are opaque and long (epoch << 32 | n, core/store_internals.cc): left-aligned.
+    // Ids are opaque and long (epoch << 32 | n, core/master/store_internals.cc): left-aligned.
     for (size_t c : {4, 6}) table.AlignRight(c);
     for (const NodeInfo& n : nodes) {
         table.AddRow({std::to_string(n.id), n.spec.name, n.spec.data_address,

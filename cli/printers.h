@@ -10,7 +10,7 @@
 //                   node, node_id, size, pins}], lease_remaining_ms, soft_pinned,
 //                   soft_pin_ms_remaining (0 when lapsed or unpinned), hard_pinned, recency, sketch_estimate,
 //                   promotion_in_flight, offload_in_flight, last_promotion}
-//   last_promotion  null, or {outcome (core/promotion_decision.h names), refused (bool),
+//   last_promotion  null, or {outcome (core/base/promotion_decision.h names), refused (bool),
 //                   reason (one line), reads, threshold, age_ms}: the key's last promotion
 //                   decision, "why is this key not in MEMORY?"
 //   ls              [{key, size, tiers}]
@@ -40,8 +40,8 @@
 #include <vector>
 
 #include "cli/json.h"
-#include "core/master_types.h"
-#include "core/status.h"
+#include "core/base/master_types.h"
+#include "core/base/status.h"
 #include "etcd/leader_discovery.h"
 #include "thrift/client.h"
 

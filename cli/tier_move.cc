@@ -7,7 +7,7 @@
 
 #include "cli/batch.h"
 #include "cli/text.h"
-#include "core/types.h"
+#include "core/base/types.h"
 
 namespace mooncake::cli {
 namespace {

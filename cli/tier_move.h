@@ -1,6 +1,6 @@
 // The manual tier moves shared by `promote`, `offload` and `evict`: the same argument forms
 // (KEY... or --prefix P), per-key outcomes, and --wait, which is Client::WaitForMove (the rule
-// is core/manual_move.h) with --timeout as its deadline. This file parses, calls the library and
+// is core/base/manual_move.h) with --timeout as its deadline. This file parses, calls the library and
 // chooses the words; it decides nothing about tiers.
 #pragma once
 
@@ -10,13 +10,13 @@
 
 #include "cli/context.h"
 #include "cli/printers.h"
-#include "core/manual_move.h"
-#include "core/master_types.h"
+#include "core/base/manual_move.h"
+#include "core/base/master_types.h"
 #include "thrift/client.h"
 
 namespace mooncake::cli {
 
-// TierMove, WaitState and WaitStateOf come from core/manual_move.h.
+// TierMove, WaitState and WaitStateOf come from core/base/manual_move.h.
 
 struct TierMoveOptions {
     std::vector<std::string> keys;

@@ -12,9 +12,9 @@
 #include <cstring>
 
 #include "core/disk/disk_store.h"
-#include "core/master_link.h"
-#include "core/master_store.h"
-#include "core/metrics.h"
+#include "core/base/master_link.h"
+#include "core/master/master_store.h"
+#include "core/base/metrics.h"
 #include "daemon/access.h"
 #include "daemon/fault_injection.h"
 #include "daemon/segment.h"

@@ -34,9 +34,9 @@
 #include <string>
 #include <thread>
 
-#include "core/knobs.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/knobs.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 #include "daemon/access.h"
 #include "net/net.h"
 

@@ -1,6 +1,6 @@
 #include "daemon/disk_health.h"
 
-#include "core/metrics.h"
+#include "core/base/metrics.h"
 
 namespace mooncake {
 

@@ -16,9 +16,9 @@
 #include <memory>
 #include <string>
 
-#include "core/knobs.h"
-#include "core/metrics.h"
-#include "core/status.h"
+#include "core/base/knobs.h"
+#include "core/base/metrics.h"
+#include "core/base/status.h"
 #include "net/net.h"
 
 namespace mooncake {

@@ -21,7 +21,7 @@
 // heartbeat.reply (a heartbeat reply arrived, not yet acted on: `fail` drops it, as if lost).
 #pragma once
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 #ifdef MOONCAKE_FAULT_INJECTION
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "core/knobs.h"
+#include "core/base/knobs.h"
 
 namespace mooncake {
 

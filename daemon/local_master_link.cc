@@ -1,6 +1,6 @@
 // The standalone node's link: core's in-process LocalMasterLink, with this daemon's node
 // directory learning each registration and naming the data channel of a staged range.
-#include "core/local_master_link.h"
+#include "core/master/local_master_link.h"
 
 #include "daemon/master_link.h"
 #include "daemon/node_directory.h"

@@ -16,7 +16,7 @@
 
 #include <thrift/TOutput.h>
 
-#include "core/knobs.h"
+#include "core/base/knobs.h"
 #include "daemon/flags.h"
 #include "daemon/roles.h"
 #include "spdlog/sinks/stdout_color_sinks.h"

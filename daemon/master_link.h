@@ -1,13 +1,13 @@
-// The daemon's MasterLink implementations (the interface is core/master_link.h):
-//  - NewLocalMasterLink: core/local_master_link.h, with this daemon's node directory (standalone);
+// The daemon's MasterLink implementations (the interface is core/base/master_link.h):
+//  - NewLocalMasterLink: core/master/local_master_link.h, with this daemon's node directory (standalone);
 //  - NewRpcMasterLink: a remote master through thrift/master_channel.h (node role).
 #pragma once
 
 #include <memory>
 #include <string_view>
 
-#include "core/master_link.h"
-#include "core/status.h"
+#include "core/base/master_link.h"
+#include "core/base/status.h"
 
 namespace mooncake {
 

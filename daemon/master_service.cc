@@ -3,7 +3,7 @@
 #include <chrono>
 #include <optional>
 
-#include "core/metrics.h"
+#include "core/base/metrics.h"
 #include "daemon/access.h"
 #include "daemon/config_file.h"
 #include "daemon/scrub.h"

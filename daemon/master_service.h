@@ -14,7 +14,7 @@
 #include <unordered_map>
 
 #include "MasterService.h"
-#include "core/master_store.h"
+#include "core/master/master_store.h"
 #include "thrift/convert.h"
 #include "thrift/rpc_limits.h"
 

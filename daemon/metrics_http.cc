@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "core/metrics.h"
+#include "core/base/metrics.h"
 
 namespace mooncake {
 

@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/master_types.h"
-#include "core/status.h"
+#include "core/base/master_types.h"
+#include "core/base/status.h"
 #include "net/net.h"
 
 namespace httplib {

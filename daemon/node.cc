@@ -1,8 +1,8 @@
 #include "daemon/node.h"
 
 #include "core/disk/disk_store.h"
-#include "core/disk_node_disk.h"
-#include "core/metrics.h"
+#include "core/node/disk_node_disk.h"
+#include "core/base/metrics.h"
 #include "daemon/disk_health.h"
 #include "daemon/fault_injection.h"
 #include "daemon/segment.h"

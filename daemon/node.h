@@ -1,5 +1,5 @@
 // Node: the daemon's node -- the threads and long-polls around a NodeWorker
-// (core/node_worker.h), which does the work and holds the rules.
+// (core/node/node_worker.h), which does the work and holds the rules.
 //
 //  - registration: Start registers, retrying with backoff until the master answers;
 //  - heartbeat thread (every heartbeat_interval, and at once when the disk dropped a record):
@@ -23,12 +23,12 @@
 #include <thread>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/knobs.h"
-#include "core/master_link.h"
-#include "core/master_types.h"
-#include "core/node_worker.h"
-#include "core/status.h"
+#include "core/base/clock.h"
+#include "core/base/knobs.h"
+#include "core/base/master_link.h"
+#include "core/base/master_types.h"
+#include "core/node/node_worker.h"
+#include "core/base/status.h"
 
 namespace mooncake {
 

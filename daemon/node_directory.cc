@@ -1,6 +1,6 @@
 #include "daemon/node_directory.h"
 
-#include "core/master_store.h"
+#include "core/master/master_store.h"
 
 namespace mooncake {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/master_types.h"
+#include "core/base/master_types.h"
 #include "thrift/convert.h"
 
 namespace mooncake {

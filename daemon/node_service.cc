@@ -1,7 +1,7 @@
 #include "daemon/node_service.h"
 
 #include "core/disk/disk_store.h"
-#include "core/metrics.h"
+#include "core/base/metrics.h"
 #include "daemon/access.h"
 #include "daemon/node.h"
 #include "daemon/rpc_server.h"

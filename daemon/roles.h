@@ -13,7 +13,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/knobs.h"
+#include "core/base/knobs.h"
 
 namespace mooncake {
 

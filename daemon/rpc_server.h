@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "daemon/access.h"
 #include "net/net.h"
 

@@ -33,13 +33,13 @@
 #include <thread>
 #include <vector>
 
-#include "core/node_seams.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/node/node_seams.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 
 namespace mooncake {
 
-// The NodeWorker reaches it through core/node_seams.h (NodeSegment).
+// The NodeWorker reaches it through core/node/node_seams.h (NodeSegment).
 class Segment final : public NodeSegment {
     struct Record;
 

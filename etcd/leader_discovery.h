@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "etcd/cluster_keys.h"
 #include "etcd/etcd_client.h"
 

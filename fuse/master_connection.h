@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "thrift/client.h"
 
 namespace mooncake::tierfs {

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 #include "thrift/client.h"
 
 namespace mooncake::tierfs {
@@ -45,7 +45,7 @@ std::string Describe(const ObjectInfo& info);
 //   user.mooncake.offload_in_flight    true|false
 //   user.mooncake.promotion            the key's last promotion decision, "why is it not in
 //                                      MEMORY?": <outcome> reads=<n> threshold=<n> age_s=<n>,
-//                                      or none (outcomes: core/promotion_decision.h)
+//                                      or none (outcomes: core/base/promotion_decision.h)
 std::vector<std::pair<std::string, std::string>> KeyXattrs(const ObjectInfo& info);
 // The names alone, in the same order (listxattr needs no RPC).
 const std::vector<std::string>& KeyXattrNames();

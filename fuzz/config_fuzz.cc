@@ -1,4 +1,4 @@
-// The config/knob parser (core/knobs.h: ParseConfigText, SetMany, the value parsers) and the
+// The config/knob parser (core/base/knobs.h: ParseConfigText, SetMany, the value parsers) and the
 // `tune set --persist` file rewrite (daemon/config_file.h: RewriteConfigText).
 //
 // Input: a config file's text, optionally followed by a NUL byte and `name=value` lines that
@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/knobs.h"
+#include "core/base/knobs.h"
 #include "daemon/config_file.h"
 #include "fuzz/fuzz_check.h"
 

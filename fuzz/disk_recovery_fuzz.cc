@@ -32,7 +32,7 @@
 #include "core/disk/disk_store.h"
 #include "core/disk/format.h"
 #include "core/disk/memory_device.h"
-#include "core/status.h"
+#include "core/base/status.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/object_bytes.h"
 #include "spdlog/spdlog.h"

@@ -12,10 +12,10 @@
 #include <string>
 
 #include "MasterService.h"
-#include "core/clock.h"
-#include "core/knobs.h"
-#include "core/master_store.h"
-#include "core/metrics.h"
+#include "core/base/clock.h"
+#include "core/base/knobs.h"
+#include "core/master/master_store.h"
+#include "core/base/metrics.h"
 #include "daemon/master_service.h"
 #include "daemon/node_directory.h"
 #include "daemon/rpc_server.h"

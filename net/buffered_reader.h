@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake::net {
 

@@ -18,7 +18,7 @@
 #include <span>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake {
 

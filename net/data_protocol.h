@@ -48,8 +48,8 @@
 #include <optional>
 #include <span>
 
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 
 namespace mooncake::data {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 #include "net/byte_stream.h"
 
 namespace mooncake {

@@ -7,7 +7,7 @@
 // look finds the key gone: the reader is told why ("corrupt"), not "not found".
 #pragma once
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake::net {
 

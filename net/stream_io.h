@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "net/byte_stream.h"
 
 namespace mooncake::net {

@@ -6,7 +6,7 @@
 //   Status st = (*client)->Put("key", "value bytes");
 //   Result<std::string> value = (*client)->Get("key");
 //
-// Errors are values (core/status.h), never exceptions:
+// Errors are values (core/base/status.h), never exceptions:
 //   kUnavailable      the master or a node cannot be reached (connect refused, reset, closed)
 //   kTimeout          it was reached but did not answer in time
 //   kNotFound         no such key
@@ -15,7 +15,7 @@
 //   kNoSpace          DRAM cannot make room (everything evictable is leased or pinned)
 //   kHasLease         Remove refused while readers hold a lease (pass force)
 //   kInvalidArgument  bad key (1..4096 bytes, no NUL), size, knob value; or a protocol mismatch
-//   others            as in core/status.h
+//   others            as in core/base/status.h
 //
 // Against a standalone daemon (its Hello names a data channel for by-key ops) Get, GetInto and
 // a Put of up to 1 MiB are one exchange with that channel: the daemon does the master's part in
@@ -53,11 +53,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/manual_move.h"
-#include "core/master_types.h"
-#include "core/pin_table.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/manual_move.h"
+#include "core/base/master_types.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 #include "net/data_transport.h"
 
 namespace mooncake {
@@ -101,7 +100,7 @@ struct ListPage {
     bool more = false;                // ask again with start_after = objects.back().object.key
 };
 
-// One row of the knob table (core/knobs.def) with its current value on the master.
+// One row of the knob table (core/base/knobs.def) with its current value on the master.
 struct KnobInfo {
     std::string name;
     std::string value;
@@ -119,7 +118,7 @@ struct KeyOutcome {
     std::optional<ManualOutcome> outcome;
 };
 
-// How one key of WaitForMove ended (core/manual_move.h has the rule).
+// How one key of WaitForMove ended (core/base/manual_move.h has the rule).
 struct MoveKeyResult {
     std::string key;
     MoveEnd end = MoveEnd::kLate;
@@ -168,7 +167,7 @@ public:
     // Stores `value` (1 byte .. max_value_size) under a key that does not exist yet.
     // `preferred`: allocate in that node's segment if it has room (else where the master
     // would; an unknown node is no preference). Not used against a standalone daemon.
-    // `pin` (core/pin_table.h): a pinned put always takes the PutStart path, which carries it.
+    // `pin` (core/master/pin_table.h): a pinned put always takes the PutStart path, which carries it.
     Status Put(std::string_view key, std::span<const std::byte> value,
                NodeId preferred = kNoNode, const PutPin& pin = {});
     Status Put(std::string_view key, std::string_view value) {

@@ -1,4 +1,4 @@
-// Conversions between core's plain values (core/master_types.h, core/status.h) and the Thrift
+// Conversions between core's plain values (core/base/master_types.h, core/base/status.h) and the Thrift
 // types generated from thrift/mooncake.thrift. The daemon's handlers and the client library
 // both use these, so each mapping is written once.
 //
@@ -10,9 +10,8 @@
 #include <string>
 #include <utility>
 
-#include "core/master_types.h"
-#include "core/pin_table.h"
-#include "core/status.h"
+#include "core/base/master_types.h"
+#include "core/base/status.h"
 #include "mooncake_types.h"  // generated into the build tree
 
 namespace mooncake::rpc {

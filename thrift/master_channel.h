@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "net/net.h"
 
 namespace mooncake::rpc {

@@ -12,7 +12,7 @@ namespace cpp mooncake.rpc
 // Bumped on any incompatible change to this file or to the data channel header.
 const i32 PROTOCOL_VERSION = 1
 
-// Same numbers as core's StatusCode (core/status.h); thrift/convert.cc checks it statically.
+// Same numbers as core's StatusCode (core/base/status.h); thrift/convert.cc checks it statically.
 enum ErrorCode {
   OK = 0,
   NOT_FOUND = 1,
@@ -63,7 +63,7 @@ struct Replica {
 }
 
 // Why a key is or is not on its way back to MEMORY: its last promotion decision
-// (core/promotion_decision.h). outcome: queued, deduplicated, admission_gated,
+// (core/base/promotion_decision.h). outcome: queued, deduplicated, admission_gated,
 // watermark_gated, no_room, victims_hotter, gate_refused, queue_full, stale (an attempt's),
 // completed, alloc_failed, io_failed, expired, cancelled (a queued task's end).
 struct PromotionDecision {
@@ -84,7 +84,7 @@ struct ObjectInfo {
   8: bool promotion_in_flight,
   9: bool offload_in_flight,
   10: optional PromotionDecision last_promotion,  // Stat only
-  // Stat only, set for a pinned object (core/pin_table.h).
+  // Stat only, set for a pinned object (core/master/pin_table.h).
   11: optional bool soft_pinned,
   12: optional i64 soft_pin_remaining_ms,  // 0: lapsed (or the put has not ended)
   13: optional bool hard_pinned,
@@ -110,7 +110,7 @@ struct PutStartReply {
   2: Replica replica,     // the PROCESSING MEMORY range to write the bytes into
 }
 
-// A Put's pins (Python's ReplicateConfig; core/pin_table.h). Unset: unpinned, so an older
+// A Put's pins (Python's ReplicateConfig; core/master/pin_table.h). Unset: unpinned, so an older
 // client (which never sends one) and an older master (which skips it) still agree.
 struct PutPin {
   1: bool soft,

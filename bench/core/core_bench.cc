@@ -14,7 +14,7 @@
 // the same rounds with promotion_on_hit off on both sides: what the method itself reads when
 // there is no difference (the box's noise), to read the on/off ratios against. Three cases:
 //   MEMORY-resident keys           — on counts the read in the object's own admission count
-//                                    (core/access_count.h) and the sketch's aging window;
+//                                    (core/master/access_count.h) and the sketch's aging window;
 //   LOCAL_DISK-only, gated         — threshold 255 with a sketch window short enough that no
 //                                    key ever reaches it: every Get runs gate 1 and stops
 //                                    there (the common fate of a cold key); no task is made;
@@ -36,10 +36,10 @@
 #include <thread>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/knobs.h"
-#include "core/master_store.h"
-#include "core/metrics.h"
+#include "core/base/clock.h"
+#include "core/base/knobs.h"
+#include "core/master/master_store.h"
+#include "core/base/metrics.h"
 
 namespace mooncake {
 namespace {

@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/knobs.h"
-#include "core/master_store.h"
-#include "core/metrics.h"
+#include "core/base/clock.h"
+#include "core/base/knobs.h"
+#include "core/master/master_store.h"
+#include "core/base/metrics.h"
 
 namespace mooncake {
 namespace {

@@ -11,7 +11,7 @@
 namespace mooncake::replay {
 namespace {
 
-// promotion-adaptive: promotion_gate=adaptive (core/adaptive_policy.h).
+// promotion-adaptive: promotion_gate=adaptive (core/master/adaptive_policy.h).
 // promotion-compare / promotion-no-compare: the promotion gate fixed (promotion_gate=fixed)
 // with promotion_compare_victims on / off, as the operator knobs allow; hit-density-no-compare
 // likewise with eviction_policy=hit_density.

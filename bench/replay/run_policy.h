@@ -11,7 +11,7 @@
 #include "bench/replay/reference_lru.h"
 #include "bench/replay/store_replay.h"
 #include "bench/replay/trace_reader.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake::replay {
 

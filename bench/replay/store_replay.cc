@@ -10,15 +10,15 @@
 #include <optional>
 #include <unordered_map>
 
-#include "core/clock.h"
-#include "core/bookkeeping_node.h"
+#include "core/base/clock.h"
+#include "core/node/bookkeeping_node.h"
 #include "core/disk/disk_store.h"
-#include "core/disk_node_disk.h"
-#include "core/knobs.h"
-#include "core/local_master_link.h"
-#include "core/master_store.h"
-#include "core/metrics.h"
-#include "core/node_worker.h"
+#include "core/node/disk_node_disk.h"
+#include "core/base/knobs.h"
+#include "core/master/local_master_link.h"
+#include "core/master/master_store.h"
+#include "core/base/metrics.h"
+#include "core/node/node_worker.h"
 
 namespace mooncake::replay {
 namespace {
@@ -165,7 +165,7 @@ private:
     std::vector<size_t> next_use_;
 };
 
-// The replay's node: the real NodeWorker (core/node_worker.h, as the daemon runs it) over an
+// The replay's node: the real NodeWorker (core/node/node_worker.h, as the daemon runs it) over an
 // in-process link, its work done synchronously after every reference. disk == nullptr:
 // LOCAL_DISK is bookkeeping only (no bytes).
 class ReplayNode {

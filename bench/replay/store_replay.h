@@ -3,7 +3,7 @@
 // DRAM fraction) and a LOCAL_DISK; its offload and promotion work is done at once after every
 // reference, so promotion is "instant" as in the reference.
 //
-// The node is the real NodeWorker (core/node_worker.h, what the daemon's node runs) over an
+// The node is the real NodeWorker (core/node/node_worker.h, what the daemon's node runs) over an
 // in-process LocalMasterLink, driven synchronously: its heartbeat before every request, its
 // offloads and promotions after every reference.
 //
@@ -20,7 +20,7 @@
 #include "bench/replay/reference_lru.h"
 #include "bench/replay/request_metrics.h"
 #include "bench/replay/trace_reader.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake::replay {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake::replay {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bench/replay/trace_reader.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake::replay {
 

@@ -16,7 +16,7 @@
 #include <span>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake {
 

@@ -64,10 +64,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/clock.h"
+#include "core/base/clock.h"
 #include "core/disk/device.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 
 namespace mooncake {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/disk/device.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 
 namespace mooncake::disk_format {
 

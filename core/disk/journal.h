@@ -29,7 +29,7 @@
 
 #include "core/disk/device.h"
 #include "core/disk/format.h"
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake {
 

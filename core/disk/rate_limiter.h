@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "core/clock.h"
+#include "core/base/clock.h"
 
 namespace mooncake {
 

@@ -1,7 +1,7 @@
 // ClusterState: the small durable state of an HA cluster that no node can give back, kept in
 // etcd so a new leader starts from it: knob values set with `tune set` (knobs/<name>). The
 // epoch lives there too (LeaderElection). Object metadata does not: the live nodes report it
-// when they register with the new leader (core/store_rejoin.cc); nor do promotion and offload
+// when they register with the new leader (core/master/store_rejoin.cc); nor do promotion and offload
 // tasks: reads and evictions trigger them again.
 //
 // Thread-safety: every method may be called from any thread.
@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/knobs.h"
-#include "core/status.h"
+#include "core/base/knobs.h"
+#include "core/base/status.h"
 #include "etcd/cluster_keys.h"
 #include "etcd/etcd_client.h"
 
@@ -38,7 +38,7 @@ public:
     Status SaveNodes(const std::set<std::string>& names);
     Result<std::set<std::string>> LoadNodes();
 
-    // Tombstones of keys removed while their node was away (core/departed_objects.h), by
+    // Tombstones of keys removed while their node was away (core/master/departed_objects.h), by
     // key and generation: a new leader refuses those copies when the node comes back. Each
     // is kept for `ttl_sec` (--ha_tombstone_ttl_sec) to a tenth more (at most an hour more),
     // then etcd deletes it: tombstones are written with a lease, one per stretch of time.
@@ -47,7 +47,7 @@ public:
     // Both kinds below, as tombstones for the next leader.
     Result<std::vector<std::pair<std::string, uint64_t>>> LoadTombstones();
 
-    // Removals made durable before they are acknowledged (core/removal_journal.h), by key and
+    // Removals made durable before they are acknowledged (core/master/removal_journal.h), by key and
     // generation (removals/<hex key>/<generation>), in transactions of up to 100: the next
     // leader refuses the copies whose delete the nodes had not received yet. A node gets
     // that delete, or registers again with the next leader, within seconds, so these are

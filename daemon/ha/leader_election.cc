@@ -1,6 +1,6 @@
 #include "daemon/ha/leader_election.h"
 
-#include "core/metrics.h"
+#include "core/base/metrics.h"
 #include "spdlog/spdlog.h"
 
 namespace mooncake::ha {

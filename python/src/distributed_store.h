@@ -20,9 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "core/master_types.h"
-#include "core/pin_table.h"
-#include "core/status.h"
+#include "core/base/master_types.h"
+#include "core/base/status.h"
 
 namespace mooncake {
 class Client;
@@ -60,7 +59,7 @@ struct ByteRange {
 // What ReplicateConfig says about a write that the store honours. `segment`: the name of the
 // node whose segment should hold the object (preferred_segment; "" = wherever the master
 // allocates), a hint the master takes if that node has room. `pin`: with_soft_pin /
-// soft_pin_ttl_ms / with_hard_pin (core/pin_table.h).
+// soft_pin_ttl_ms / with_hard_pin (core/master/pin_table.h).
 struct WritePlacement {
     std::string segment;
     PutPin pin;

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace mooncake::py {
 

@@ -31,7 +31,7 @@ namespace {
 
 // Mooncake's write options, every field it has, so an engine that sets one does not fall back
 // to another path. Honoured: preferred_segment(s) (the first), prefer_alloc_in_same_node,
-// with_soft_pin / soft_pin_ttl_ms and with_hard_pin (core/pin_table.h). The rest (more than
+// with_soft_pin / soft_pin_ttl_ms and with_hard_pin (core/master/pin_table.h). The rest (more than
 // one replica, groups, tenants) is logged once per process (NoteUnhonoured) and listed in
 // docs/PYTHON.md; the write goes on as a plain one.
 struct ReplicateConfig {

@@ -1,4 +1,4 @@
-// Prints the knob list of mooncaked(8) in mdoc, from the knob table itself (core/knobs.def):
+// Prints the knob list of mooncaked(8) in mdoc, from the knob table itself (core/base/knobs.def):
 // the man page's section between the "BEGIN KNOBS" and "END KNOBS" comments must equal this
 // output (ctest man_mooncaked_knobs checks it). To refresh the page after a knob changes:
 //   cmake --build build --target update_man_knobs
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/knobs.h"
+#include "core/base/knobs.h"
 
 namespace {
 

@@ -24,7 +24,7 @@ if(UPDATE)
 endif()
 if(NOT actual STREQUAL expected)
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/knobs.expected "${expected}")
-  message(FATAL_ERROR "${PAGE}: the knob list differs from the knob table (core/knobs.def); "
+  message(FATAL_ERROR "${PAGE}: the knob list differs from the knob table (core/base/knobs.def); "
                       "regenerate it: cmake --build <dir> --target update_man_knobs")
 endif()
 message(STATUS "${PAGE}: knob list matches the knob table")

@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/knobs.h"
+#include "core/base/knobs.h"
 #include "gtest/gtest.h"
 #include "tests/integration/harness.h"
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/master_link.h"
-#include "core/metrics.h"
+#include "core/base/master_link.h"
+#include "core/base/metrics.h"
 #include "daemon/data_server.h"
 #include "daemon/segment.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-// The adaptive promotion gate's rules (core/adaptive_policy.h), on small synthetic sequences
+// The adaptive promotion gate's rules (core/master/adaptive_policy.h), on small synthetic sequences
 // where the right decision is known. The gate keeps no clock (its sims count accesses, and
 // its evidence decays per access), so the sequences need no ManualClock; the store-level
 // behaviour is covered by tests/replay.
@@ -8,8 +8,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/adaptive_policy.h"
-#include "core/metrics.h"
+#include "core/master/adaptive_policy.h"
+#include "core/base/metrics.h"
 
 namespace mooncake {
 namespace {

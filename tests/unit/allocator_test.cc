@@ -2,7 +2,7 @@
 // fragmentation under churn of mixed sizes (measured here), at dram_alloc_granularity=4096.
 // Issue 21: small granules (SmallGranuleTest) — small values packed, 4 KiB alignment kept for
 // values of 4 KiB and more, coalescing across granules.
-#include "core/segment_allocator.h"
+#include "core/base/segment_allocator.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "core/types.h"
+#include "core/base/types.h"
 
 namespace mooncake {
 namespace {

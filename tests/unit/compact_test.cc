@@ -1,12 +1,12 @@
-// Issue 21: the compact per-object containers (core/compact.h), the intrusive eviction list
-// (core/eviction_list.h) and the size of ObjectMeta they add up to.
+// Issue 21: the compact per-object containers (core/base/compact.h), the intrusive eviction list
+// (core/master/eviction_list.h) and the size of ObjectMeta they add up to.
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "core/compact.h"
-#include "core/eviction_list.h"
-#include "core/object.h"
+#include "core/base/compact.h"
+#include "core/master/eviction_list.h"
+#include "core/master/object.h"
 
 namespace mooncake {
 namespace {

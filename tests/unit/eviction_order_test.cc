@@ -1,6 +1,6 @@
-// The selection of the coldest eviction candidates (core/eviction_order.h): SelectColdest picks
+// The selection of the coldest eviction candidates (core/master/eviction_order.h): SelectColdest picks
 // exactly the set a full sort's prefix would, which the clean round relies on to skip the sort.
-#include "core/eviction_order.h"
+#include "core/master/eviction_order.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // eviction_policy=hit_density: the access classes, the estimator's scores, and the store
-// evicting by them (core/eviction_policy.h).
-#include "core/eviction_policy.h"
+// evicting by them (core/master/eviction_policy.h).
+#include "core/master/eviction_policy.h"
 
 #include <gtest/gtest.h>
 

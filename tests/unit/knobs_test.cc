@@ -1,8 +1,8 @@
-#include "core/knobs.h"
+#include "core/base/knobs.h"
 
 #include <gtest/gtest.h>
 
-#include "core/types.h"
+#include "core/base/types.h"
 
 namespace mooncake {
 namespace {

@@ -171,7 +171,7 @@ TEST_F(LifecycleTest, AbandonedPutIsFreedAfterPutTimeout) {
     ExpectInvariants();
 }
 
-// The reaper walks a shard only when something in it may be due (core/store_reap.cc): a Put
+// The reaper walks a shard only when something in it may be due (core/master/store_reap.cc): a Put
 // started after a walk that found nothing, and one started under a timeout shortened since,
 // are still freed on time.
 TEST_F(LifecycleTest, PutsStartedBetweenReapWalksAreFreedOnTime) {

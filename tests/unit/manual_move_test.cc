@@ -1,6 +1,6 @@
-// The manual-move rule (core/manual_move.h): where a key stands for promote, offload and evict,
+// The manual-move rule (core/base/manual_move.h): where a key stands for promote, offload and evict,
 // and what a waiter does with each answer: poll, ask again, or stop, and how it ended.
-#include "core/manual_move.h"
+#include "core/base/manual_move.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/metrics.h"
+#include "core/base/metrics.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -54,7 +54,7 @@ TEST_F(NodeRegistrationTest, HeartbeatOfAnExpiredNodeIsUnknownNodeAndItRegisters
     clock_.Advance(seconds(11));
     ASSERT_EQ(store().ExpireNodes(), 1u);
     EXPECT_EQ(store().Heartbeat(*a).status().code(), StatusCode::kUnknownNode);
-    // The node answers UnknownNode by registering again (core/node_worker.cc Heartbeat).
+    // The node answers UnknownNode by registering again (core/node/node_worker.cc Heartbeat).
     Result<NodeId> again = Register("a", 11);
     ASSERT_TRUE(again.ok()) << again.status().ToString();
     EXPECT_NE(*again, *a);

@@ -1,8 +1,8 @@
-// NodeWorker (core/node_worker.h) in-process: the real MasterStore on a ManualClock behind a
+// NodeWorker (core/node/node_worker.h) in-process: the real MasterStore on a ManualClock behind a
 // link that can refuse or rewrite answers, and a segment, disk and peer writer that keep
 // bytes in maps and fail on demand. Each test covers one rule of the node's half, including
 // the failure paths tests/fault exercises with processes.
-#include "core/node_worker.h"
+#include "core/node/node_worker.h"
 
 #include <gtest/gtest.h>
 
@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/knobs.h"
-#include "core/local_master_link.h"
-#include "core/master_store.h"
-#include "core/metrics.h"
+#include "core/base/clock.h"
+#include "core/base/knobs.h"
+#include "core/master/local_master_link.h"
+#include "core/master/master_store.h"
+#include "core/base/metrics.h"
 
 namespace mooncake {
 namespace {

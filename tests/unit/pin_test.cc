@@ -1,4 +1,4 @@
-// Issue 33: ReplicateConfig's pins honoured (core/pin_table.h). A soft-pinned object is evicted
+// Issue 33: ReplicateConfig's pins honoured (core/master/pin_table.h). A soft-pinned object is evicted
 // only after unpinned ones until its pin lapses (one TTL after the put ends or its last read),
 // in every eviction order; a hard-pinned one is never evicted, its bytes counted and capped.
 #include "tests/unit/store_test_util.h"

@@ -1,4 +1,4 @@
-// The RFC's contract with default knobs (core/promotion_pipeline.h): a LOCAL_DISK-only key
+// The RFC's contract with default knobs (core/master/promotion_pipeline.h): a LOCAL_DISK-only key
 // read promotion_admission_threshold times is promoted unless an interlock says no or the
 // adaptive gate has evidence against it; every attempt ends in one outcome, counted under its
 // own name and remembered for `stat`; keys read in one batch are promoted as a chain.

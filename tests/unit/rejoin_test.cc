@@ -1,4 +1,4 @@
-// What a node that registers again reports holding (core/store_rejoin.cc): its DRAM ranges and
+// What a node that registers again reports holding (core/master/store_rejoin.cc): its DRAM ranges and
 // disk records come back after a master restart or after the master expired it, and nothing
 // removed or rewritten meanwhile comes back with them.
 #include "gtest/gtest.h"

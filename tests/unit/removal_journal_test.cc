@@ -1,8 +1,8 @@
-// RemovalJournal (core/removal_journal.h): removals made durable before they are acknowledged,
-// concurrent ones written together; and how the store uses it (core/master_store.cc) with the
-// newest-incarnation rule of adoption (core/store_rejoin.cc): no removed or superseded
+// RemovalJournal (core/master/removal_journal.h): removals made durable before they are acknowledged,
+// concurrent ones written together; and how the store uses it (core/master/master_store.cc) with the
+// newest-incarnation rule of adoption (core/master/store_rejoin.cc): no removed or superseded
 // version comes back with the next leader.
-#include "core/removal_journal.h"
+#include "core/master/removal_journal.h"
 
 #include <gtest/gtest.h>
 

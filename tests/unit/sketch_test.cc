@@ -1,7 +1,7 @@
 // Issue 4: the count-min admission sketch — depth 4, saturating 8-bit counters, never an
 // underestimate, halving after an aging window (amortized), lock-free under threads; and the
 // store's window default that scales with DRAM capacity in objects.
-#include "core/admission_sketch.h"
+#include "core/master/admission_sketch.h"
 
 #include <gtest/gtest.h>
 

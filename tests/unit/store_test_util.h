@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "core/bookkeeping_node.h"
-#include "core/clock.h"
-#include "core/knobs.h"
-#include "core/local_master_link.h"
-#include "core/master_store.h"
-#include "core/metrics.h"
-#include "core/node_worker.h"
+#include "core/node/bookkeeping_node.h"
+#include "core/base/clock.h"
+#include "core/base/knobs.h"
+#include "core/master/local_master_link.h"
+#include "core/master/master_store.h"
+#include "core/base/metrics.h"
+#include "core/node/node_worker.h"
 
 namespace mooncake::testing {
 
@@ -49,8 +49,8 @@ public:  // tests drive the fixture from helper functions too
         return start->generation;
     }
 
-    // The node's work, done at once by the real NodeWorker (core/node_worker.h) over seams
-    // that hold no bytes (core/bookkeeping_node.h): offloads succeed, promotions stage and
+    // The node's work, done at once by the real NodeWorker (core/node/node_worker.h) over seams
+    // that hold no bytes (core/node/bookkeeping_node.h): offloads succeed, promotions stage and
     // commit; a staging the master answers NotReady runs the node's offloads and asks again.
     // A fresh worker per call, on whatever store() is now (tests restart the master).
     NodeWorker::Ran RunNodeWork(NodeId node, bool offloads) {

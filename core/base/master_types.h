@@ -1,0 +1,197 @@
+// Plain values MasterStore takes and returns. Shared by the daemon's RPC handlers, the client
+// library and the trace replay; none of them holds a lock or points into the store.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/clock.h"
+#include "core/base/promotion_decision.h"
+#include "core/base/types.h"
+
+namespace mooncake {
+
+// Where one copy of an object lives. `offset` is the byte offset in the node's DRAM segment
+// (MEMORY only); a LOCAL_DISK replica is found by the holder from (key, generation).
+struct ReplicaDesc {
+    Tier tier = Tier::kMemory;
+    ReplicaState state = ReplicaState::kComplete;
+    NodeId node = kNoNode;
+    uint64_t offset = 0;
+    uint64_t size = 0;  // object bytes (the DRAM range may be rounded up to 4 KiB)
+    uint32_t pins = 0;  // in-flight offload or promotion using this replica as its source
+};
+
+struct ObjectView {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    std::vector<ReplicaDesc> replicas;  // readers: COMPLETE only, MEMORY first
+    Nanos lease_expiry{0};
+    uint64_t recency = 0;          // larger = more recently read
+    uint32_t sketch_estimate = 0;  // admission sketch's count (inspection only)
+    bool promotion_in_flight = false;
+    bool offload_in_flight = false;
+    // Stat only: the key's last promotion decision, if remembered (core/base/promotion_decision.h).
+    std::optional<PromotionDecision> last_promotion;
+    // Stat only: its pins (core/master/pin_table.h). soft_pin_expiry is on the clock, as lease_expiry
+    // (0 until the put ends); past it, the soft pin has lapsed.
+    bool soft_pinned = false;
+    Nanos soft_pin_expiry{0};
+    bool hard_pinned = false;
+
+    bool HasComplete(Tier tier) const;
+    // Tier names that hold a COMPLETE replica, MEMORY first.
+    std::vector<Tier> CompleteTiers() const;
+};
+
+// The pins a Put asks for (Mooncake's ReplicateConfig: with_soft_pin, soft_pin_ttl_ms,
+// with_hard_pin); what they mean, and the table that keeps them, is core/master/pin_table.h.
+struct PutPin {
+    bool soft = false;
+    Nanos soft_ttl{0};  // 0: the knob default_kv_soft_pin_ttl_ms
+    bool hard = false;
+    bool any() const { return soft || hard; }
+};
+
+struct PutStartReply {
+    Generation generation = kNoGeneration;
+    ReplicaDesc replica;  // the PROCESSING MEMORY range to write the bytes into
+};
+
+struct NodeSpec {
+    std::string name;          // advertised RPC address, unique among live nodes
+    std::string data_address;  // HOST:PORT of its byte data channel
+    uint64_t segment_capacity = 0;  // DRAM bytes contributed (0: none)
+    uint64_t disk_capacity = 0;     // LOCAL_DISK bytes (0: no disk tier on this node)
+    // Random, chosen once per node process at start (0: unknown, an older node). A registration
+    // under a live node's name with a different non-zero incarnation is a restarted process:
+    // it replaces the old registration at once (see MasterStore::RegisterNode).
+    uint64_t incarnation = 0;
+};
+
+// A node's own view of its LOCAL_DISK tier, as it last reported it (MasterStore::
+// ReportNodeHealth): what `check` compares with the master's figures, and whether the node
+// has met corruption since its process started.
+struct NodeHealth {
+    bool reported = false;          // false until the node first reports (older nodes never)
+    uint64_t disk_used = 0;         // DiskStore::allocated_bytes
+    uint64_t disk_objects = 0;
+    uint64_t disk_corruptions = 0;  // corruption events since the node process started
+};
+
+struct NodeInfo {
+    NodeId id = kNoNode;
+    NodeSpec spec;
+    uint64_t segment_used = 0;
+    uint64_t disk_used = 0;  // DiskFootprint (whole 4 KiB blocks) of its LOCAL_DISK replicas
+    uint64_t memory_objects = 0;
+    uint64_t disk_objects = 0;
+    Nanos last_heartbeat{0};
+    NodeHealth health;
+};
+
+// What the master tells a node at each heartbeat: ranges it no longer holds data for, and disk
+// records to delete (removed keys, dropped sources). The node acts on them, then forgets them.
+struct ReleasedRange {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+};
+struct DiskDelete {
+    std::string key;
+    Generation generation = kNoGeneration;
+};
+// What a node must let go of. Sent again in every reply until the node confirms it (the
+// next Heartbeat carries `seq` back): a lost reply loses nothing.
+struct HeartbeatReply {
+    std::vector<ReleasedRange> released;
+    std::vector<DiskDelete> disk_deletes;
+    uint64_t seq = 0;  // 0: nothing to confirm
+    bool empty() const { return released.empty() && disk_deletes.empty(); }
+};
+
+// A node's report of a LOCAL_DISK record it holds (after restart, or master restart).
+struct DiskReplicaReport {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+};
+
+// A range of a node's DRAM segment that holds an object's committed bytes, as the node's own
+// range table records it; reported when the node registers again (core/master/store_rejoin.cc).
+struct MemoryReplicaReport {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    uint64_t offset = 0;
+};
+
+struct OffloadTask {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    uint64_t source_offset = 0;  // in this node's DRAM segment
+};
+
+struct PromotionTask {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    NodeId holder = kNoNode;  // the node whose disk has the source
+    Nanos start{0};
+};
+
+enum class TaskKind { kOffload, kPromotion };
+struct TaskView {
+    TaskKind kind = TaskKind::kPromotion;
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    NodeId node = kNoNode;  // the node doing the work
+    Nanos age{0};
+    bool delivered = false;  // handed to the node already
+    bool staged = false;     // promotion: DRAM allocated, bytes being written
+};
+
+// MasterStore::CheckInvariants: the store's bookkeeping checked against a walk over everything.
+// `violations` empty means consistent; the counts are what the walk found.
+struct InvariantReport {
+    uint64_t objects = 0;
+    uint64_t dram_used = 0;       // the segment allocators' view
+    uint64_t dram_allocated = 0;  // sum of live MEMORY replicas and staging ranges
+    uint64_t pins = 0;
+    uint64_t source_pins_expected = 0;  // one per task in flight
+    uint64_t promotion_tasks = 0;
+    uint64_t offload_tasks = 0;
+    std::vector<std::string> violations;
+    bool ok() const { return violations.empty(); }
+};
+
+struct HotKey {
+    std::string key;
+    uint64_t size = 0;
+    uint32_t estimate = 0;
+    std::optional<PromotionDecision> last_promotion;
+};
+
+// Outcome of a manual promote/offload/evict for one key.
+enum class ManualOutcome {
+    kQueued,         // work queued (promotion or offload task created)
+    kDone,           // completed at once (evict dropped MEMORY)
+    kAlreadyThere,   // the key already is in the asked state
+    kInFlight,       // a task for the key already exists
+};
+std::string_view ManualOutcomeName(ManualOutcome outcome);
+
+struct ListOptions {
+    std::optional<Tier> tier;  // keys with a COMPLETE replica in this tier
+    std::string prefix;
+    std::string start_after;  // paging: keys strictly greater than this
+    size_t limit = 1000;
+};
+
+}  // namespace mooncake

@@ -1,0 +1,100 @@
+// The order in which eviction takes MEMORY objects: one interface, two implementations
+// (knob `eviction_policy`, read once at start):
+//   lru          LruOrder: least recently used first.
+//   hit_density  HitDensityOrder: fewest expected hits per unit of DRAM time first
+//                (core/master/eviction_policy.h has the estimator and its reasoning).
+// The engine (core/master/store_eviction.cc) never asks which one it holds: it feeds accesses in,
+// keeps membership (an object is listed while it has a COMPLETE MEMORY replica) and asks a
+// round for the coldest candidates.
+//
+// Thread-safety: each shard's EvictionLists and each object's EvictionHook are guarded by the
+// shard's mutex; every method that takes them is called with it held. The orders' own
+// statistics are lock-free or take their own leaf mutex (HitDensityEstimator).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/master/eviction_list.h"
+#include "core/master/eviction_policy.h"
+#include "core/master/object.h"
+#include "core/master/pin_table.h"
+#include "core/master/put_hint.h"
+
+namespace mooncake {
+
+// One shard's MEMORY objects, most recent first in each list. LruOrder uses lists[0];
+// HitDensityOrder one list per access class. `pins`: the shard's pinned objects
+// (core/master/pin_table.h), which every order ranks the same way (see Colder).
+struct EvictionLists {
+    std::array<EvictionList, HitDensityEstimator::kClasses> lists;
+    PinTable pins;
+};
+
+// An object a round may evict, as seen when collected (re-checked under its shard lock).
+struct EvictionCandidate {
+    uint64_t recency;
+    size_t shard;
+    std::string key;
+    Generation generation;
+    uint64_t bytes;  // its DRAM range
+    AccessCount reads;  // its admission count when collected
+    bool clean;  // has a LOCAL_DISK copy, or one is written ahead: dropping it loses nothing
+    double score = 0;  // HitDensityOrder: expected re-reads per DRAM second (LruOrder: 0)
+    bool soft_pinned = false;  // soft pin live when collected: ranked after every unpinned one
+};
+
+class EvictionOrder {
+public:
+    static std::unique_ptr<EvictionOrder> Make(EvictionPolicyKind kind);
+    virtual ~EvictionOrder() = default;
+
+    // Accesses (shard lock held). A Put is the object's first access.
+    virtual void OnPut(ObjectMeta& meta, const PutHint* hint, Nanos now,
+                       uint64_t objects_in_memory) = 0;
+    virtual void OnGet(ObjectMeta& meta, Nanos now, uint64_t objects_in_memory) = 0;
+    virtual void OnEvict(const ObjectMeta& meta, Nanos now) = 0;
+
+    // Membership (shard lock held): Touch lists the object as its list's most recent (adding
+    // it if unlisted), Remove unlists it.
+    virtual void Touch(EvictionLists& lists, ObjectMeta& meta) = 0;
+    virtual void Remove(EvictionLists& lists, ObjectMeta& meta) = 0;
+
+    // One round's view: Collect runs per shard (its lock held) and appends that shard's
+    // coldest Evictable(now, leases) objects, about `per_shard` bytes per list, each with its score
+    // in this round (LRU: all 0). With per_shard >= the round's target, the globally coldest
+    // target bytes are surely among them. Hard-pinned objects are never collected; soft-pinned
+    // ones are collected (up to `per_shard` bytes more) as long as the list's unpinned ones
+    // fall short of `per_shard`, and rank after them. `clean_keys` false leaves the key of a clean
+    // candidate (one with a LOCAL_DISK copy) empty, for a round that acts only on the others.
+    class Round {
+    public:
+        virtual ~Round() = default;
+        virtual void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
+                             std::vector<EvictionCandidate>& out, bool clean_keys = true) = 0;
+    };
+    virtual std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases) = 0;
+};
+
+// The rank of collected candidates (or anything with their pin, score and recency), coldest
+// first: unpinned before soft-pinned, then lowest score, then least recent (a strict total
+// order, as recency is unique).
+template <typename Ranked>
+bool Colder(const Ranked& a, const Ranked& b) {
+    if (a.soft_pinned != b.soft_pinned) return b.soft_pinned;
+    return a.score != b.score ? a.score < b.score : a.recency < b.recency;
+}
+
+// Sorts candidates coldest first.
+void RankCandidates(std::vector<EvictionCandidate>& candidates);
+
+// The indices (unordered) of the coldest candidates up to and including the one whose bytes,
+// added coldest first, reach `bytes` (all of them if they never do): the set a sort's prefix
+// would give, found in linear time.
+std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candidates,
+                                    uint64_t bytes);
+
+}  // namespace mooncake

@@ -1,0 +1,439 @@
+// MasterStore: construction, the object lifecycle (Put, Get, Remove), ticks and totals.
+// Eviction, offload, promotion, nodes and admin live in core/master/store_*.cc.
+#include "core/master/master_store.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "spdlog/spdlog.h"
+
+#include "core/master/store_internals.h"
+
+namespace mooncake {
+
+MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& metrics,
+                         uint32_t epoch)
+    : config_(config),
+      clock_(clock),
+      metrics_(metrics),
+      in_((SegmentAllocator::SetGranularity(config.dram_alloc_granularity()),
+           std::make_unique<StoreInternals>(*this, config, clock, metrics, epoch))) {}
+
+MasterStore::~MasterStore() = default;
+
+Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view key, uint64_t size,
+                                            NodeId preferred, const PutHint* hint,
+                                            const PutPin& pin) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    if (size == 0) return Status::InvalidArgument("size is 0; values are 1 byte or more");
+    if (size > config_.max_value_size()) {
+        return Status::InvalidArgument("size " + std::to_string(size) +
+                                       " exceeds max_value_size (" +
+                                       config_.GetText(KnobId::max_value_size) + ")");
+    }
+    // A preferred node must be a live one: an unknown (or expired) id is the caller's error,
+    // reported as such rather than silently ignored (issue 2, "Bad input: unknown node id").
+    if (preferred != kNoNode && !in_->nodes.Get(preferred)) {
+        return Status::UnknownNode("preferred node " + std::to_string(preferred) +
+                                   " is not registered (expired?)");
+    }
+    uint64_t largest_segment = 0;
+    for (auto& node : in_->nodes.All()) {
+        largest_segment = std::max(largest_segment, node->spec.segment_capacity);
+    }
+    if (SegmentAllocator::RoundUp(size) > largest_segment) {
+        return Status::InvalidArgument("size " + std::to_string(size) +
+                                       " is larger than any DRAM segment (largest " +
+                                       FormatSize(largest_segment) + ")");
+    }
+    Shard& shard = in_->table.ShardFor(key);
+    {
+        MutexLock lock(shard.mu);
+        if (shard.objects.count(std::string(key))) {
+            return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
+        }
+        // A new incarnation: an older one that left with a node must not come back.
+        in_->departed.Forget(key);
+    }
+    // A hard pin reserves its bytes against hard_pin_max_ratio before any DRAM is taken.
+    const uint64_t hard_bytes = pin.hard ? SegmentAllocator::RoundUp(size) : 0;
+    if (hard_bytes > 0) {
+        const double cap =
+            config_.hard_pin_max_ratio() * static_cast<double>(in_->dram.Capacity());
+        const uint64_t before = in_->hard_pinned_bytes.fetch_add(hard_bytes);
+        if (static_cast<double>(before + hard_bytes) > cap) {
+            in_->hard_pinned_bytes.fetch_sub(hard_bytes);
+            in_->m.put_no_space.Inc();
+            return Status::NoSpace("a hard pin of " + QuoteKey(key) + " (" +
+                                   FormatSize(hard_bytes) + ") would put hard-pinned objects past "
+                                   "hard_pin_max_ratio (" +
+                                   config_.GetText(KnobId::hard_pin_max_ratio) + " of " +
+                                   FormatSize(in_->dram.Capacity()) + " DRAM; " +
+                                   FormatSize(before) + " pinned)");
+        }
+        in_->m.hard_pinned_bytes.Set(static_cast<double>(before + hard_bytes));
+    }
+    Result<DramPool::Allocation> alloc = in_->AllocateWithEviction(
+        size, preferred, std::chrono::milliseconds(config_.put_wait_for_offload_ms()));
+    if (!alloc.ok()) {
+        in_->UncountHardPin(hard_bytes);
+        in_->m.put_no_space.Inc();
+        return alloc.status();
+    }
+    MutexLock lock(shard.mu);
+    auto [created, inserted] = in_->table.Insert(shard, std::string(key));
+    if (!inserted) {  // raced with another Put of the same key
+        in_->dram.Free(alloc->node, alloc->offset, size);
+        in_->UncountHardPin(hard_bytes);
+        return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
+    }
+    ObjectMeta& meta = *created;
+    meta.generation = in_->table.NewGeneration();
+    meta.size = size;
+    meta.put_client = client;
+    meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
+    meta.hash = AdmissionSketch::Hash(key);
+    const uint32_t reads = in_->sketch.Seed(meta.reads(), meta.hash);
+    in_->order->OnPut(meta, hint, clock_.Now(), in_->memory_objects.load());
+    in_->gate.OnPut(meta.hash, size, reads);  // promotion_gate hook
+    if (pin.any()) {
+        ObjectPin held;
+        if (pin.soft) {
+            held.soft_ttl = pin.soft_ttl.count() > 0
+                                ? pin.soft_ttl
+                                : std::chrono::milliseconds(config_.default_kv_soft_pin_ttl_ms());
+        }
+        held.hard_bytes = hard_bytes;
+        shard.eviction_lists.pins.Set(meta, held);
+    }
+    meta.StartPut(*in_, alloc->node, alloc->offset);
+    PutStartReply reply;
+    reply.generation = meta.generation;
+    reply.replica = {Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, size, 0};
+    return reply;
+}
+
+namespace {
+
+// The object a client's PutEnd/PutRevoke names, checked: same generation, same client,
+// still PROCESSING.
+Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
+                            Generation generation)
+    MC_REQUIRES(shard.mu) {
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) return Status::NotFound("no put of " + QuoteKey(key));
+    ObjectMeta& meta = it->second;
+    if (meta.generation != generation) {
+        return Status::StaleGeneration("generation " + std::to_string(generation) + " of " +
+                                       QuoteKey(key) + " is not the current one (" +
+                                       std::to_string(meta.generation) + ")");
+    }
+    if (meta.put_client != client) {
+        return Status::IllegalClient("the put of " + QuoteKey(key) +
+                                     " was started by another client");
+    }
+    return &meta;
+}
+
+}  // namespace
+
+Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation generation) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
+    Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
+    if (!found.ok()) return found.status();
+    ObjectMeta& meta = **found;
+    const Replica* mem = meta.EndPut(*in_);
+    if (mem == nullptr) return Status::Ok();  // already ended: idempotent
+    shard.eviction_lists.pins.Refresh(meta, clock_.Now());  // a soft pin starts
+    in_->LruTouch(shard, meta);
+    in_->m.puts.Inc();
+    if (config_.enable_offload() && !config_.offload_on_evict()) {
+        auto node = in_->nodes.Get(mem->node);
+        // Beyond the node's queue bound the copy is made later, when the object is evicted.
+        if (node && node->has_disk() && !in_->offload.QueueFull(node->id)) {
+            in_->offload.Queue(meta, /*evict_after=*/false);
+        }
+    }
+    return Status::Ok();
+}
+
+Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation generation) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
+    Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
+    if (!found.ok()) return found.status();
+    ObjectMeta& meta = **found;
+    if (meta.HasComplete(Tier::kMemory)) {
+        return Status::InvalidArgument("the put of " + QuoteKey(key) +
+                                       " already ended; use Remove");
+    }
+    in_->DestroyObject(shard, meta);
+    return Status::Ok();
+}
+
+Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>& disk_reads) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    const bool promote_on_hit = config_.promotion_on_hit();
+    AdmissionSketch& sketch = in_->sketch;
+    Shard& shard = in_->table.ShardFor(key);
+    ObjectView view;
+    uint64_t hash = 0;
+    uint32_t estimate = 0;
+    {
+        MutexLock lock(shard.mu);
+        auto it = shard.objects.find(std::string(key));
+        if (it == shard.objects.end()) {
+            in_->m.get_misses.Inc();
+            // A miss is a request for the key too: counted, so a block that is put after a
+            // miss and read back later has the history an exact frequency count would give.
+            if (promote_on_hit) sketch.Increment(AdmissionSketch::Hash(key));
+            return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+        }
+        ObjectMeta& meta = it->second;
+        if (!meta.Readable()) {
+            return Status::NotReady("key " + QuoteKey(key) + " is still being written");
+        }
+        meta.lease_expiry = clock_.Now() + std::chrono::milliseconds(config_.default_kv_lease_ttl());
+        shard.eviction_lists.pins.Refresh(meta, clock_.Now());  // as Mooncake's lease grant
+        in_->order->OnGet(meta, clock_.Now(), in_->memory_objects.load());
+        in_->LruTouch(shard, meta);
+        view = in_->MakeView(meta, /*complete_only=*/true);
+        const bool in_memory = meta.HasComplete(Tier::kMemory);
+        (in_memory ? in_->m.gets_memory : in_->m.gets_disk).Inc();
+        if (promote_on_hit) {
+            // Every read counts toward admission, MEMORY ones too, so the counts also say
+            // how hot the MEMORY objects a promotion would displace are. The count is the
+            // object's own (core/master/access_count.h): no cache line beyond the ones this Get reads.
+            estimate = sketch.Increment(meta.reads());
+            hash = meta.hash;
+            // Readable and not in MEMORY: LOCAL_DISK only, the promotion pipeline's to judge.
+            if (!in_memory) {
+                disk_reads.push_back(
+                    {std::string(key), meta.generation, meta.size, estimate, bool(meta.promotion)});
+            }
+        }
+    }
+    if (promote_on_hit) {
+        sketch.CountElsewhere();
+        in_->gate.OnGet(hash, view.size, estimate, in_->promotion.AdmissionThreshold());
+    }
+    return view;
+}
+
+Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
+    std::vector<DiskRead> disk_reads;
+    Result<ObjectView> view = Read(key, disk_reads);
+    in_->promotion.OnReads(disk_reads);
+    return view;
+}
+
+std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
+    std::span<const std::string> keys) {
+    std::vector<Result<ObjectView>> out;
+    out.reserve(keys.size());
+    std::vector<DiskRead> disk_reads;
+    for (const std::string& key : keys) out.push_back(Read(key, disk_reads));
+    // The batch's LOCAL_DISK reads, in its order: promoted as one chain.
+    in_->promotion.OnReads(disk_reads);
+    return out;
+}
+
+Status MasterStore::RemoveIfRecorded(std::string_view key, bool force, Generation recorded,
+                                     Generation* unrecorded) {
+    *unrecorded = kNoGeneration;
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) {
+        // Also when its node is away with it: removed means it must not come back.
+        in_->departed.Forget(key);
+        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+    }
+    ObjectMeta& meta = it->second;
+    if (!force && meta.Leased(clock_.Now())) {
+        return Status::HasLease("key " + QuoteKey(key) +
+                                " is leased by a reader; retry later or force");
+    }
+    if (in_->removals.active() && meta.generation != recorded) {
+        *unrecorded = meta.generation;  // to be made durable first (RemovalJournal)
+        return Status::Ok();
+    }
+    in_->departed.Removed(key, meta.generation);  // a copy of it may be away with a node
+    in_->DestroyObject(shard, meta);
+    in_->m.removes.Inc();
+    return Status::Ok();
+}
+
+Status MasterStore::RecordRemovals(const RemovalJournal::Entries& entries) {
+    Status st = in_->removals.Record(entries);
+    if (st.ok()) return st;
+    in_->m.removals_unrecorded.Inc();
+    const std::string what = entries.size() == 1
+                                 ? "the removal of " + QuoteKey(entries.front().first)
+                                 : std::to_string(entries.size()) + " removals";
+    return Status(st.code(), what + " could not be made durable, nothing was removed: " +
+                                 st.message());
+}
+
+Status MasterStore::RemoveWith(std::string_view key, bool force, Generation recorded) {
+    // An HA leader records the incarnation's removal before it applies it (RemovalJournal);
+    // a put again in between is another incarnation, recorded in turn.
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        Generation unrecorded = kNoGeneration;
+        Status st = RemoveIfRecorded(key, force, recorded, &unrecorded);
+        if (!st.ok() || unrecorded == kNoGeneration) return st;
+        MC_RETURN_IF_ERROR(RecordRemovals({{std::string(key), unrecorded}}));
+        recorded = unrecorded;
+    }
+    return Status::Busy("key " + QuoteKey(key) +
+                        " was put again while its removal was recorded, four times; retry");
+}
+
+Status MasterStore::Remove(std::string_view key, bool force) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    return RemoveWith(key, force, kNoGeneration);
+}
+
+std::vector<Status> MasterStore::BatchRemove(std::span<const std::string> keys, bool force) {
+    std::vector<Status> out;
+    out.reserve(keys.size());
+    std::vector<Generation> recorded(keys.size(), kNoGeneration);
+    if (in_->removals.active()) {
+        // One durable record for the whole batch, not one per key.
+        RemovalJournal::Entries entries;
+        std::vector<size_t> index;
+        for (size_t i = 0; i < keys.size(); ++i) {
+            if (!ValidateKey(keys[i]).ok()) continue;
+            Shard& shard = in_->table.ShardFor(keys[i]);
+            MutexLock lock(shard.mu);
+            auto it = shard.objects.find(keys[i]);
+            if (it == shard.objects.end()) continue;
+            entries.emplace_back(keys[i], it->second.generation);
+            index.push_back(i);
+        }
+        if (Status st = RecordRemovals(entries); !st.ok()) {
+            for (size_t i = 0; i < keys.size(); ++i) out.push_back(st);
+            return out;
+        }
+        for (size_t j = 0; j < index.size(); ++j) recorded[index[j]] = entries[j].second;
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+        Status valid = ValidateKey(keys[i]);
+        out.push_back(valid.ok() ? RemoveWith(keys[i], force, recorded[i]) : valid);
+    }
+    return out;
+}
+
+size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped,
+                                   Status* error) {
+    size_t removed = 0;
+    size_t leased = 0;
+    Nanos now = clock_.Now();
+    // An HA leader records every removal first (RemovalJournal), all in one batch; what is
+    // put again meanwhile is another incarnation and stays.
+    std::unordered_map<std::string, Generation> recorded;
+    if (in_->removals.active()) {
+        RemovalJournal::Entries entries;
+        for (Shard& shard : in_->table.shards()) {
+            MutexLock lock(shard.mu);
+            for (auto& [key, meta] : shard.objects) {
+                if (key.compare(0, prefix.size(), prefix) != 0) continue;
+                if (!force && meta.Leased(now)) continue;
+                entries.emplace_back(key, meta.generation);
+            }
+        }
+        if (Status st = RecordRemovals(entries); !st.ok()) {
+            spdlog::warn("{}", st.ToString());
+            if (error != nullptr) *error = st;
+            if (skipped != nullptr) *skipped = 0;
+            return 0;
+        }
+        recorded.insert(entries.begin(), entries.end());
+    }
+    for (Shard& shard : in_->table.shards()) {
+        MutexLock lock(shard.mu);
+        std::vector<ObjectMeta*> victims;
+        for (auto& [key, meta] : shard.objects) {
+            if (key.compare(0, prefix.size(), prefix) != 0) continue;
+            if (!force && meta.Leased(now)) {
+                ++leased;
+                continue;
+            }
+            if (in_->removals.active()) {
+                auto r = recorded.find(key);
+                if (r == recorded.end() || r->second != meta.generation) continue;
+            }
+            victims.push_back(&meta);
+        }
+        for (ObjectMeta* meta : victims) {
+            in_->departed.Removed(*meta->key, meta->generation);
+            in_->DestroyObject(shard, *meta);
+            in_->m.removes.Inc();
+            ++removed;
+        }
+    }
+    in_->departed.ForgetPrefix(prefix);
+    if (skipped != nullptr) *skipped = leased;
+    return removed;
+}
+
+void MasterStore::SetRemovalWriter(RemovalJournal::Writer writer) {
+    in_->removals.SetWriter(std::move(writer));
+}
+
+void MasterStore::KeepTombstones(bool on) { in_->departed.KeepTombstones(on); }
+
+std::vector<std::pair<std::string, Generation>> MasterStore::TakeNewTombstones() {
+    return in_->departed.TakeNewTombstones();
+}
+
+void MasterStore::AddTombstones(const std::vector<std::pair<std::string, Generation>>& list) {
+    for (const auto& [key, generation] : list) in_->departed.AddTombstone(key, generation);
+}
+
+Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    bool disk_only = false;
+    {
+        Shard& shard = in_->table.ShardFor(key);
+        MutexLock lock(shard.mu);
+        auto it = shard.objects.find(std::string(key));
+        if (it == shard.objects.end() || !it->second.Readable()) return false;
+        disk_only = it->second.DiskOnly();
+    }
+    if (disk_only && (prefetch || config_.prefetch_on_exist())) {
+        // The engine reads right after it checks: start the read's promotion now, through the
+        // Get path's own trigger (same gates, same counters).
+        in_->m.prefetch_on_exist.Inc();
+        (void)GetReplicaList(key);
+    }
+    return true;
+}
+
+Status MasterStore::Tune(const std::vector<std::pair<std::string, std::string>>& assignments) {
+    return config_.SetMany(assignments, SetMode::kRuntime);
+}
+
+void MasterStore::Tick() {
+    Nanos now = clock_.Now();
+    if (now >= in_->next_reap) {
+        // Once per 100 ms is plenty for second-scale TTLs.
+        in_->next_reap = now + std::chrono::milliseconds(100);
+        ExpireNodes();
+        ReapExpired();
+        in_->UpdateSketchWindow();
+    }
+    RunWatermarkEviction();
+    RetryRefusedCandidates();
+    if (config_.proactive_promotion() && now >= in_->next_proactive) {
+        in_->next_proactive =
+            now + std::chrono::milliseconds(config_.proactive_promotion_interval_ms());
+        ProactivePromotionScan();
+    }
+}
+
+
+}  // namespace mooncake

@@ -1,0 +1,234 @@
+// MasterStore: the master's metadata and every tier rule of mooncake-tier.
+//
+// It owns object metadata (sharded), the nodes and their DRAM segment allocators, eviction,
+// offload and promotion policy, the admission sketch and the metrics. It moves no object
+// bytes: nodes do, told by the tasks it hands out. The daemon adapts it to RPC; the trace
+// replay drives it directly with a ManualClock.
+//
+// Thread-safety: every public method may be called from any thread. Object metadata lives in
+// ObjectTable::kShardCount shards, one mutex each; the Get path takes only its key's shard
+// lock (plus lock-free sketch and counter updates). Lock order, outermost first:
+//   StoreInternals::eviction_mu -> Shard::mu (one at a time) -> NodeTable::mu_ ->
+//   leaves: Segment::mu_, NodeState::queue_mu_, DramPool::room_mu_,
+//           PromotionPipeline::retry_mu_ (never held with a shard lock),
+//           DepartedObjects::mu_, AdaptivePromotionGate::mu_, HitDensityEstimator's mutexes.
+// (MetricsRegistry's callback mutex is held while a gauge callback takes NodeTable::mu_.)
+// The annotated ones (core/base/mutex.h) are checked by scripts/thread-safety.sh (clang
+// -Wthread-safety); the promotion pipeline's own state is core/master/promotion_pipeline.h.
+// No method calls back into the caller while holding a lock.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/base/clock.h"
+#include "core/base/knobs.h"
+#include "core/base/master_types.h"
+#include "core/master/pin_table.h"
+#include "core/master/put_hint.h"
+#include "core/master/removal_journal.h"
+#include "core/base/status.h"
+
+namespace mooncake {
+
+class MetricsRegistry;
+class StoreInternals;  // defined in core/master/store_internals.h
+struct DiskRead;        // core/master/promotion_pipeline.h
+
+class MasterStore {
+public:
+    // `epoch` makes generations and node ids unique across master restarts: pass a value no
+    // earlier master used (the daemon derives it from the wall clock, daemon/roles.cc). config, clock and metrics
+    // must outlive the store.
+    MasterStore(Config& config, const Clock& clock, MetricsRegistry& metrics, uint32_t epoch);
+    ~MasterStore();
+    MasterStore(const MasterStore&) = delete;
+    MasterStore& operator=(const MasterStore&) = delete;
+
+    // ---------------- clients: object lifecycle ----------------
+
+    // Allocates DRAM for `size` bytes (in `preferred`'s segment first, else the segment with
+    // most room; evicting LRU objects if needed, waiting up to put_wait_for_offload_ms for
+    // offloads in flight) and records a PROCESSING MEMORY replica, invisible to readers.
+    // Errors: InvalidArgument (key, size 0, size > max_value_size or any segment),
+    // AlreadyExists, NoSpace.
+    // `hint` (optional) is what the engine knows about the block (core/master/put_hint.h); only
+    // eviction_policy=hit_density reads it.
+    // `pin` (core/master/pin_table.h): soft (evicted after unpinned objects while it lasts) and hard
+    // (never evicted; NoSpace past hard_pin_max_ratio of DRAM).
+    Result<PutStartReply> PutStart(ClientId client, std::string_view key, uint64_t size,
+                                   NodeId preferred = kNoNode, const PutHint* hint = nullptr,
+                                   const PutPin& pin = {});
+    // Marks the put COMPLETE (grants no lease). Only the client that started it.
+    // With enable_offload and !offload_on_evict, queues the offload to LOCAL_DISK now.
+    Status PutEnd(ClientId client, std::string_view key, Generation generation);
+    // Abandons a put: frees its DRAM and forgets the key.
+    Status PutRevoke(ClientId client, std::string_view key, Generation generation);
+
+    // COMPLETE replicas, MEMORY first; grants a read lease of default_kv_lease_ttl, refreshes
+    // recency, and may trigger promotion (the reply is not changed by it).
+    // Errors: InvalidArgument, NotFound, NotReady (put still in progress).
+    Result<ObjectView> GetReplicaList(std::string_view key);
+    std::vector<Result<ObjectView>> BatchGetReplicaList(std::span<const std::string> keys);
+
+    // Removes the key: refused with HasLease while leased unless `force`. Cancels its tasks and
+    // frees its DRAM; disk copies are deleted by their nodes (told at the next heartbeat).
+    Status Remove(std::string_view key, bool force = false);
+    std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
+    // Removes every key starting with `prefix`; returns how many were removed. Leased keys are
+    // skipped unless `force` (their count is returned in `skipped`).
+    // With a removal writer (below) whose write fails, nothing is removed and `error` says why.
+    size_t RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped = nullptr,
+                          Status* error = nullptr);
+
+    // Master high availability: every removal (Remove, BatchRemove, RemoveByPrefix) is made
+    // durable by `writer` (the leader: etcd) before it is applied and acknowledged, so the
+    // next leader refuses the copies the nodes had not deleted yet (core/master/removal_journal.h).
+    // A failed write removes nothing and is the Remove's error. Null: removals are not
+    // recorded (one master, no HA).
+    void SetRemovalWriter(RemovalJournal::Writer writer);
+
+    // Master high availability: tombstones of keys removed while their node was away
+    // (core/master/departed_objects.h), handed to etcd by the leader and loaded by the next one.
+    void KeepTombstones(bool on);
+    std::vector<std::pair<std::string, Generation>> TakeNewTombstones();
+    void AddTombstones(const std::vector<std::pair<std::string, Generation>>& tombstones);
+
+    // True when the key has a COMPLETE replica. Not an access, except with `prefetch` (the
+    // caller's ExistOptions.prefetch_to_memory) or the knob prefetch_on_exist: then a
+    // LOCAL_DISK-only key is read as GetReplicaList reads it (lease, recency, promotion
+    // trigger with its admission gate), counted in prefetch_on_exist_total.
+    Result<bool> Exists(std::string_view key, bool prefetch = false);
+
+    // ---------------- nodes ----------------
+
+    // A node's name must not belong to a live node (InvalidArgument otherwise).
+    Result<NodeId> RegisterNode(const NodeSpec& spec);
+    // Refreshes liveness; returns what the node must release or delete. `applied` is the seq
+    // of the last reply the node acted on: everything in it is forgotten, everything sent
+    // since is sent again. kAppliedAll (in-process callers, which cannot lose a reply)
+    // confirms whatever was sent before.
+    static constexpr uint64_t kAppliedAll = ~uint64_t{0};
+    Result<HeartbeatReply> Heartbeat(NodeId node, uint64_t applied = kAppliedAll);
+    // Graceful leave: the same cleanup as expiry.
+    Status UnregisterNode(NodeId node);
+    // What a node registering again holds (core/master/store_rejoin.cc has the rules): its LOCAL_DISK
+    // records and the committed ranges of its DRAM segment. One Status per report; the node
+    // deletes (disk) or forgets (DRAM) whatever is refused with StaleGeneration or NotFound,
+    // and forgets refused DRAM ranges in any case.
+    Result<std::vector<Status>> RegisterDiskReplicas(NodeId node,
+                                                     std::span<const DiskReplicaReport> reports);
+    Result<std::vector<Status>> RegisterMemoryReplicas(
+        NodeId node, std::span<const MemoryReplicaReport> reports);
+    // The node's disk dropped a record (disk eviction, or a checksum failure).
+    Status ReportDiskReplicaDropped(NodeId node, std::string_view key, Generation generation);
+    // The node's own disk figures and corruption count, kept for Nodes() (`nodes`, `check`).
+    Status ReportNodeHealth(NodeId node, const NodeHealth& health);
+
+    // ---------------- nodes: offload work ----------------
+
+    // Up to `max` pending offload tasks for `node`, oldest first; leftovers stay queued.
+    // With `wait` > 0, blocks up to that long (real time) while there is none.
+    std::vector<OffloadTask> OffloadObjectHeartbeat(NodeId node, size_t max, Nanos wait = Nanos(0));
+    // The node wrote (key, generation) to its disk: adds the COMPLETE LOCAL_DISK replica,
+    // unpins the source, and (offload on evict) drops the MEMORY replica.
+    Status NotifyOffloadSuccess(NodeId node, std::string_view key, Generation generation);
+    // Unpins the source; the DRAM copy stays.
+    Status NotifyOffloadFailure(NodeId node, std::string_view key, Generation generation);
+
+    // ---------------- nodes: promotion work ----------------
+
+    std::vector<PromotionTask> PromotionObjectHeartbeat(NodeId node, size_t max,
+                                                        Nanos wait = Nanos(0));
+    // Checks holder, generation and size, allocates DRAM (the holder's segment first) and
+    // stages an invisible PROCESSING MEMORY replica; resets the task's deadline. When room is
+    // on its way (eviction queued offloads), NotReady: the task stays, call again shortly.
+    // When room cannot be had, the task is dropped (alloc_failed) and NoSpace returned.
+    Result<ReplicaDesc> PromotionAllocStart(NodeId node, std::string_view key,
+                                            Generation generation, uint64_t size);
+    // Commits the staged replica COMPLETE with fresh recency, unpins the source, ends the task.
+    // For a task that was cancelled or expired meanwhile: commits nothing (staging freed),
+    // returns NotFound or StaleGeneration.
+    Status NotifyPromotionSuccess(NodeId node, std::string_view key, Generation generation);
+    // Idempotent: frees the staging, unpins the source, counts io_failed once.
+    Status NotifyPromotionFailure(NodeId node, std::string_view key, Generation generation);
+
+    // ---------------- admin (never an access: no lease, no recency, no sketch) ----------------
+
+    Result<ObjectView> Stat(std::string_view key) const;  // every replica, any state
+    std::vector<ObjectView> List(const ListOptions& options) const;  // sorted by key
+    std::vector<NodeInfo> Nodes() const;
+    std::vector<TaskView> Tasks() const;
+    std::vector<HotKey> Hot(size_t limit) const;  // LOCAL_DISK-only keys by sketch estimate
+    // Manual tier moves. promote bypasses admission; it respects DRAM pressure unless `force`.
+    Result<ManualOutcome> Promote(std::string_view key, bool force);
+    Result<ManualOutcome> Offload(std::string_view key);  // LOCAL_DISK copy, MEMORY kept
+    Result<ManualOutcome> Evict(std::string_view key);    // drop MEMORY (offload first if needed)
+    // Runtime tuning through the knob table (SetMode::kRuntime), all or nothing.
+    Status Tune(const std::vector<std::pair<std::string, std::string>>& assignments);
+
+    // ---------------- background work ----------------
+
+    // Runs whatever is due at the clock's now: node expiry, the promotion reaper, stale-put
+    // cleanup, watermark eviction, candidate retry, the proactive scan. The daemon calls it
+    // every few ms from one thread; tests and the replay call it as virtual time advances.
+    void Tick();
+    // Individual steps, for tests.
+    size_t ExpireNodes();
+    // Puts, offload and promotion tasks past their timeouts (core/master/store_reap.cc).
+    size_t ReapExpired();
+    size_t RunWatermarkEviction();
+    size_t RetryRefusedCandidates();
+    size_t ProactivePromotionScan();
+
+    // ---------------- accounting (tests, metrics) ----------------
+
+    struct Totals {
+        uint64_t dram_capacity = 0;
+        uint64_t dram_used = 0;         // allocator's view
+        uint64_t dram_allocated = 0;    // sum of live MEMORY replica allocations (metadata view)
+        uint64_t objects = 0;
+        uint64_t pins = 0;              // sum of replica pins
+        uint64_t promotion_tasks = 0;
+        uint64_t offload_tasks = 0;
+        uint64_t promotion_in_flight_bytes = 0;
+    };
+    Totals ComputeTotals() const;  // walks everything; for tests and invariant checks
+
+    // The store's bookkeeping checked against a walk over everything (core/master/store_check.cc):
+    // DRAM used = sum of live allocations, pins = sources of tasks in flight, the promotion
+    // and offload funnels balance, gauges and per-node counts agree with the objects.
+    // The walk is not one atomic snapshot: run it when the store is quiet (fault tests retry
+    // it until the system settles).
+    InvariantReport CheckInvariants() const;
+
+    Config& config() { return config_; }
+    const Clock& clock() const { return clock_; }
+    MetricsRegistry& metrics() { return metrics_; }
+
+private:
+    // One reader's Get of `key` (lease, recency, admission count); a LOCAL_DISK-only object's
+    // read is appended to `disk_reads` for the promotion pipeline.
+    Result<ObjectView> Read(std::string_view key, std::vector<DiskRead>& disk_reads);
+    InvariantReport Walk(Totals& totals) const;  // ComputeTotals and CheckInvariants
+    // Removes `key` at whatever incarnation, making each removal durable first (Remove).
+    Status RemoveWith(std::string_view key, bool force, Generation recorded);
+    // Removes `key` when no removal writer is set or its incarnation is `recorded`; otherwise
+    // removes nothing and sets `unrecorded` to the incarnation found.
+    Status RemoveIfRecorded(std::string_view key, bool force, Generation recorded,
+                            Generation* unrecorded);
+    Status RecordRemovals(const RemovalJournal::Entries& entries);
+    Config& config_;
+    const Clock& clock_;
+    MetricsRegistry& metrics_;
+    std::unique_ptr<StoreInternals> in_;
+};
+
+}  // namespace mooncake

@@ -1,0 +1,75 @@
+// The object table: every object's metadata, in kShardCount shards with one mutex each, so
+// the Get path takes only its key's shard lock. Also the store-wide counters objects are
+// numbered by (generations, recency).
+//
+// Lock order: Shard::mu is taken first of the store's locks except the eviction engine's
+// eviction_mu (core/master/store_internals.h); the node table, segments, queues and DramPool's
+// room_mu are taken under it, never the other way round. Two shard locks are never held
+// at once.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "core/master/eviction_order.h"
+#include "core/base/mutex.h"
+#include "core/master/object.h"
+
+namespace mooncake {
+
+struct Shard {
+    mutable Mutex mu;
+    std::unordered_map<std::string, ObjectMeta> objects MC_GUARDED_BY(mu);
+    // Objects with a COMPLETE MEMORY replica, in the eviction order's lists.
+    EvictionLists eviction_lists MC_GUARDED_BY(mu);
+    // No Put or task in this shard is due before this (core/master/store_reap.cc).
+    Nanos reap_due MC_GUARDED_BY(mu){0};
+};
+
+class ObjectTable {
+public:
+    static constexpr size_t kShardCount = 64;
+
+    // Generations are epoch << 32 | counter: unique across master restarts.
+    explicit ObjectTable(uint32_t epoch)
+        : next_generation_((static_cast<uint64_t>(epoch) << 32) | 1) {}
+
+    Shard& ShardFor(std::string_view key) {
+        return shards_[std::hash<std::string_view>{}(key) % kShardCount];
+    }
+    Shard& shard(size_t index) { return shards_[index]; }
+    std::array<Shard, kShardCount>& shards() { return shards_; }
+
+    // A new object under `key` (its `key` pointer set, counted live), or the one there.
+    std::pair<ObjectMeta*, bool> Insert(Shard& shard, const std::string& key)
+        MC_REQUIRES(shard.mu) {
+        auto [it, inserted] = shard.objects.try_emplace(key);
+        if (inserted) {
+            it->second.key = &it->first;
+            live_.fetch_add(1, std::memory_order_relaxed);
+        }
+        return {&it->second, inserted};
+    }
+    void Erase(Shard& shard, const ObjectMeta& meta) MC_REQUIRES(shard.mu) {
+        std::string key = *meta.key;
+        shard.objects.erase(key);
+        live_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    uint64_t live() const { return live_.load(); }  // objects in the table
+
+    Generation NewGeneration() { return next_generation_.fetch_add(1, std::memory_order_relaxed); }
+    // Larger = more recently read; orders the shards' eviction lists against each other.
+    uint64_t NextRecency() { return recency_clock_.fetch_add(1, std::memory_order_relaxed); }
+
+private:
+    std::array<Shard, kShardCount> shards_;
+    std::atomic<uint64_t> live_{0};
+    std::atomic<uint64_t> next_generation_;
+    std::atomic<uint64_t> recency_clock_{1};
+};
+
+}  // namespace mooncake

@@ -1,0 +1,54 @@
+// The offload pipeline: MEMORY objects get a LOCAL_DISK copy written by the node that holds
+// them. Queue starts a task (pins its MEMORY source, queues it on the node, counts it in the
+// DRAM pool's room on its way); End finishes one whatever its outcome (the caller counts
+// completed / failed / cancelled). Per node at most offload_queue_limit tasks are pending.
+//
+// Every method taking an ObjectMeta runs under that object's shard lock. No lock of its own:
+// its counters are atomics; it takes NodeState's queue mutex and DramPool's room_mu (leaves).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "core/base/clock.h"
+#include "core/master/dram_pool.h"
+#include "core/base/knobs.h"
+#include "core/master/node_table.h"
+#include "core/master/object.h"
+#include "core/master/store_metrics.h"
+
+namespace mooncake {
+
+class OffloadPipeline {
+public:
+    OffloadPipeline(const Config& config, const Clock& clock, const NodeTable& nodes,
+                    DramPool& dram, StoreMetrics& m)
+        : config_(config), clock_(clock), nodes_(nodes), dram_(dram), m_(m) {}
+
+    // A task for `meta`'s COMPLETE MEMORY replica (none in flight). evict_after: drop MEMORY
+    // once the disk copy exists (offload on evict).
+    void Queue(ObjectMeta& meta, bool evict_after);
+    // Eviction took an object whose copy is in flight (meta.CopyInFlight()): its MEMORY goes
+    // when the copy lands, and that room counts as on its way (as Queue's evict_after).
+    void EvictWhenCopied(ObjectMeta& meta);
+    // The task just queued is the watermark round's (counted in clean_pending_bytes).
+    void MarkCleaning(ObjectMeta& meta, uint64_t bytes);
+    // Ends the task's accounting (pin, pending bytes, gauges). Callers that free its DRAM
+    // (offload success, object teardown) do so first (see DramPool::OffloadEnded).
+    void End(ObjectMeta& meta);
+    // The node has offload_queue_limit offload tasks in flight already: queue no more for it
+    // (issue 3: per-node queues are bounded). Callers skip, defer or answer Busy.
+    bool QueueFull(NodeId node) const;
+    // MEMORY bytes queued for a disk copy only (watermark cleaning).
+    uint64_t clean_pending_bytes() const { return clean_pending_bytes_.load(); }
+
+private:
+    const Config& config_;
+    const Clock& clock_;
+    const NodeTable& nodes_;
+    DramPool& dram_;
+    StoreMetrics& m_;
+    std::atomic<uint64_t> clean_pending_bytes_{0};
+};
+
+}  // namespace mooncake

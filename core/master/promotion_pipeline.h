@@ -1,0 +1,187 @@
+// The promotion pipeline: LOCAL_DISK objects read often enough come back to MEMORY.
+//
+// It owns every piece of promotion state the master keeps outside the objects themselves:
+// the tasks and bytes in flight (the queue cap), the refused candidates remembered for retry
+// (retry_mu_), the proactive scan's cursor, and the rules that start and end a task.
+//
+// Gates, in order: dedup of a task already in flight, admission (the key's read count
+// against promotion_admission_threshold) -> DRAM pressure (the strict interlock, or room by displacing colder objects: the adaptive
+// gate or the victim comparison may refuse) -> dedup (one task per key) -> cap
+// (promotion_queue_limit and the byte budget) -> admit: pin the LOCAL_DISK source, deadline
+// promotion_task_timeout_sec, queue on the holder node. Every attempt ends in exactly one
+// PromotionOutcome (core/base/promotion_decision.h), counted here and nowhere else, and remembered
+// as the key's last decision. Keys read in one batch are decided as a chain: one room
+// decision for all of them, queued in the batch's order, so a request's prefix comes back
+// whole. The holder executes the task through MasterStore:
+// PromotionObjectHeartbeat (Deliver) -> PromotionAllocStart (Find, Stage) -> writes the bytes
+// -> NotifyPromotionSuccess (Commit). Every exit path (commit, failure, expiry, Remove, node
+// expiry, new generation) goes through End, which frees the staging range and unpins the
+// source, so nothing leaks.
+//
+// Locking: methods taking an ObjectMeta (or a Shard) run under that object's shard lock.
+// OnReads, TryPromote, RetryRefused and ProactiveScan take shard locks themselves, one at a
+// time, and never while holding retry_mu_ (a leaf). The counters are atomics.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "core/master/adaptive_policy.h"
+#include "core/master/admission_sketch.h"
+#include "core/base/clock.h"
+#include "core/master/dram_pool.h"
+#include "core/base/knobs.h"
+#include "core/base/master_types.h"
+#include "core/base/mutex.h"
+#include "core/master/node_table.h"
+#include "core/master/object.h"
+#include "core/master/object_table.h"
+#include "core/base/promotion_decision.h"
+#include "core/base/status.h"
+#include "core/master/store_metrics.h"
+#include "core/base/thread_annotations.h"
+
+namespace mooncake {
+
+// The objects an allocation would displace (the eviction order's cold end), not touched.
+struct VictimInfo {
+    bool found = false;
+    uint32_t max_estimate = 0;
+};
+
+// A reader's Get of a LOCAL_DISK-only object, handed to the pipeline after the shard lock
+// is released.
+struct DiskRead {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t size = 0;
+    uint32_t reads = 0;        // its admission count, this read included
+    bool in_flight = false;    // a promotion task existed when it was read
+};
+
+class PromotionPipeline {
+public:
+    enum class Trigger { kHit, kManual, kManualForce, kRetry, kProactive };
+    using PeekVictims = std::function<VictimInfo(uint64_t size)>;
+
+    // promotion_gate=adaptive judges only when `gate_applies` (its miniature simulations model
+    // LRU, so only with that eviction order); `peek` is the eviction engine's PeekVictims.
+    PromotionPipeline(const Config& config, const Clock& clock, ObjectTable& table,
+                      NodeTable& nodes, DramPool& dram, StoreMetrics& m, AdmissionSketch& sketch,
+                      AdaptivePromotionGate& gate, bool gate_applies, PeekVictims peek)
+        : config_(config), clock_(clock), table_(table), nodes_(nodes), dram_(dram), m_(m),
+          sketch_(sketch), gate_(gate), gate_applies_(gate_applies), peek_(std::move(peek)) {}
+
+    // promotion_admission_threshold as the gates read it (0 acts as 1).
+    uint32_t AdmissionThreshold() const;
+    // The reads of one Get or batch call, in the caller's order: every gate, each attempt
+    // counted and remembered. Several admitted keys are decided as one chain. Call without
+    // shard locks.
+    void OnReads(std::span<const DiskRead> reads);
+    // Gates 2..5 for (key, generation) from a retry, the proactive scan or a manual promote
+    // (and a single Get). Takes the key's shard lock: call without it.
+    PromotionOutcome TryPromote(std::string_view key, Generation generation, uint64_t size,
+                                uint32_t estimate, Trigger trigger);
+    // The last promotion decision about this incarnation of the key, if it is remembered
+    // (a decision about an earlier object of the same key is not this one's).
+    std::optional<PromotionDecision> LastDecision(std::string_view key,
+                                                  Generation generation) const {
+        std::optional<PromotionDecision> d = decisions_.Last(key);
+        if (d && d->generation != generation) return std::nullopt;
+        return d;
+    }
+    // promotion_inflight_bytes_limit, or a quarter of DRAM when 0.
+    uint64_t BytesLimit() const;
+
+    // ---- the holder's protocol (callers hold the object's shard lock) ----
+    // The task to hand `node` for a queued entry, or nullopt when stale or delivered already.
+    std::optional<PromotionTask> Deliver(ObjectMeta& meta, const TaskRef& ref, NodeId node);
+    // The promotion task of (key, generation) that `node` may act on.
+    static Result<ObjectMeta*> Find(Shard& shard, NodeId node, std::string_view key,
+                                    Generation generation) MC_REQUIRES(shard.mu);
+    // DRAM was allocated for the task: stage it PROCESSING and restart its deadline.
+    void Stage(ObjectMeta& meta, NodeId node, uint64_t offset);
+    // Ends a staged task as committed: returns the staged replica, which the caller moves
+    // into the object (End does not free it), and counts completed and the latency.
+    Replica Commit(ObjectMeta& meta);
+    // Ends a task for one of the task outcomes (kAllocFailed, kIoFailed, kCancelled,
+    // kExpired): End, counted under it and remembered as the key's last decision.
+    void Fail(ObjectMeta& meta, PromotionOutcome outcome);
+    // Frees staging, unpins the source, forgets the task. Every exit path ends here.
+    void End(ObjectMeta& meta);
+    // Fail(kCancelled): Remove, node expiry, the bytes went away.
+    void Cancel(ObjectMeta& meta) { Fail(meta, PromotionOutcome::kCancelled); }
+    // Fail(kExpired) when the task's deadline has passed. True if it ended.
+    bool ExpireIfDue(ObjectMeta& meta, Nanos now);
+
+    // ---- refused candidates and the proactive scan (call without locks) ----
+    // Remembers a candidate refused for room or by the cap, retried with backoff
+    // (promotion_retry_*).
+    void RememberRefused(std::string_view key, Generation generation);
+    // Retries up to 16 due candidates; returns how many were queued.
+    size_t RetryRefused();
+    // Queues up to proactive_promotion_budget LOCAL_DISK-only keys whose estimate reaches
+    // proactive_promotion_threshold, hottest first; returns how many were queued.
+    size_t ProactiveScan();
+
+    int64_t tasks_in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+    uint64_t bytes_in_flight() const { return in_flight_bytes_.load(std::memory_order_relaxed); }
+
+private:
+    // What a promotion (or a chain of them) needs of DRAM: `bytes` in all (whole allocation
+    // units), the largest object in one piece, for `keys` keys.
+    struct RoomNeed {
+        uint64_t bytes = 0;
+        uint64_t largest = 0;
+        size_t keys = 1;
+    };
+    // Gate 2, DRAM pressure, judged at `estimate`: the refusal, or nullopt when the
+    // promotion may take DRAM (free room, or colder objects it may displace).
+    std::optional<PromotionOutcome> JudgeRoom(const RoomNeed& need, uint32_t estimate,
+                                              Trigger trigger);
+    // Gates 3..5 under the key's shard lock: dedup, the cap, admit; the outcome decided there.
+    PromotionOutcome Admit(std::string_view key, Generation generation, uint64_t size,
+                           uint32_t reads);
+    // Counts one attempt's outcome (the outcome's counter and promotion_attempts_total) and
+    // remembers it as the key's last decision: the one place an attempt is counted.
+    PromotionOutcome Decided(std::string_view key, Generation generation,
+                             PromotionOutcome outcome, uint32_t reads);
+    // Reserves a slot under the cap; false (nothing reserved) when over it.
+    bool Reserve(uint64_t size);
+    void Unreserve(uint64_t size);
+
+    const Config& config_;
+    const Clock& clock_;
+    ObjectTable& table_;
+    NodeTable& nodes_;
+    DramPool& dram_;
+    StoreMetrics& m_;
+    AdmissionSketch& sketch_;
+    AdaptivePromotionGate& gate_;
+    const bool gate_applies_;
+    const PeekVictims peek_;
+
+    std::atomic<int64_t> in_flight_{0};
+    std::atomic<uint64_t> in_flight_bytes_{0};
+    std::atomic<size_t> proactive_cursor_{0};
+    PromotionDecisionLog decisions_;
+
+    // A refused candidate, remembered for retry when room appears.
+    struct RetryCandidate {
+        Generation generation = kNoGeneration;
+        Nanos next_try{0};
+        Nanos expiry{0};
+        Nanos backoff{0};
+    };
+    Mutex retry_mu_;
+    std::unordered_map<std::string, RetryCandidate> retry_ MC_GUARDED_BY(retry_mu_);
+};
+
+}  // namespace mooncake

@@ -1,0 +1,194 @@
+// Eviction: coldest first in the eviction order (core/master/eviction_order.h: LRU or hit density),
+// never a pinned object (nor a leased one under lease_blocks_eviction: core/master/object.h LeaseRule).
+//
+// Each shard keeps its own lists; a global recency counter orders them against each other.
+// An eviction round collects, from each shard's cold end, candidates worth `target` bytes —
+// the globally coldest `target` bytes are always among them — then evicts in global order,
+// re-checking each under its shard lock. So eviction is exact without a global lock on the
+// Get path.
+#include <algorithm>
+
+#include "core/master/store_internals.h"
+
+namespace mooncake {
+namespace {
+
+using Candidate = EvictionCandidate;
+
+// Up to `per_shard` bytes of the coldest evictable objects of every shard (per eviction list),
+// unordered, in `round`.
+std::vector<Candidate> Collect(StoreInternals& in, EvictionOrder::Round& round,
+                               uint64_t per_shard, bool clean_keys) {
+    std::vector<Candidate> out;
+    for (size_t s = 0; s < ObjectTable::kShardCount; ++s) {
+        Shard& shard = in.table.shard(s);
+        MutexLock lock(shard.mu);
+        round.Collect(shard.eviction_lists, s, per_shard, out, clean_keys);
+    }
+    return out;
+}
+
+// The same, coldest first in the eviction order's ranking.
+std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
+    std::unique_ptr<EvictionOrder::Round> round =
+        in.order->StartRound(in.clock.Now(), in.lease_rule());
+    std::vector<Candidate> out = Collect(in, *round, per_shard, /*clean_keys=*/true);
+    RankCandidates(out);
+    return out;
+}
+
+}  // namespace
+
+StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
+    MutexLock evict_lock(eviction_mu);
+    EvictResult result;
+    const bool offload_enabled = config.enable_offload();
+    const LeaseRule leases = lease_rule();
+    for (const Candidate& c : CollectCandidates(*this, target)) {
+        if (result.freed + result.pending >= target) break;
+        Shard& shard = table.shard(c.shard);
+        MutexLock lock(shard.mu);
+        auto it = shard.objects.find(c.key);
+        if (it == shard.objects.end()) continue;
+        ObjectMeta& meta = it->second;
+        // Read since collected, or a new incarnation: not the victim we chose.
+        if (meta.generation != c.generation || meta.recency != c.recency) continue;
+        if (!meta.Evictable(clock.Now(), leases)) continue;
+        // The watermark round's copy is on its way already: MEMORY goes when it lands. (Was:
+        // such objects were not evictable, so Puts evicted warmer ones whose copies queued
+        // behind the whole round's: every Put stalled until the round was written, ~1 s in
+        // lockstep; bench/results/engine.md.)
+        const bool copy_coming = meta.WrittenAhead();
+        const Replica* mem = meta.CompleteMemory();
+        auto node = nodes.Get(mem->node);
+        bool keep_on_disk = !copy_coming && offload_enabled && node && node->has_disk() &&
+                            !meta.HasComplete(Tier::kLocalDisk);
+        // The node's offload queue is at offload_queue_limit: this one cannot go yet.
+        if (keep_on_disk && offload.QueueFull(mem->node)) continue;
+        m.evictions.Inc();
+        m.evicted_bytes.Inc(static_cast<double>(c.bytes));
+        order->OnEvict(meta, clock.Now());
+        ++result.victims;
+        if (copy_coming) {
+            offload.EvictWhenCopied(meta);
+            result.pending += c.bytes;
+            continue;
+        }
+        if (keep_on_disk) {
+            // Offload first; the MEMORY copy stays readable until the disk copy exists.
+            offload.Queue(meta, /*evict_after=*/true);
+            result.pending += c.bytes;
+            continue;
+        }
+        DropReplica(shard, meta, static_cast<size_t>(meta.IndexOf([](const Replica& r) {
+            return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
+        })));
+        result.freed += c.bytes;
+        if (meta.NoReplicas()) {
+            // Its last copy: the object goes, so a later Put of the key succeeds.
+            DestroyObject(shard, meta);
+        }
+    }
+    return result;
+}
+
+StoreInternals::VictimInfo StoreInternals::PeekVictims(uint64_t size) {
+    VictimInfo info;
+    uint64_t need = SegmentAllocator::RoundUp(size);
+    uint64_t covered = 0;
+    for (const Candidate& c : CollectCandidates(*this, need)) {
+        info.found = true;
+        info.max_estimate = std::max(info.max_estimate, sketch.Estimate(c.reads));
+        covered += c.bytes;
+        if (covered >= need) break;
+    }
+    if (covered < need) info.found = false;
+    return info;
+}
+
+size_t StoreInternals::Clean(uint64_t target) {
+    MutexLock evict_lock(eviction_mu);
+    const uint64_t covered = offload.clean_pending_bytes();
+    if (covered >= target) return 0;
+    const uint64_t allocated = dram.allocated_bytes();
+    const Nanos now = clock.Now();
+    if (!clean_gate.held_back && target == clean_gate.target &&
+        allocated - clean_gate.allocated_mark < target / 16 && now < clean_gate.next_due) {
+        return 0;
+    }
+    clean_gate = {target, allocated, now + std::chrono::seconds(1), /*held_back=*/false};
+    // Keys spread evenly over shards, so twice each shard's fair share of the cold end covers
+    // the global cold end closely enough — cleaning need not be exact, and this keeps a round
+    // cheap however large the cache is. Plus one block of slack, so a small share still
+    // reaches past the shard's coldest object.
+    uint64_t per_shard = 2 * target / ObjectTable::kShardCount + kSegmentAlignment;
+    // A round collects ~2 x offload_clean_ratio of DRAM's objects: the coldest `target` bytes
+    // among them are selected (linear), not sorted, and only the few without a LOCAL_DISK
+    // copy are ranked and carry their keys.
+    std::unique_ptr<EvictionOrder::Round> round = order->StartRound(now, lease_rule());
+    std::vector<Candidate> collected = Collect(*this, *round, per_shard, /*clean_keys=*/false);
+    std::vector<Candidate> candidates;
+    // Copies in flight (`covered`) are among the collected as clean: the coldest `target`
+    // bytes are what must be clean.
+    for (uint32_t i : SelectColdest(collected, target)) {
+        if (!collected[i].clean) candidates.push_back(std::move(collected[i]));
+    }
+    RankCandidates(candidates);
+    size_t queued = 0;
+    for (const Candidate& c : candidates) {
+        Shard& shard = table.shard(c.shard);
+        MutexLock lock(shard.mu);
+        auto it = shard.objects.find(c.key);
+        if (it == shard.objects.end()) continue;
+        ObjectMeta& meta = it->second;
+        if (meta.generation != c.generation || meta.offload ||
+            meta.HasComplete(Tier::kLocalDisk)) {
+            continue;
+        }
+        const Replica* mem = meta.CompleteMemory();
+        auto node = mem ? nodes.Get(mem->node) : nullptr;
+        if (!node || !node->has_disk()) continue;
+        if (mem->pins > 0 || offload.QueueFull(node->id)) {
+            clean_gate.held_back = true;  // try again next tick
+            continue;
+        }
+        offload.Queue(meta, /*evict_after=*/false);
+        offload.MarkCleaning(meta, c.bytes);
+        ++queued;
+    }
+    return queued;
+}
+
+size_t MasterStore::RunWatermarkEviction() {
+    uint64_t capacity = in_->dram.Capacity();
+    if (capacity == 0) return 0;
+    uint64_t used = in_->dram.Used();
+    double high = config_.eviction_high_watermark_ratio();
+    if (static_cast<double>(used) <= high * static_cast<double>(capacity)) return 0;
+    auto share = [&](double ratio) {
+        return static_cast<uint64_t>(ratio * static_cast<double>(capacity));
+    };
+    if (config_.eviction_watermark_drop()) {
+        // Free about eviction_ratio of capacity now, counting DRAM already on its way out.
+        uint64_t target = share(config_.eviction_ratio());
+        uint64_t pending = in_->dram.evict_pending_bytes();
+        if (target <= pending) return 0;
+        return in_->Evict(target - pending).victims;
+    }
+    // DRAM you pay for is DRAM you use: keep it full, but make sure the coldest
+    // offload_clean_ratio of it has LOCAL_DISK copies, so an allocation can drop them at once
+    // instead of waiting for a disk write. Without offload, dropping is instant already.
+    // The share is a trade: bursts of Puts larger than it make promotions wait for offloads
+    // (the timed replay at 5x with one-exchange Puts: promotion p99 25-86 ms at 0.05, 8-22 ms
+    // at 0.2; bench/results/replay-timed.md), and a round walks about twice the share of
+    // DRAM's objects, though only when new data took a sixteenth of the share since the last
+    // one (see Clean).
+    if (!config_.enable_offload() || !config_.offload_on_evict()) return 0;
+    // At most a quarter of the disks: a share the disks cannot hold beside their other records
+    // would churn, each copy written ahead evicting another record of a full disk (maybe the
+    // only copy of a colder object) and the round never reaching its share.
+    return in_->Clean(
+        std::min(share(config_.offload_clean_ratio()), in_->nodes.DiskCapacity() / 4));
+}
+
+}  // namespace mooncake

@@ -1,0 +1,152 @@
+// What a node that registers again reports holding: the LOCAL_DISK records of its disk store
+// and the committed ranges of its DRAM segment, each by key and generation.
+//
+// It registers again after the master restarted (the master lost all metadata), after the
+// master expired it (a partition, a stall), or after the node itself restarted (its disk
+// survives; its DRAM does not). Each report is one of:
+//   - a key the master knows with the same generation and size: the replica is added back
+//     (unless that tier already has a COMPLETE replica elsewhere);
+//   - a key the master knows with an older generation (adopted from a node that registered
+//     earlier): newest wins, the older incarnation is dropped (its nodes delete it) and this
+//     one adopted as below; with the same or a newer generation: StaleGeneration, the node
+//     deletes it;
+//   - a key the master does not know: adopted when this is the first registration of the
+//     node's name in the master's lifetime (the master restarted) or when the object left
+//     with this node (DepartedObjects); otherwise it was removed while the node was away:
+//     NotFound, the node deletes it. An HA leader also keeps tombstones (etcd) of keys
+//     removed while a copy was away, with or without other copies: the next leader refuses
+//     those copies, though for it every registration is the first of its name.
+#include "core/master/store_internals.h"
+
+namespace mooncake {
+namespace {
+
+Status ValidateReport(std::string_view key, Generation generation, uint64_t size) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    if (size == 0 || generation == kNoGeneration) {
+        return Status::InvalidArgument("size and generation must be non-zero");
+    }
+    return Status::Ok();
+}
+
+// The object a report refers to, created if the node may adopt it. Shard lock held.
+Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& node,
+                          const std::string& key, Generation generation, uint64_t size)
+    MC_REQUIRES(shard.mu) {
+    auto it = shard.objects.find(key);
+    if (it != shard.objects.end() && it->second.generation == generation &&
+        it->second.size == size) {
+        in.departed.CopyBack(key, generation);  // the copy that was away is back
+        return &it->second;
+    }
+    if (it != shard.objects.end() && it->second.generation >= generation) {
+        return Status::StaleGeneration("the master holds another incarnation of " +
+                                       QuoteKey(key) + "; delete this copy");
+    }
+    if (in.departed.IsTombstone(key, generation)) {  // kept by an HA cluster (etcd)
+        return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
+                                "' was away; delete this copy");
+    }
+    if (!node.first_of_name && !in.departed.Take(key, generation)) {
+        return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
+                                "' was away; delete this copy");
+    }
+    if (it != shard.objects.end()) {
+        // The master adopted an older incarnation from a node that registered earlier; this
+        // one was put after it (generations grow across leaders: the epoch is their high
+        // half), so the older was replaced, and an acknowledged write is never undone by an
+        // older one: the older copies go (their nodes are told to delete them).
+        ObjectMeta& older = it->second;
+        if (!older.Readable()) {
+            return Status::NotReady(QuoteKey(key) + " is being written; offer it again");
+        }
+        in.departed.Gone(key);
+        in.DestroyObject(shard, older);
+        in.m.superseded_at_rejoin.Inc();
+    }
+    ObjectMeta& meta = *in.table.Insert(shard, key).first;
+    meta.generation = generation;
+    meta.size = size;
+    meta.hash = AdmissionSketch::Hash(key);
+    in.sketch.Seed(meta.reads(), meta.hash);
+    return &meta;
+}
+
+// An object created by Claim that got no replica after all must not stay behind.
+void EraseIfEmpty(StoreInternals& in, Shard& shard, ObjectMeta& meta)
+    MC_REQUIRES(shard.mu) {
+    if (meta.NoReplicas() && !meta.promotion && !meta.offload) in.EraseObject(shard, meta);
+}
+
+// One Status per report: validated, claimed under the key's shard lock, then handed to
+// `add(shard, meta, report)`, which adds the tier's replica or says why not (an object that
+// Claim created for a refused report is erased again).
+template <typename Report, typename Add>
+std::vector<Status> ForEachClaim(StoreInternals& in, const NodeState& node,
+                                 std::span<const Report> reports, Add add) {
+    std::vector<Status> out;
+    out.reserve(reports.size());
+    for (const Report& report : reports) {
+        Status st = ValidateReport(report.key, report.generation, report.size);
+        if (st.ok()) {
+            Shard& shard = in.table.ShardFor(report.key);
+            MutexLock lock(shard.mu);
+            Result<ObjectMeta*> claimed =
+                Claim(in, shard, node, report.key, report.generation, report.size);
+            st = claimed.ok() ? add(shard, **claimed, report) : claimed.status();
+            if (claimed.ok() && !st.ok()) EraseIfEmpty(in, shard, **claimed);
+        }
+        out.push_back(std::move(st));
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<std::vector<Status>> MasterStore::RegisterDiskReplicas(
+    NodeId node_id, std::span<const DiskReplicaReport> reports) {
+    auto node = in_->nodes.Get(node_id);
+    if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
+    if (!node->has_disk()) return Status::InvalidArgument("node has no LOCAL_DISK tier");
+    return ForEachClaim(*in_, *node, reports,
+                        [&](Shard&, ObjectMeta& meta, const DiskReplicaReport& report) {
+        const Replica* disk = meta.CompleteDisk();
+        if (disk != nullptr && disk->node != node_id) {
+            return Status::AlreadyExists(QuoteKey(report.key) +
+                                         " is already on another node's disk");
+        }
+        if (disk == nullptr) meta.AddDisk(*in_, node_id);
+        return Status::Ok();
+    });
+}
+
+Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
+    NodeId node_id, std::span<const MemoryReplicaReport> reports) {
+    auto node = in_->nodes.Get(node_id);
+    if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
+    return ForEachClaim(*in_, *node, reports,
+                        // Runs under shard.mu (ForEachClaim); clang-14 cannot tie a lambda's
+                        // MC_REQUIRES to its argument, hence unchecked.
+                        [&](Shard& shard, ObjectMeta& meta, const MemoryReplicaReport& report)
+                            MC_NO_THREAD_SAFETY_ANALYSIS {
+        // Reported again (a registration retried after a lost reply): it is there already.
+        const Replica* mem = meta.CompleteMemory();
+        if (mem != nullptr && mem->node == node_id && mem->offset == report.offset) {
+            return Status::Ok();
+        }
+        // One MEMORY replica per object: a put or promotion in flight, or a copy elsewhere,
+        // already owns the tier.
+        if (meta.HasMemoryReplica()) return Status::AlreadyExists(QuoteKey(report.key) + " is already in MEMORY");
+        const bool placed = node->segment.AllocateAt(report.offset, report.size);
+        if (!placed) {
+            return Status::InvalidArgument(
+                "range " + std::to_string(report.offset) + "+" + std::to_string(report.size) +
+                " of " + QuoteKey(report.key) + " is outside the segment or overlaps another");
+        }
+        meta.AddMemory(*in_, node_id, report.offset, /*first=*/false);
+        in_->LruTouch(shard, meta);
+        return Status::Ok();
+    });
+}
+
+}  // namespace mooncake
