@@ -4,11 +4,11 @@
 #include <optional>
 
 #include "core/base/metrics.h"
-#include "daemon/access.h"
+#include "node/access.h"
 #include "daemon/config_file.h"
-#include "daemon/scrub.h"
+#include "node/scrub.h"
 #include "daemon/node_directory.h"
-#include "daemon/rpc_server.h"
+#include "node/rpc_server.h"
 #include "mooncake_constants.h"
 #include "spdlog/spdlog.h"
 #include "thrift/convert.h"
@@ -67,7 +67,7 @@ std::string_view KnobTypeName(KnobType type) {
 }  // namespace
 
 // One handler invocation: checks the session against the method's entry in the access
-// table (daemon/access.cc: Hello first; the token for anything that changes state), times
+// table (node/access.cc: Hello first; the token for anything that changes state), times
 // the call.
 class MasterService::Call {
 public:
@@ -113,7 +113,7 @@ Histogram& MasterService::LatencyOf(std::string_view method) {
     if (it == latency_.end()) {
         // Every method must have a row in the access table: refused until it does.
         Throw(Status::IllegalClient("'" + std::string(method) +
-                                    "' is missing from the access table (daemon/access.cc)"));
+                                    "' is missing from the access table (node/access.cc)"));
     }
     return *it->second;
 }

@@ -25,7 +25,7 @@ class NodeDirectory;
 
 struct MasterServiceOptions {
     std::string role;        // "master" or "standalone", told to clients in Hello
-    std::string auth_token;  // empty: every session may do everything (daemon/access.h)
+    std::string auth_token;  // empty: every session may do everything (node/access.h)
     uint32_t epoch = 0;      // high bits of client ids (unique across master restarts)
     std::string config_file; // --config, for TuneSet(persist); empty if none
     // Longest long-poll wait honoured (the fuzz target sets 0: a real-time wait only slows it).

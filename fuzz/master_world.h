@@ -18,7 +18,7 @@
 #include "core/base/metrics.h"
 #include "daemon/master_service.h"
 #include "daemon/node_directory.h"
-#include "daemon/rpc_server.h"
+#include "node/rpc_server.h"
 #include "fuzz/fuzz_check.h"
 #include "spdlog/spdlog.h"
 #include "thrift/rpc_limits.h"

@@ -13,7 +13,8 @@ import sys
 
 # Folder -> the folders its files may include (besides their own). Bottom up: core/base is the
 # ground floor; core/disk and core/master stand on it side by side (neither sees the other);
-# core/node on disk; the wire (net, etcd, thrift) on base; the programs on top.
+# core/node on disk; the wire (net, etcd, thrift) on base; node/ (a node process's parts) on
+# all of those; the programs on top: daemon/ and python/ both use node/, neither the other.
 ALLOWED = {
     "core/base": [],
     "core/disk": ["core/base"],
@@ -22,10 +23,12 @@ ALLOWED = {
     "net": ["core/base"],
     "etcd": ["core/base"],
     "thrift": ["core/base", "net", "etcd"],
-    "daemon": ["core/base", "core/disk", "core/node", "core/master", "net", "etcd", "thrift"],
+    "node": ["core/base", "core/disk", "core/node", "core/master", "net", "etcd", "thrift"],
+    "daemon": ["core/base", "core/disk", "core/node", "core/master", "net", "etcd", "thrift",
+               "node"],
     "cli": ["core/base", "net", "etcd", "thrift"],
     "fuse": ["core/base", "net", "thrift"],
-    "python/src": ["core/base", "net", "thrift", "daemon"],
+    "python/src": ["core/base", "net", "thrift", "node"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = (".h", ".cc", ".def")

@@ -1,6 +1,6 @@
 // MasterChannel: pooled Thrift connections to a master, with the error mapping and retry
 // rules of the control wire in one place. The client library and the daemon's node role
-// (daemon/rpc_master_link.cc) both call the master through it.
+// (node/rpc_master_link.cc) both call the master through it.
 //
 // Each connection is TSocket + TFramedTransport + strict TBinaryProtocol and starts with
 // Hello(PROTOCOL_VERSION): a master speaking another version is refused at Connect.

@@ -2,7 +2,7 @@
 // Implementations:
 //  - core/master/local_master_link.h calls a MasterStore in the same process (standalone role, the
 //    trace replay, tests);
-//  - daemon/rpc_master_link.cc calls a remote master through thrift/master_channel.h (node role).
+//  - node/rpc_master_link.cc calls a remote master through thrift/master_channel.h (node role).
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once

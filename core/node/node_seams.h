@@ -1,7 +1,7 @@
 // The seams a NodeWorker (core/node/node_worker.h) does its byte work through, besides the master
 // link (core/base/master_link.h). Each is small so a test can fake it and an embedding process can
 // supply its own:
-//  - NodeSegment: this node's DRAM segment (daemon/segment.h; core/node/bookkeeping_node.h holds
+//  - NodeSegment: this node's DRAM segment (node/segment.h; core/node/bookkeeping_node.h holds
 //    no bytes for simulations);
 //  - NodeDisk: this node's LOCAL_DISK store (core/node/disk_node_disk.h adapts core/disk's
 //    DiskStore);

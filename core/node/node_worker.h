@@ -1,5 +1,5 @@
 // NodeWorker: the node's half of the protocol with the master, written once. The daemon
-// (daemon/node.cc owns the threads and long-polls), the trace replay (bench/replay), the
+// (node/node.cc owns the threads and long-polls), the trace replay (bench/replay), the
 // store tests and any process embedding a node drive this class; it holds no threads.
 //
 //  - registration: registers the node, then registers again what it still holds -- the DRAM
@@ -68,7 +68,7 @@ struct NodeWorkerOptions {
     size_t inline_offload_batch = size_t{1} << 16;
 
     // Named points where a fault harness may hold, slow down or fail the work
-    // (daemon/fault_injection.h lists them); a non-OK status fails the operation. Null: none.
+    // (node/fault_injection.h lists them); a non-OK status fails the operation. Null: none.
     std::function<Status(const char* point)> fault;
 
     // The node's own disk figures and corruption count, reported after every beat (`check`

@@ -15,7 +15,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "daemon/embedded_node.h"
+#include "node/embedded_node.h"
 #include "net/net.h"
 #include "python/src/error_codes.h"
 #include "python/src/local_transport.h"

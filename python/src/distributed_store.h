@@ -3,7 +3,7 @@
 //
 // It adapts the client library (thrift/client.h) to Mooncake's return conventions: 0 or a
 // negative Mooncake ErrorCode (error_codes.h); sizes or counts when positive. With a
-// global_segment_size it also runs an embedded node (daemon/embedded_node.h) in this process.
+// global_segment_size it also runs an embedded node (node/embedded_node.h) in this process.
 // Tier rules stay in the master; nothing here decides where an object lives.
 //
 // Thread-safety: every method may be called from many threads at once; Setup and Close take

@@ -1,6 +1,6 @@
 #include "python/src/local_transport.h"
 
-#include "daemon/segment.h"
+#include "node/segment.h"
 
 namespace mooncake {
 

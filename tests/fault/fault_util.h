@@ -14,7 +14,7 @@
 
 namespace mooncake::test {
 
-// Path of `mooncaked-fault` (daemon/fault_injection.h points live).
+// Path of `mooncaked-fault` (node/fault_injection.h points live).
 std::string FaultDaemonPath();
 
 // GET /metrics of a daemon's Prometheus endpoint ("" if it does not answer).

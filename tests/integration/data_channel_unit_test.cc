@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "daemon/config_file.h"
-#include "daemon/segment.h"
+#include "node/segment.h"
 #include "net/buffered_reader.h"
 #include "net/net.h"
 #include "gtest/gtest.h"

@@ -16,8 +16,8 @@
 
 #include "core/base/master_link.h"
 #include "core/base/metrics.h"
-#include "daemon/data_server.h"
-#include "daemon/segment.h"
+#include "node/data_server.h"
+#include "node/segment.h"
 #include "gtest/gtest.h"
 #include "forwarding_transport.h"
 #include "harness.h"

@@ -24,7 +24,7 @@
 
 #include "MasterService.h"
 #include "NodeService.h"
-#include "daemon/access.h"
+#include "node/access.h"
 #include "gtest/gtest.h"
 #include "mooncake_constants.h"
 #include "tests/integration/harness.h"

@@ -1,12 +1,12 @@
-#include "daemon/node_service.h"
+#include "node/node_service.h"
 
 #include "core/disk/disk_store.h"
 #include "core/base/metrics.h"
-#include "daemon/access.h"
-#include "daemon/node.h"
-#include "daemon/rpc_server.h"
-#include "daemon/scrub.h"
-#include "daemon/segment.h"
+#include "node/access.h"
+#include "node/node.h"
+#include "node/rpc_server.h"
+#include "node/scrub.h"
+#include "node/segment.h"
 #include "mooncake_constants.h"
 #include "thrift/convert.h"
 

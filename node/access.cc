@@ -1,4 +1,4 @@
-#include "daemon/access.h"
+#include "node/access.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "daemon/scrub.h"
+#include "node/scrub.h"
 
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>

@@ -1,5 +1,5 @@
-// The live side of daemon/fault_injection.h; compiled only into mooncaked-fault.
-#include "daemon/fault_injection.h"
+// The live side of node/fault_injection.h; compiled only into mooncaked-fault.
+#include "node/fault_injection.h"
 
 #ifdef MOONCAKE_FAULT_INJECTION
 

@@ -6,7 +6,7 @@
 // accept backlog). Garbage or oversized frames fail that connection only.
 //
 // Each connection starts with Hello, which records what the caller proved in the session;
-// handlers check it against daemon/access.h's tables. The session lives in the connection's
+// handlers check it against node/access.h's tables. The session lives in the connection's
 // thread and is reset when a connection starts.
 #pragma once
 
@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "core/base/status.h"
-#include "daemon/access.h"
+#include "node/access.h"
 #include "net/net.h"
 
 namespace apache::thrift {
@@ -27,7 +27,7 @@ class TThreadedServer;
 namespace mooncake {
 
 struct RpcSession {
-    Credentials credentials;  // set by Hello (daemon/access.h)
+    Credentials credentials;  // set by Hello (node/access.h)
 };
 // The calling connection's session (valid inside a handler).
 RpcSession& CurrentRpcSession();

@@ -1,17 +1,17 @@
-#include "daemon/embedded_node.h"
+#include "node/embedded_node.h"
 
 #include <random>
 #include <thread>
 
 #include "NodeService.h"
 #include "core/disk/disk_store.h"
-#include "daemon/data_server.h"
-#include "daemon/disk_health.h"
-#include "daemon/master_link.h"
-#include "daemon/node.h"
-#include "daemon/node_service.h"
-#include "daemon/rpc_server.h"
-#include "daemon/segment.h"
+#include "node/data_server.h"
+#include "node/disk_health.h"
+#include "node/rpc_master_link.h"
+#include "node/node.h"
+#include "node/node_service.h"
+#include "node/rpc_server.h"
+#include "node/segment.h"
 #include "spdlog/spdlog.h"
 #include "net/data_transport.h"
 #include "thrift/master_channel.h"

@@ -1,4 +1,4 @@
-#include "daemon/disk_health.h"
+#include "node/disk_health.h"
 
 #include "core/base/metrics.h"
 

@@ -1,11 +1,11 @@
-#include "daemon/node.h"
+#include "node/node.h"
 
 #include "core/disk/disk_store.h"
 #include "core/node/disk_node_disk.h"
 #include "core/base/metrics.h"
-#include "daemon/disk_health.h"
-#include "daemon/fault_injection.h"
-#include "daemon/segment.h"
+#include "node/disk_health.h"
+#include "node/fault_injection.h"
+#include "node/segment.h"
 #include "spdlog/spdlog.h"
 #include "net/data_transport.h"
 
@@ -45,7 +45,7 @@ Node::Node(NodeOptions options, MasterLink& master, Segment& segment, DiskStore*
     worker_options.room_wait = NodeWorkerOptions::RoomWait::kSleep;  // offloads run meanwhile
     worker_options.sleep = [this](std::chrono::milliseconds d) { return Pause(d); };
 #ifdef MOONCAKE_FAULT_INJECTION
-    // Live only in mooncaked-fault (daemon/fault_injection.h).
+    // Live only in mooncaked-fault (node/fault_injection.h).
     worker_options.fault = [](const char* point) { return fault::Hit(point); };
 #endif
     worker_options.health = [this] {

@@ -1,4 +1,4 @@
-#include "daemon/segment.h"
+#include "node/segment.h"
 
 #include <sys/mman.h>
 

@@ -41,7 +41,7 @@ public:
     void Scrub(rpc::ScrubReply& out) override;
 
 private:
-    // Throws the access table's refusal (daemon/access.h) unless the session may call it.
+    // Throws the access table's refusal (node/access.h) unless the session may call it.
     void Require(std::string_view method) const;
 
     const NodeServiceOptions options_;

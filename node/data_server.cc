@@ -1,4 +1,4 @@
-#include "daemon/data_server.h"
+#include "node/data_server.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -15,9 +15,9 @@
 #include "core/base/master_link.h"
 #include "core/master/master_store.h"
 #include "core/base/metrics.h"
-#include "daemon/access.h"
-#include "daemon/fault_injection.h"
-#include "daemon/segment.h"
+#include "node/access.h"
+#include "node/fault_injection.h"
+#include "node/segment.h"
 #include "spdlog/spdlog.h"
 #include "net/buffered_reader.h"
 #include "net/data_protocol.h"
@@ -253,7 +253,7 @@ bool DataServer::HandleRequest(int fd, net::BufferedReader& in, Credentials& cre
         creds = *accepted;
         return SendResponse(fd, Status::Ok()).ok();
     }
-    // The access table (daemon/access.cc) decides; a refused request leaves the stream in
+    // The access table (node/access.cc) decides; a refused request leaves the stream in
     // sync (its key and payload are drained), so the connection stays usable.
     const char* op_name = h->op == data::Op::kPing   ? "ping"
                           : h->op == data::Op::kRead ? "read"

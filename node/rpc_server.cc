@@ -1,4 +1,4 @@
-#include "daemon/rpc_server.h"
+#include "node/rpc_server.h"
 
 #include <thrift/TConfiguration.h>
 #include <thrift/protocol/TBinaryProtocol.h>

@@ -37,7 +37,7 @@
 #include "core/base/knobs.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
-#include "daemon/access.h"
+#include "node/access.h"
 #include "net/net.h"
 
 namespace mooncake {
@@ -56,7 +56,7 @@ class BufferedReader;
 
 struct DataServerOptions {
     net::HostPort listen;
-    std::string auth_token;  // empty: any Hello is accepted (see daemon/access.h)
+    std::string auth_token;  // empty: any Hello is accepted (see node/access.h)
     int max_connections = 512;
     std::chrono::milliseconds io_timeout{30000};    // per socket call within a request
     std::chrono::milliseconds idle_timeout{600000}; // an idle pooled connection is closed after

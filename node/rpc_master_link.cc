@@ -1,6 +1,6 @@
 // RpcMasterLink: a node calls a remote master over Thrift (thrift/master_channel.h).
 #include "MasterService.h"
-#include "daemon/master_link.h"
+#include "node/rpc_master_link.h"
 #include "thrift/convert.h"
 #include "thrift/master_channel.h"
 
