@@ -74,6 +74,9 @@ private:
 class CondVar {
 public:
     void NotifyAll() { cv_.notify_all(); }
+    // For hand-offs that must wake exactly one waiter (a follower taking over polling, a
+    // worker for one queued job): waking all would be a thundering herd.
+    void NotifyOne() { cv_.notify_one(); }
     void Wait(Mutex& mu) MC_REQUIRES(mu) { cv_.wait(mu); }
     // False once `deadline` has passed.
     template <typename Clock, typename Duration>
