@@ -28,6 +28,8 @@ public:
     void unlock() MC_RELEASE() { mu_.unlock(); }
     void lock_shared() MC_ACQUIRE_SHARED() { mu_.lock_shared(); }
     void unlock_shared() MC_RELEASE_SHARED() { mu_.unlock_shared(); }
+    // For a look that must not wait for a writer (Segment::Held skips records being written).
+    bool try_lock_shared() MC_TRY_ACQUIRE_SHARED(true) { return mu_.try_lock_shared(); }
 
 private:
     std::shared_mutex mu_;
