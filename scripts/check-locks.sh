@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fails (exit 1, naming file:line) if a plain std mutex or condition variable is used in core/,
-# daemon/ or thrift/ outside core/mutex.h. The clang thread-safety analysis only checks
-# capability types: state guarded by a std::mutex would pass scripts/thread-safety.sh
-# unchecked, so those directories use core/mutex.h's Mutex, SharedMutex and CondVar.
+# daemon/, thrift/, net/, fuse/ or python/src/ outside core/mutex.h. The clang thread-safety
+# analysis only checks capability types: state guarded by a std::mutex would pass
+# scripts/thread-safety.sh unchecked, so those directories use core/mutex.h's Mutex,
+# SharedMutex and CondVar.
 # Comments are ignored (text after //). Run from anywhere; called by scripts/thread-safety.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 names='std::(mutex|shared_mutex|recursive_mutex|timed_mutex|shared_timed_mutex'
 names+='|recursive_timed_mutex|condition_variable|condition_variable_any)'
 found=$(grep -rnE --include='*.h' --include='*.cc' --include='*.hpp' --include='*.cpp' \
-  "${names}\b" core daemon thrift |
+  "${names}\b" core daemon thrift net fuse python/src |
   grep -v '^core/mutex\.h:' |
   awk -v pat="$names" '{
       split($0, parts, ":");
@@ -19,9 +20,10 @@ found=$(grep -rnE --include='*.h' --include='*.cc' --include='*.hpp' --include='
       if (code ~ pat) print parts[1] ":" parts[2] ": " code;
     }' || true)
 if [[ -n "$found" ]]; then
-  echo "check-locks: plain std mutexes in core/, daemon/ or thrift/ (use core/mutex.h's Mutex," \
+  echo "check-locks: plain std mutexes in checked code (use core/mutex.h's Mutex," \
     "SharedMutex, CondVar so the thread-safety analysis checks them):" >&2
   echo "$found" >&2
   exit 1
 fi
-echo "check-locks: core/, daemon/ and thrift/ use only core/mutex.h's lock types"
+echo "check-locks: core/, daemon/, thrift/, net/, fuse/ and python/src/ use only" \
+  "core/mutex.h's lock types"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README quick start and .ci/run): install, build, run every test, then
-# the thread-safety build (scripts/thread-safety.sh: core, daemon and thrift under clang
-# -Werror=thread-safety, after scripts/check-locks.sh),
+# the thread-safety build (scripts/thread-safety.sh: core, daemon, thrift, net, fuse and the
+# Python module under clang -Werror=thread-safety, after scripts/check-locks.sh),
 # the sanitizer stages (scripts/sanitize.sh: every test under ASan+UBSan, the core and disk
 # store tests under TSan). Every stage runs; any failure makes the exit status non-zero.
 # Last, every libFuzzer target for FUZZ_SECONDS (default 30) each (scripts/fuzz.sh).

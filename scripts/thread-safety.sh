@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds core/ (with core/disk/), daemon/ (with daemon/ha/) and thrift/'s client library with
-# clang-14's thread-safety analysis as errors (-Wthread-safety -Werror=thread-safety) into
-# ${TSA_BUILD_DIR:-build-tsa}: every MC_GUARDED_BY / MC_REQUIRES there (core/thread_annotations.h,
-# core/mutex.h) is checked, and a violation fails the build, so this script exits non-zero.
+# Builds core/ (with core/disk/), daemon/ (with daemon/ha/), thrift/'s client library, net/,
+# fuse/ and the Python module with clang-14's thread-safety analysis as errors (-Wthread-safety
+# -Werror=thread-safety) into ${TSA_BUILD_DIR:-build-tsa}: every MC_GUARDED_BY / MC_REQUIRES
+# there (core/thread_annotations.h, core/mutex.h) is checked, and a violation fails the build,
+# so this script exits non-zero.
 # Only thread-safety diagnostics are errors: Thrift's generated code and third-party headers
 # may warn otherwise without failing it. First scripts/check-locks.sh, since a plain std::mutex
 # would slip past the analysis unchecked. Nothing is run; it is a compile-time stage of
@@ -16,8 +17,10 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Debug \
   -DMOONCAKE_BUILD_FAULT_DAEMON=OFF "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS="-Wthread-safety -Werror=thread-safety" >/dev/null
-# mooncaked_lib is daemon/'s code, mooncake_ha daemon/ha/'s, mooncake_client thrift/'s.
+# mooncaked_lib is daemon/'s code, mooncake_ha daemon/ha/'s, mooncake_client thrift/'s;
+# mooncake_tierfs_lib and mooncake-tierfs are fuse/, mooncake_tier_store python/src/.
 cmake --build "$build_dir" -j"${JOBS:-2}" --target mooncake_core mooncake_disk mooncake_node \
-  mooncake_ha mooncake_client mooncaked_lib
-echo "thread-safety: core, disk, node, ha, client and mooncaked_lib build clean under" \
-  "-Wthread-safety -Werror=thread-safety"
+  mooncake_ha mooncake_client mooncaked_lib mooncake_net mooncake_tierfs_lib mooncake-tierfs \
+  mooncake_tier_store
+echo "thread-safety: core, disk, node, ha, client, mooncaked_lib, net, tierfs and the Python" \
+  "module build clean under -Wthread-safety -Werror=thread-safety"
