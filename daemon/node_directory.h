@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "core/base/master_types.h"
+#include "core/base/mutex.h"
 #include "thrift/convert.h"
 
 namespace mooncake {
@@ -28,17 +29,17 @@ public:
     // Empty strings for a node the master does not know (expired, unregistered).
     rpc::NodeLocation Locate(NodeId id);
     // Replaces the copy with the master's live nodes.
-    void Refresh();
+    void Refresh() MC_EXCLUDES(mu_);
 
 private:
     MasterStore& store_;
-    std::mutex mu_;
+    Mutex mu_;
     struct Entry {
         rpc::NodeLocation location;
         std::chrono::steady_clock::time_point remembered{};  // by Remember(); kept by Refresh
     };
-    std::unordered_map<NodeId, Entry> nodes_;               // GUARDED_BY(mu_)
-    std::chrono::steady_clock::time_point last_refresh_{};  // GUARDED_BY(mu_)
+    std::unordered_map<NodeId, Entry> nodes_ MC_GUARDED_BY(mu_);
+    std::chrono::steady_clock::time_point last_refresh_ MC_GUARDED_BY(mu_){};
 };
 
 }  // namespace mooncake

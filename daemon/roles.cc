@@ -151,9 +151,9 @@ public:
     void Stop() {
         if (rpc_) rpc_->Stop();
         {
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             stopping_ = true;
-            cv_.notify_all();
+            cv_.NotifyAll();
         }
         if (ticker_.joinable()) ticker_.join();
     }
@@ -170,19 +170,22 @@ public:
     void OnSecond(std::function<void()> fn) { on_second_ = std::move(fn); }
 
 private:
-    void TickLoop() {
+    void TickLoop() MC_EXCLUDES(mu_) {
         auto next_directory = std::chrono::steady_clock::now();
-        std::unique_lock lock(mu_);
+        MutexLock lock(mu_);
         while (!stopping_) {
-            lock.unlock();
+            mu_.unlock();
             store_.Tick();
             if (std::chrono::steady_clock::now() >= next_directory) {
                 next_directory = std::chrono::steady_clock::now() + kDirectoryPeriod;
                 directory_.Refresh();
                 UpdateNodeGauges();
             }
-            lock.lock();
-            cv_.wait_for(lock, kTickPeriod, [this] { return stopping_; });
+            mu_.lock();
+            const auto deadline = std::chrono::steady_clock::now() + kTickPeriod;
+            while (!stopping_) {
+                if (!cv_.WaitUntil(mu_, deadline)) break;
+            }
         }
     }
 
@@ -226,9 +229,9 @@ private:
     NodeDirectory directory_;
     std::unique_ptr<RpcServer> rpc_;
     std::thread ticker_;
-    std::mutex mu_;
-    std::condition_variable cv_;
-    bool stopping_ = false;      // GUARDED_BY(mu_)
+    Mutex mu_;
+    CondVar cv_;
+    bool stopping_ MC_GUARDED_BY(mu_) = false;
     std::set<std::string> seen_;  // tick thread only
     std::set<std::string> last_live_;  // tick thread only
     std::function<bool(const std::set<std::string>&)> on_nodes_;

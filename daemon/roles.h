@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/base/knobs.h"
+#include "core/base/mutex.h"
 
 namespace mooncake {
 
@@ -21,20 +22,20 @@ namespace mooncake {
 class ShutdownFlag {
 public:
     void Request() {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);  // so a Wait between its check and its sleep cannot miss it
         requested_.store(true);
-        cv_.notify_all();
+        cv_.NotifyAll();
     }
     void Wait() {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [this] { return requested_.load(); });
+        MutexLock lock(mu_);
+        while (!requested_.load()) cv_.Wait(mu_);
     }
     const std::atomic<bool>& flag() const { return requested_; }
 
 private:
     std::atomic<bool> requested_{false};
-    std::mutex mu_;
-    std::condition_variable cv_;
+    Mutex mu_;
+    CondVar cv_;
 };
 
 struct DaemonContext {

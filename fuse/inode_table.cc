@@ -22,7 +22,7 @@ std::optional<Node> FixedNode(uint64_t ino) {
 }
 
 uint64_t InodeTable::Ref(NodeKind kind, NodeKind dir, const std::string& name) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Key key{kind, dir, name};
     auto it = by_name_.find(key);
     uint64_t ino;
@@ -38,13 +38,13 @@ uint64_t InodeTable::Ref(NodeKind kind, NodeKind dir, const std::string& name) {
 }
 
 uint64_t InodeTable::Peek(NodeKind kind, NodeKind dir, const std::string& name) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_name_.find(Key{kind, dir, name});
     return it == by_name_.end() ? 0 : it->second;
 }
 
 void InodeTable::Forget(uint64_t ino, uint64_t n) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_ino_.find(ino);
     if (it == by_ino_.end()) return;
     Entry& entry = it->second;
@@ -56,19 +56,19 @@ void InodeTable::Forget(uint64_t ino, uint64_t n) {
 
 std::optional<Node> InodeTable::Get(uint64_t ino) const {
     if (auto fixed = FixedNode(ino)) return fixed;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_ino_.find(ino);
     if (it == by_ino_.end()) return std::nullopt;
     return it->second.node;
 }
 
 size_t InodeTable::size() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return by_ino_.size();
 }
 
 uint64_t InodeTable::lookups(uint64_t ino) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_ino_.find(ino);
     return it == by_ino_.end() ? 0 : it->second.lookups;
 }

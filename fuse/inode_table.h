@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/base/mutex.h"
+
 namespace mooncake::tierfs {
 
 enum class NodeKind : uint8_t {
@@ -73,10 +75,10 @@ class InodeTable {
     };
     using Key = std::tuple<NodeKind, NodeKind, std::string>;
 
-    mutable std::mutex mu_;
-    uint64_t next_ino_ = kFirstDynamicIno;        // GUARDED_BY(mu_)
-    std::unordered_map<uint64_t, Entry> by_ino_;  // GUARDED_BY(mu_)
-    std::map<Key, uint64_t> by_name_;             // GUARDED_BY(mu_)
+    mutable Mutex mu_;
+    uint64_t next_ino_ MC_GUARDED_BY(mu_) = kFirstDynamicIno;
+    std::unordered_map<uint64_t, Entry> by_ino_ MC_GUARDED_BY(mu_);
+    std::map<Key, uint64_t> by_name_ MC_GUARDED_BY(mu_);
 };
 
 }  // namespace mooncake::tierfs

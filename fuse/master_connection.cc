@@ -4,14 +4,14 @@ namespace mooncake::tierfs {
 
 Result<std::shared_ptr<Client>> MasterConnection::Get() {
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (client_) return client_;
     }
     // Connect without the lock: a slow attempt must not hold up calls that could fail fast.
     auto connected = Client::Connect(address_, options_);
     if (!connected.ok()) return connected.status();
     std::shared_ptr<Client> fresh = std::move(*connected);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!client_) client_ = std::move(fresh);
     return client_;
 }

@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/base/mutex.h"
 #include "core/base/status.h"
 #include "thrift/client.h"
 
@@ -52,7 +53,7 @@ class MasterConnection {
     }
 
   private:
-    Result<std::shared_ptr<Client>> Get();
+    Result<std::shared_ptr<Client>> Get() MC_EXCLUDES(mu_);
     static const Status& StatusOf(const Status& s) { return s; }
     template <typename T>
     static const Status& StatusOf(const Result<T>& r) {
@@ -61,8 +62,8 @@ class MasterConnection {
 
     const std::string address_;
     const ClientOptions options_;
-    std::mutex mu_;
-    std::shared_ptr<Client> client_;  // GUARDED_BY(mu_)
+    Mutex mu_;
+    std::shared_ptr<Client> client_ MC_GUARDED_BY(mu_);
 };
 
 }  // namespace mooncake::tierfs

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/base/mutex.h"
+
 namespace mooncake::tierfs {
 
 // Owns every handle handed to the kernel. The kernel sends release and releasedir
@@ -25,7 +27,7 @@ class OpenHandles {
     template <typename T>
     uint64_t Adopt(std::unique_ptr<T> handle) {
         T* raw = handle.release();
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         owned_.emplace(raw, [](void* p) { delete static_cast<T*>(p); });
         return reinterpret_cast<uintptr_t>(raw);
     }
@@ -41,7 +43,7 @@ class OpenHandles {
         void* handle = reinterpret_cast<void*>(static_cast<uintptr_t>(fh));
         void (*destroy)(void*) = nullptr;
         {
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             auto it = owned_.find(handle);
             if (it == owned_.end()) return;
             destroy = it->second;
@@ -51,13 +53,13 @@ class OpenHandles {
     }
 
     size_t size() const {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         return owned_.size();
     }
 
   private:
-    mutable std::mutex mu_;
-    std::unordered_map<void*, void (*)(void*)> owned_;  // GUARDED_BY(mu_)
+    mutable Mutex mu_;
+    std::unordered_map<void*, void (*)(void*)> owned_ MC_GUARDED_BY(mu_);
 };
 
 }  // namespace mooncake::tierfs

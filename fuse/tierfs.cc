@@ -72,10 +72,17 @@ const KnobInfo* FindKnob(const std::vector<KnobInfo>& knobs, std::string_view na
 
 // An open file: its content, read once at open so every read of one open sees one snapshot.
 struct FileHandle {
-    std::mutex mu;
-    std::string content;
-    std::string knob;     // writable config/<knob>: the knob
-    std::string pending;  // what has been written to it so far
+    Mutex mu;
+    std::string content MC_GUARDED_BY(mu);
+    std::string knob MC_GUARDED_BY(mu);     // writable config/<knob>: the knob
+    std::string pending MC_GUARDED_BY(mu);  // what has been written to it so far
+
+    // At open, before the kernel has the handle: the lock is uncontended.
+    void Fill(std::string knob_name, std::string text) MC_EXCLUDES(mu) {
+        MutexLock lock(mu);
+        knob = std::move(knob_name);
+        content = std::move(text);
+    }
 };
 
 struct DirEntry {
@@ -86,15 +93,15 @@ struct DirEntry {
 // An open directory. Entry offsets: 0 ".", 1 "..", 2 + i the i-th entry; the offset the kernel
 // passes back is the index of the next entry to return.
 struct DirHandle {
-    std::mutex mu;
-    NodeKind kind = NodeKind::kRoot;
+    Mutex mu;
+    NodeKind kind = NodeKind::kRoot;  // set at open, before the kernel has the handle
     // Key directories: one page of the master's sorted listing.
-    uint64_t page_start = 0;  // index of page[0]
-    std::vector<DirEntry> page;
-    bool more = true;      // pages after this one may exist
-    bool started = false;  // the first page was asked for
+    uint64_t page_start MC_GUARDED_BY(mu) = 0;  // index of page[0]
+    std::vector<DirEntry> page MC_GUARDED_BY(mu);
+    bool more MC_GUARDED_BY(mu) = true;      // pages after this one may exist
+    bool started MC_GUARDED_BY(mu) = false;  // the first page was asked for
     // config/: the knob names, read at offset 0.
-    std::vector<std::string> knobs;
+    std::vector<std::string> knobs MC_GUARDED_BY(mu);
 };
 
 template <typename H>
@@ -345,12 +352,11 @@ struct TierFs::Impl {
                 spdlog::warn("config/{}: set only at start-up, not at runtime", knob->name);
                 return (void)fuse_reply_err(req, EPERM);
             }
-            handle->knob = knob->name;
-            handle->content = knob->value + "\n";
+            handle->Fill(knob->name, knob->value + "\n");
         } else {
             Result<std::string> content = Content(fs, *node);
             if (!content.ok()) return ReplyStatus(req, content.status(), "open");
-            handle->content = std::move(*content);
+            handle->Fill("", std::move(*content));
         }
         fi->direct_io = 1;  // the content is made at open; the page cache must not keep it
         fi->keep_cache = 0;
@@ -385,7 +391,7 @@ struct TierFs::Impl {
         FileHandle* h = HandleOf<FileHandle>(fi);
         std::string data;
         {
-            std::lock_guard lock(h->mu);  // a write may change the content
+            MutexLock lock(h->mu);  // a write may change the content
             size_t from = std::min(static_cast<size_t>(off), h->content.size());
             data = h->content.substr(from, std::min(size, h->content.size() - from));
         }
@@ -398,7 +404,7 @@ struct TierFs::Impl {
         FileHandle* h = HandleOf<FileHandle>(fi);
         int err;
         {
-            std::lock_guard lock(h->mu);
+            MutexLock lock(h->mu);
             err = ApplyWrite(fs, h, std::string_view(buf, size), off);
         }
         if (err != 0) return (void)fuse_reply_err(req, err);
@@ -407,7 +413,8 @@ struct TierFs::Impl {
 
     // config/<knob>: the file holds one value, and what has been written through this open,
     // whole, is it; each write sets the knob to it. 0 or the errno.
-    static int ApplyWrite(TierFs& fs, FileHandle* h, std::string_view data, off_t off) {
+    static int ApplyWrite(TierFs& fs, FileHandle* h, std::string_view data, off_t off)
+        MC_REQUIRES(h->mu) {
         if (h->knob.empty()) return EBADF;
         if (off < 0 || static_cast<uint64_t>(off) + data.size() > 4096) {
             return EFBIG;  // no knob value is that long
@@ -420,7 +427,10 @@ struct TierFs::Impl {
             spdlog::warn("config/{}: empty value refused", h->knob);
             return EINVAL;
         }
-        auto set = fs.master().Call([&](Client& c) { return c.TuneSet({{h->knob, value}}); });
+        // Copied out here: the analysis does not see h->mu held inside the lambda, which runs
+        // in this call all the same.
+        const std::string knob_name = h->knob;
+        auto set = fs.master().Call([&](Client& c) { return c.TuneSet({{knob_name, value}}); });
         if (!set.ok()) {
             spdlog::warn("config/{} = '{}' refused: {}", h->knob, value, set.status().ToString());
             return ErrnoOf(set.status());
@@ -458,7 +468,7 @@ struct TierFs::Impl {
     }
 
     // Makes h->page hold entry `index` (0-based among the directory's keys) if it exists.
-    static Status LoadPageWith(TierFs& fs, DirHandle* h, uint64_t index) {
+    static Status LoadPageWith(TierFs& fs, DirHandle* h, uint64_t index) MC_REQUIRES(h->mu) {
         if (!h->started || index < h->page_start) {
             h->started = true;
             h->page_start = 0;
@@ -479,7 +489,8 @@ struct TierFs::Impl {
         return Status::Ok();
     }
 
-    static Status FetchPage(TierFs& fs, DirHandle* h, const std::string& start_after) {
+    static Status FetchPage(TierFs& fs, DirHandle* h, const std::string& start_after)
+        MC_REQUIRES(h->mu) {
         ListOptions options;
         options.tier = TierOf(h->kind);
         options.start_after = start_after;
@@ -510,7 +521,7 @@ struct TierFs::Impl {
         size_t used = 0;
         Status st;
         {
-            std::lock_guard lock(h->mu);
+            MutexLock lock(h->mu);
             st = FillDir(req, fs, ino, h, off, buf, &used);
         }
         if (!st.ok()) return ReplyStatus(req, st, "readdir");
@@ -519,7 +530,7 @@ struct TierFs::Impl {
 
     // Adds the entries from offset `off` on to `buf`; an error only if none could be added.
     static Status FillDir(fuse_req_t req, TierFs& fs, fuse_ino_t ino, DirHandle* h, off_t off,
-                          std::vector<char>& buf, size_t* used_out) {
+                          std::vector<char>& buf, size_t* used_out) MC_REQUIRES(h->mu) {
         if (off < 0) return Status::InvalidArgument("negative directory offset");
         const size_t size = buf.size();
         size_t& used = *used_out;
@@ -693,14 +704,14 @@ TierFs::TierFs(MasterConnection* master, TierFsOptions options)
 }
 
 void TierFs::RememberHashed(const std::string& name, const std::string& key) {
-    std::lock_guard lock(hashed_mu_);
+    MutexLock lock(hashed_mu_);
     // Bounded: forgetting only costs a listing of the name's prefix at the next lookup.
     if (hashed_names_.size() >= kMaxHashedNames) hashed_names_.clear();
     hashed_names_[name] = key;
 }
 
 bool TierFs::LookupHashed(const std::string& name, std::string* key) {
-    std::lock_guard lock(hashed_mu_);
+    MutexLock lock(hashed_mu_);
     auto it = hashed_names_.find(name);
     if (it == hashed_names_.end()) return false;
     *key = it->second;

@@ -32,6 +32,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/base/mutex.h"
 #include "fuse/inode_table.h"
 #include "fuse/master_connection.h"
 #include "fuse/open_handles.h"
@@ -73,8 +74,8 @@ class TierFs {
     const TierFsOptions options_;
     InodeTable inodes_;
     OpenHandles open_handles_;  // what open/opendir handed the kernel, until its release
-    std::mutex hashed_mu_;
-    std::unordered_map<std::string, std::string> hashed_names_;  // GUARDED_BY(hashed_mu_)
+    Mutex hashed_mu_;
+    std::unordered_map<std::string, std::string> hashed_names_ MC_GUARDED_BY(hashed_mu_);
 };
 
 }  // namespace mooncake::tierfs

@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/base/mutex.h"
 #include "net/data_protocol.h"
 #include "net/data_transport.h"
 #include "net/net.h"
@@ -350,7 +351,7 @@ private:
     Result<net::Fd> Checkout(std::string_view address, bool* pooled, bool fresh, bool verify) {
         if (!fresh) {
             const auto now = std::chrono::steady_clock::now();
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             auto it = idle_.find(address);
             while (it != idle_.end() && !it->second.empty()) {
                 Idle idle = std::move(it->second.back());
@@ -379,13 +380,13 @@ private:
     }
 
     void DropIdle(std::string_view address) {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         auto it = idle_.find(address);
         if (it != idle_.end()) it->second.clear();
     }
 
     void Return(std::string_view address, net::Fd fd) {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         auto& list = idle_[std::string(address)];
         if (list.size() < options_.max_idle_per_peer) {
             list.push_back({std::move(fd), std::chrono::steady_clock::now()});
@@ -401,8 +402,8 @@ private:
     };
 
     const TcpTransportOptions options_;
-    std::mutex mu_;
-    std::map<std::string, std::vector<Idle>, std::less<>> idle_;  // GUARDED_BY(mu_)
+    Mutex mu_;
+    std::map<std::string, std::vector<Idle>, std::less<>> idle_ MC_GUARDED_BY(mu_);
 };
 
 }  // namespace

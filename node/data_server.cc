@@ -113,19 +113,20 @@ void DataServer::SetLocalMaster(MasterStore* store, std::function<NodeId()> self
     if (local_master_owner_ != nullptr) return;  // once: readers hold the published pointer
     local_master_owner_ = std::make_unique<const LocalMaster>(LocalMaster{store, std::move(self)});
     {
-        std::lock_guard lock(local_master_mu_);
+        MutexLock lock(local_master_mu_);
         local_master_.store(local_master_owner_.get());
     }
-    local_master_set_.notify_all();
+    local_master_set_.NotifyAll();
 }
 
 const DataServer::LocalMaster* DataServer::AwaitLocalMaster() {
     const LocalMaster* local = local_master_.load();
     if (local != nullptr || !options_.local_master_follows) return local;
-    std::unique_lock lock(local_master_mu_);
-    local_master_set_.wait_for(lock, options_.io_timeout, [this] {
-        return local_master_.load() != nullptr || stopping_.load();
-    });
+    MutexLock lock(local_master_mu_);
+    const auto deadline = std::chrono::steady_clock::now() + options_.io_timeout;
+    while (local_master_.load() == nullptr && !stopping_.load()) {
+        if (!local_master_set_.WaitUntil(local_master_mu_, deadline)) break;
+    }
     return local_master_.load();
 }
 
@@ -144,22 +145,26 @@ Status DataServer::Start() {
 void DataServer::Stop() {
     if (stopping_.exchange(true)) return;
     {
-        std::lock_guard lock(local_master_mu_);  // a by-key request waiting for it gives up
+        MutexLock lock(local_master_mu_);  // a by-key request waiting for it gives up
     }
-    local_master_set_.notify_all();
+    local_master_set_.NotifyAll();
     if (acceptor_.joinable()) {
         char b = 1;
         (void)!::write(wake_pipe_[1], &b, 1);
         acceptor_.join();
     }
+    // Joined outside mu_, which a connection's thread takes as it ends. The nodes move, not
+    // the Conns: the threads keep their pointers.
+    std::list<Conn> conns;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         for (Conn& c : conns_) ::shutdown(c.fd.get(), SHUT_RDWR);
+        conns.splice(conns.end(), conns_);
     }
-    for (Conn& c : conns_) {
+    for (Conn& c : conns) {
         if (c.thread.joinable()) c.thread.join();
     }
-    conns_.clear();
+    conns.clear();
     listener_.Reset();
     for (int& fd : wake_pipe_) {
         if (fd >= 0) ::close(fd);
@@ -173,7 +178,7 @@ void DataServer::AcceptLoop() {
         int rc = ::poll(pfds, 2, 1000);
         {
             // Reap finished connections (their threads have returned).
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             for (auto it = conns_.begin(); it != conns_.end();) {
                 if (it->done.load()) {
                     it->thread.join();
@@ -186,7 +191,7 @@ void DataServer::AcceptLoop() {
         if (rc <= 0 || (pfds[1].revents & POLLIN) || !(pfds[0].revents & POLLIN)) continue;
         net::Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
         if (!fd.valid()) continue;
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (active_ >= options_.max_connections) {
             refused_connections_.Inc();
             continue;  // closed by fd's destructor
@@ -210,7 +215,7 @@ void DataServer::Serve(Conn* conn) {
         if (!HandleRequest(fd, in, creds)) break;
     }
     ::shutdown(fd, SHUT_RDWR);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     --active_;
     conn->done.store(true);
 }

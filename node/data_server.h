@@ -35,6 +35,7 @@
 #include <thread>
 
 #include "core/base/knobs.h"
+#include "core/base/mutex.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
 #include "node/access.h"
@@ -143,15 +144,15 @@ private:
         std::function<NodeId()> self;
     };
     // The local master, or null; waits for it while the daemon starts (local_master_follows).
-    const LocalMaster* AwaitLocalMaster();
+    const LocalMaster* AwaitLocalMaster() MC_EXCLUDES(local_master_mu_);
     std::unique_ptr<const LocalMaster> local_master_owner_;  // set once, before publishing
     std::atomic<const LocalMaster*> local_master_{nullptr};
-    std::mutex local_master_mu_;  // with the cv: wakes AwaitLocalMaster on set and on Stop
-    std::condition_variable local_master_set_;
-    std::mutex mu_;
-    std::condition_variable cv_;
-    std::list<Conn> conns_;  // GUARDED_BY(mu_)
-    int active_ = 0;         // GUARDED_BY(mu_)
+    Mutex local_master_mu_;  // with the cv: wakes AwaitLocalMaster on set and on Stop
+    CondVar local_master_set_;
+    Mutex mu_;
+    CondVar cv_;
+    std::list<Conn> conns_ MC_GUARDED_BY(mu_);
+    int active_ MC_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace mooncake

@@ -60,9 +60,9 @@ Node::Node(NodeOptions options, MasterLink& master, Segment& segment, DiskStore*
     worker_ = std::make_unique<NodeWorker>(std::move(worker_options), master, segment_,
                                            node_disk_.get(), peers_.get(), clock_, metrics);
     worker_->SetDropNotifier([this] {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         drops_pending_ = true;
-        cv_.notify_all();
+        cv_.NotifyAll();
     });
     metrics.AddCallbackGauge("local_segment_capacity_bytes", "DRAM segment of this node", {},
                              [this] { return static_cast<double>(segment_.capacity()); });
@@ -94,8 +94,11 @@ Node::~Node() {
 }
 
 bool Node::Pause(std::chrono::milliseconds d) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, d, [this] { return !running_.load(); });
+    MutexLock lock(mu_);
+    const auto deadline = std::chrono::steady_clock::now() + d;
+    while (running_.load()) {
+        if (!cv_.WaitUntil(mu_, deadline)) break;
+    }
     return running_.load();
 }
 
@@ -150,7 +153,7 @@ Status Node::Start(const std::atomic<bool>& give_up) {
 void Node::Stop() {
     if (!running_.exchange(false)) return;
     worker_->RequestStop();
-    cv_.notify_all();
+    cv_.NotifyAll();
     // Leaving wakes our long-polls on the master at once (it marks the node gone).
     Status st = worker_->Leave();
     if (!st.ok()) spdlog::warn("leaving the master: {}", st.ToString());
@@ -162,8 +165,10 @@ void Node::HeartbeatLoop() {
     auto next = std::chrono::steady_clock::now();
     while (running_.load()) {
         {
-            std::unique_lock lock(mu_);
-            cv_.wait_until(lock, next, [this] { return !running_.load() || drops_pending_; });
+            MutexLock lock(mu_);
+            while (running_.load() && !drops_pending_) {
+                if (!cv_.WaitUntil(mu_, next)) break;
+            }
             drops_pending_ = false;
         }
         if (!running_.load()) break;
@@ -182,8 +187,8 @@ void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
     while (running_.load()) {
         {
             // Fetch only when the workers are about to run dry.
-            std::unique_lock lock(mu_);
-            cv_.wait(lock, [&] { return !running_.load() || lane.queued.size() < lane.workers; });
+            MutexLock lock(mu_);
+            while (running_.load() && lane.queued.size() >= lane.workers) cv_.Wait(mu_);
         }
         NodeId id = worker_->id();
         if (id == kNoNode) {
@@ -199,9 +204,9 @@ void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
         }
         if (!tasks->empty()) {
             received(tasks->size());
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             for (Task& task : *tasks) lane.queued.emplace_back(id, std::move(task));
-            cv_.notify_all();
+            cv_.NotifyAll();
         } else if (std::chrono::steady_clock::now() - started < options_.poll_wait / 2) {
             // Empty well before the wait: the master does not know us (yet). Do not spin.
             Pause(std::chrono::milliseconds(50));
@@ -214,12 +219,12 @@ void Node::WorkLoop(Lane<Task>& lane, Run run) {
     for (;;) {
         std::pair<NodeId, Task> work;
         {
-            std::unique_lock lock(mu_);
-            cv_.wait(lock, [&] { return !running_.load() || !lane.queued.empty(); });
+            MutexLock lock(mu_);
+            while (running_.load() && lane.queued.empty()) cv_.Wait(mu_);
             if (!running_.load()) return;
             work = std::move(lane.queued.front());
             lane.queued.pop_front();
-            cv_.notify_all();  // the poller may want more
+            cv_.NotifyAll();  // the poller may want more
         }
         run(work.first, work.second);
     }

@@ -27,6 +27,7 @@
 #include "core/base/knobs.h"
 #include "core/base/master_link.h"
 #include "core/base/master_types.h"
+#include "core/base/mutex.h"
 #include "core/node/node_worker.h"
 #include "core/base/status.h"
 
@@ -82,15 +83,15 @@ private:
         std::deque<std::pair<NodeId, Task>> queued;  // GUARDED_BY(mu_)
     };
 
-    void HeartbeatLoop();
+    void HeartbeatLoop() MC_EXCLUDES(mu_);
     // Long-polls the master for `lane`'s tasks whenever its workers are about to run dry, so
     // the rest stay queued on the master (where Remove and eviction can still cancel them).
     template <typename Task, typename Poll, typename Received>
-    void PollLoop(Lane<Task>& lane, Poll poll, Received received);
+    void PollLoop(Lane<Task>& lane, Poll poll, Received received) MC_EXCLUDES(mu_);
     template <typename Task, typename Run>
-    void WorkLoop(Lane<Task>& lane, Run run);
+    void WorkLoop(Lane<Task>& lane, Run run) MC_EXCLUDES(mu_);
     // Sleeps up to `d` unless stopping; false when stopping.
-    bool Pause(std::chrono::milliseconds d);
+    bool Pause(std::chrono::milliseconds d) MC_EXCLUDES(mu_);
 
     const NodeOptions options_;
     Segment& segment_;
@@ -105,9 +106,9 @@ private:
     Counter& promotion_tasks_;    // tasks those returned
 
     std::atomic<bool> running_{false};
-    std::mutex mu_;
-    std::condition_variable cv_;
-    bool drops_pending_ = false;  // GUARDED_BY(mu_): the disk dropped a record: beat early
+    Mutex mu_;
+    CondVar cv_;
+    bool drops_pending_ MC_GUARDED_BY(mu_) = false;  // the disk dropped a record: beat early
     Lane<OffloadTask> offloads_;
     Lane<PromotionTask> promotions_;
     std::vector<std::thread> threads_;

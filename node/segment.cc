@@ -16,9 +16,14 @@ struct Segment::Record {
     const Generation generation;
     const uint64_t offset;
     const uint64_t length;
-    std::shared_mutex mu;
-    bool alive = true;       // GUARDED_BY(mu): false once replaced, released or abandoned
-    bool committed = false;  // GUARDED_BY(mu): the bytes are all there
+    SharedMutex mu;
+    bool alive MC_GUARDED_BY(mu) = true;       // false once replaced, released or abandoned
+    bool committed MC_GUARDED_BY(mu) = false;  // the bytes are all there
+
+    // For the holder of a lease, which keeps `mu` locked across calls where the analysis
+    // cannot see it held.
+    bool ReadableUnderLease() const MC_NO_THREAD_SAFETY_ANALYSIS { return alive && committed; }
+    void CommitUnderLease() MC_NO_THREAD_SAFETY_ANALYSIS { committed = true; }
 };
 
 Result<std::unique_ptr<Segment>> Segment::Create(uint64_t capacity, bool prefault) {
@@ -56,7 +61,7 @@ Segment::~Segment() {
 }
 
 size_t Segment::records() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return records_.size();
 }
 
@@ -88,7 +93,7 @@ Segment::WriteLease::~WriteLease() {
 }
 
 void Segment::WriteLease::Commit() {
-    record_->committed = true;
+    record_->CommitUnderLease();
     committed_ = true;
     lock_.unlock();
 }
@@ -100,12 +105,12 @@ Segment::ReadLease::ReadLease(std::shared_ptr<Record> record, const std::byte* d
 // ---------------- records ----------------
 
 void Segment::Kill(const std::shared_ptr<Record>& record) {
-    std::unique_lock lock(record->mu);  // waits for the record's readers (or its writer)
+    WriterLock lock(record->mu);  // waits for the record's readers (or its writer)
     record->alive = false;
 }
 
 void Segment::Forget(const std::shared_ptr<Record>& record) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = records_.find(record->offset);
     if (it != records_.end() && it->second == record) {
         bytes_held_.fetch_sub(record->length, std::memory_order_relaxed);
@@ -124,7 +129,7 @@ Result<Segment::WriteLease> Segment::BeginWrite(std::string_view key, Generation
     WriteLease lease(this, record, base_ + offset, length);  // locks the fresh record
     std::vector<std::shared_ptr<Record>> replaced;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         auto it = records_.lower_bound(offset);
         if (it != records_.begin()) {
             auto prev = std::prev(it);
@@ -159,7 +164,7 @@ Result<Segment::ReadLease> Segment::BeginRead(std::string_view key, Generation g
     if (length == 0) return Status::InvalidArgument("empty read");
     std::shared_ptr<Record> record;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         auto it = records_.upper_bound(offset);
         if (it != records_.begin()) {
             --it;
@@ -183,7 +188,7 @@ Result<Segment::ReadLease> Segment::BeginRead(std::string_view key, Generation g
                                        QuoteKey(key) + ", not " + std::to_string(generation));
     }
     ReadLease lease(record, base_ + offset, length);  // waits for a writer still filling it
-    if (!record->alive || !record->committed) return gone();
+    if (!record->ReadableUnderLease()) return gone();
     return lease;
 }
 
@@ -207,7 +212,7 @@ Status Segment::Read(std::string_view key, Generation generation, uint64_t offse
 void Segment::Release(std::string_view key, Generation generation, uint64_t offset) {
     std::shared_ptr<Record> record;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         auto it = records_.find(offset);
         if (it == records_.end() || it->second->key != key ||
             it->second->generation != generation) {
@@ -231,16 +236,15 @@ Status Segment::ReadRange(std::string_view key, Generation generation, uint64_t 
 std::vector<Segment::HeldRange> Segment::Held() const {
     std::vector<std::shared_ptr<Record>> records;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         for (const auto& [offset, record] : records_) records.push_back(record);
     }
     std::vector<HeldRange> out;
     for (const auto& r : records) {
         // A writer holds the lock exclusively until it commits: not readable, not reported.
-        std::shared_lock lock(r->mu, std::try_to_lock);
-        if (lock.owns_lock() && r->alive && r->committed) {
-            out.push_back({r->key, r->generation, r->offset, r->length});
-        }
+        if (!r->mu.try_lock_shared()) continue;
+        if (r->alive && r->committed) out.push_back({r->key, r->generation, r->offset, r->length});
+        r->mu.unlock_shared();
     }
     return out;
 }
@@ -248,7 +252,7 @@ std::vector<Segment::HeldRange> Segment::Held() const {
 void Segment::ReleaseAll() {
     std::map<uint64_t, std::shared_ptr<Record>> all;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         all.swap(records_);
         bytes_held_.store(0, std::memory_order_relaxed);
     }

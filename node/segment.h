@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/mutex.h"
 #include "core/node/node_seams.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
@@ -74,7 +75,9 @@ public:
                    uint64_t size);
         Segment* segment_;
         std::shared_ptr<Record> record_;
-        std::unique_lock<std::shared_mutex> lock_;
+        // Held for the lease's life, beyond any one scope: a std owner over the annotated
+        // mutex, since the analysis cannot follow a lock an object carries out of a function.
+        std::unique_lock<SharedMutex> lock_;
         std::byte* data_;
         uint64_t size_;
         bool committed_ = false;
@@ -91,7 +94,7 @@ public:
         friend class Segment;
         ReadLease(std::shared_ptr<Record> record, const std::byte* data, uint64_t size);
         std::shared_ptr<Record> record_;
-        std::shared_lock<std::shared_mutex> lock_;
+        std::shared_lock<SharedMutex> lock_;  // as WriteLease's
         const std::byte* data_;
         uint64_t size_;
     };
@@ -130,7 +133,8 @@ public:
 private:
     Segment(std::byte* base, uint64_t capacity) : base_(base), capacity_(capacity) {}
     void Prefault();  // runs on prefault_thread_
-    void Forget(const std::shared_ptr<Record>& record);  // drop from table if still there
+    // Drops `record` from the table if still there.
+    void Forget(const std::shared_ptr<Record>& record) MC_EXCLUDES(mu_);
     static void Kill(const std::shared_ptr<Record>& record);
 
     std::byte* const base_;
@@ -138,8 +142,8 @@ private:
     std::atomic<uint64_t> bytes_held_{0};
     std::atomic<bool> closing_{false};
     std::thread prefault_thread_;
-    mutable std::mutex mu_;
-    std::map<uint64_t, std::shared_ptr<Record>> records_;  // by offset; GUARDED_BY(mu_)
+    mutable Mutex mu_;
+    std::map<uint64_t, std::shared_ptr<Record>> records_ MC_GUARDED_BY(mu_);  // by offset
 };
 
 }  // namespace mooncake

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README quick start and .ci/run): install, build, run every test, then
-# the thread-safety build (scripts/thread-safety.sh: core under clang -Werror=thread-safety),
+# the thread-safety build (scripts/thread-safety.sh: core, daemon, thrift, net, fuse and the
+# Python module under clang -Werror=thread-safety, after scripts/check-locks.sh),
 # the sanitizer stages (scripts/sanitize.sh: every test under ASan+UBSan, the core and disk
 # store tests under TSan). Every stage runs; any failure makes the exit status non-zero.
 # Last, every libFuzzer target for FUZZ_SECONDS (default 30) each (scripts/fuzz.sh).
@@ -41,7 +42,7 @@ if ! ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"${JOBS:-2}" -
 fi
 echo "test.sh: normal tests $(($(date +%s) - stage_start)) s"
 stage_start=$(date +%s)
-scripts/thread-safety.sh || failed+=(thread-safety)  # clang -Werror=thread-safety build of core
+scripts/thread-safety.sh || failed+=(thread-safety)  # clang -Werror=thread-safety build
 echo "test.sh: thread-safety stage $(($(date +%s) - stage_start)) s"
 for stage in ${SANITIZE_STAGES-asan tsan}; do
   stage_start=$(date +%s)

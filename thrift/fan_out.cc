@@ -14,15 +14,15 @@ struct FanOut::Job {
     size_t n = 0;
     std::atomic<size_t> next{0};
     std::atomic<size_t> done{0};
-    std::mutex mu;
-    std::condition_variable finished;
+    Mutex mu;
+    CondVar finished;
 
     void Drain() {
         for (size_t i; (i = next.fetch_add(1)) < n;) {
             (*fn)(i);
             if (done.fetch_add(1) + 1 == n) {
-                std::lock_guard lock(mu);  // the caller checks `done` under mu: no lost wake-up
-                finished.notify_all();
+                MutexLock lock(mu);  // the caller checks `done` under mu: no lost wake-up
+                finished.NotifyAll();
             }
         }
     }
@@ -30,10 +30,10 @@ struct FanOut::Job {
 
 FanOut::~FanOut() {
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         stopping_ = true;
     }
-    wake_.notify_all();
+    wake_.NotifyAll();
     for (std::thread& t : threads_) t.join();
 }
 
@@ -45,8 +45,8 @@ void FanOut::Work() {
     for (;;) {
         std::shared_ptr<Job> job;
         {
-            std::unique_lock lock(mu_);
-            wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+            MutexLock lock(mu_);
+            while (!stopping_ && queue_.empty()) wake_.Wait(mu_);
             if (stopping_) return;
             job = std::move(queue_.front());
             queue_.pop_front();
@@ -65,18 +65,18 @@ void FanOut::Run(size_t n, size_t width, const std::function<void(size_t)>& fn) 
     job->fn = &fn;
     job->n = n;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         StartLocked();
         for (size_t h = 0; h < helpers; ++h) queue_.push_back(job);
     }
     if (helpers == 1) {
-        wake_.notify_one();
+        wake_.NotifyOne();
     } else {
-        wake_.notify_all();
+        wake_.NotifyAll();
     }
     job->Drain();
-    std::unique_lock lock(job->mu);
-    job->finished.wait(lock, [&] { return job->done.load() == n; });
+    MutexLock lock(job->mu);
+    while (job->done.load() != n) job->finished.Wait(job->mu);
 }
 
 }  // namespace mooncake

@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/mutex.h"
+
 namespace mooncake {
 
 class FanOut {
@@ -37,15 +39,15 @@ public:
 
 private:
     struct Job;
-    void Work();
-    void StartLocked();
+    void Work() MC_EXCLUDES(mu_);
+    void StartLocked() MC_REQUIRES(mu_);
 
     const size_t workers_;
-    std::mutex mu_;
-    std::condition_variable wake_;
-    std::deque<std::shared_ptr<Job>> queue_;  // GUARDED_BY(mu_): one entry per helper wanted
-    std::vector<std::thread> threads_;        // GUARDED_BY(mu_)
-    bool stopping_ = false;                   // GUARDED_BY(mu_)
+    Mutex mu_;
+    CondVar wake_;
+    std::deque<std::shared_ptr<Job>> queue_ MC_GUARDED_BY(mu_);  // one entry per helper wanted
+    std::vector<std::thread> threads_ MC_GUARDED_BY(mu_);
+    bool stopping_ MC_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace mooncake

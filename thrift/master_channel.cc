@@ -70,7 +70,7 @@ MasterChannel::MasterChannel(net::HostPort address, std::string text, RpcOptions
     : address_(std::move(address)), address_text_(std::move(text)), options_(std::move(options)) {}
 
 std::string MasterChannel::current_address() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return address_.ToString();
 }
 
@@ -121,7 +121,7 @@ Result<std::unique_ptr<MasterChannel::Connection>> MasterChannel::Open() {
     auto conn = std::make_unique<Connection>();
     net::HostPort address;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         address = address_;
     }
     const std::string address_text = address.ToString();
@@ -166,7 +166,7 @@ Result<std::unique_ptr<MasterChannel::Connection>> MasterChannel::Open() {
 }
 
 std::unique_ptr<MasterChannel::Connection> MasterChannel::Checkout() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     while (!idle_.empty()) {
         auto conn = std::move(idle_.back());
         idle_.pop_back();
@@ -179,20 +179,20 @@ std::unique_ptr<MasterChannel::Connection> MasterChannel::Checkout() {
 }
 
 void MasterChannel::Return(std::unique_ptr<Connection> conn) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (conn->address != address_.ToString()) return;  // the leader moved meanwhile
     if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(conn));
 }
 
 bool MasterChannel::FollowLeader() {
-    std::lock_guard follow(follow_mu_);
+    MutexLock follow(follow_mu_);
     auto leader = discovery_->Leader(std::chrono::milliseconds(0));
     if (!leader.ok()) return false;
     auto address = net::ParseHostPort(*leader);
     if (!address.ok()) return false;
     std::vector<std::unique_ptr<Connection>> stale;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (address_.ToString() == address->ToString()) return false;
         address_ = *address;
         stale.swap(idle_);  // connections to the old leader: closed outside the lock

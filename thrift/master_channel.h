@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/mutex.h"
 #include "core/base/status.h"
 #include "net/net.h"
 
@@ -86,24 +87,24 @@ public:
 private:
     struct Connection;
     MasterChannel(net::HostPort address, std::string text, RpcOptions options);
-    Result<std::unique_ptr<Connection>> Open();
-    std::unique_ptr<Connection> Checkout();
-    void Return(std::unique_ptr<Connection> conn);
+    Result<std::unique_ptr<Connection>> Open() MC_EXCLUDES(mu_);
+    std::unique_ptr<Connection> Checkout() MC_EXCLUDES(mu_);
+    void Return(std::unique_ptr<Connection> conn) MC_EXCLUDES(mu_);
     Status CallOnce(const Fn& fn, Idempotent idempotent, std::chrono::milliseconds extra_wait);
     // Asks etcd who leads now and switches to it (idle connections to the old one dropped).
     // False if the leader is still the master dialled (or none is known yet).
-    bool FollowLeader();
+    bool FollowLeader() MC_EXCLUDES(mu_, follow_mu_);
 
-    net::HostPort address_;  // GUARDED_BY(mu_): changes when the leader does
+    net::HostPort address_ MC_GUARDED_BY(mu_);  // changes when the leader does
     const std::string address_text_;
     RpcOptions options_;
     std::unique_ptr<ha::LeaderDiscovery> discovery_;  // etcd:// masters only
     int64_t client_id_ = 0;
     std::string server_role_;
     std::string by_key_data_address_;
-    mutable std::mutex mu_;
-    std::vector<std::unique_ptr<Connection>> idle_;  // GUARDED_BY(mu_)
-    mutable std::mutex follow_mu_;  // one leader look-up at a time
+    mutable Mutex mu_;
+    std::vector<std::unique_ptr<Connection>> idle_ MC_GUARDED_BY(mu_);
+    mutable Mutex follow_mu_;  // one leader look-up at a time
 };
 
 }  // namespace mooncake

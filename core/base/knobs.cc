@@ -113,8 +113,14 @@ Config::Config(const Config& other) { *this = other; }
 Config& Config::operator=(const Config& other) {
     if (this == &other) return *this;
     for (size_t i = 0; i < kKnobCount; ++i) values_[i].store(other.values_[i].load());
-    std::scoped_lock lock(strings_mu_, other.strings_mu_);
-    strings_ = other.strings_;
+    // One lock at a time: two Configs' mutexes have no order to get wrong.
+    std::array<std::string, kKnobCount> strings;
+    {
+        MutexLock lock(other.strings_mu_);
+        strings = other.strings_;
+    }
+    MutexLock lock(strings_mu_);
+    strings_ = std::move(strings);
     return *this;
 }
 
@@ -198,7 +204,7 @@ Result<Config::Parsed> Config::ParseValue(const KnobDef& def, std::string_view r
 void Config::Store(const KnobDef& def, const Parsed& parsed) {
     size_t i = static_cast<size_t>(def.id);
     if (def.type == KnobType::kEnum || def.type == KnobType::kString) {
-        std::lock_guard lock(strings_mu_);
+        MutexLock lock(strings_mu_);
         strings_[i] = parsed.text;
     } else {
         values_[i].store(parsed.raw, std::memory_order_relaxed);
@@ -289,7 +295,7 @@ Status Config::LoadFile(const std::string& path) {
 double Config::Double(KnobId id) const { return std::bit_cast<double>(Raw(id)); }
 
 std::string Config::String(KnobId id) const {
-    std::lock_guard lock(strings_mu_);
+    MutexLock lock(strings_mu_);
     return strings_[static_cast<size_t>(id)];
 }
 

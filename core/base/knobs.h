@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/mutex.h"
 #include "core/base/status.h"
 
 namespace mooncake {
@@ -131,8 +132,8 @@ private:
     void Store(const KnobDef& def, const Parsed& parsed);
 
     std::array<std::atomic<int64_t>, kKnobCount> values_{};  // doubles stored bit-cast
-    mutable std::mutex strings_mu_;
-    std::array<std::string, kKnobCount> strings_;  // GUARDED_BY(strings_mu_)
+    mutable Mutex strings_mu_;
+    std::array<std::string, kKnobCount> strings_ MC_GUARDED_BY(strings_mu_);
 };
 
 }  // namespace mooncake

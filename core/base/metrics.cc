@@ -323,7 +323,7 @@ const MetricsRegistry::Series* MetricsRegistry::FindSeries(std::string_view name
 
 Counter& MetricsRegistry::GetCounter(std::string_view name, std::string_view help,
                                      const Labels& labels) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Series* series = FindOrAddSeries(name, help, Type::kCounter, labels);
     if (series == nullptr) return Detached<Counter>();
     if (!series->counter) series->counter = std::make_unique<Counter>();
@@ -332,7 +332,7 @@ Counter& MetricsRegistry::GetCounter(std::string_view name, std::string_view hel
 
 Gauge& MetricsRegistry::GetGauge(std::string_view name, std::string_view help,
                                  const Labels& labels) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Series* series = FindOrAddSeries(name, help, Type::kGauge, labels);
     if (series == nullptr) return Detached<Gauge>();
     if (series->callback) {
@@ -345,7 +345,7 @@ Gauge& MetricsRegistry::GetGauge(std::string_view name, std::string_view help,
 
 Histogram& MetricsRegistry::GetHistogram(std::string_view name, std::string_view help,
                                          std::vector<double> bounds, const Labels& labels) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Series* series = FindOrAddSeries(name, help, Type::kHistogram, labels);
     if (series == nullptr) return Detached<Histogram>(std::move(bounds));
     if (!series->histogram) {
@@ -362,8 +362,8 @@ void MetricsRegistry::AddCallbackGauge(std::string_view name, std::string_view h
         ReportMisuse("callback gauge without a function", name);
         return;
     }
-    std::lock_guard callback_lock(callback_mu_);
-    std::lock_guard lock(mu_);
+    MutexLock callback_lock(callback_mu_);
+    MutexLock lock(mu_);
     Series* series = FindOrAddSeries(name, help, Type::kGauge, labels);
     if (series == nullptr) return;
     if (series->gauge) {
@@ -374,8 +374,8 @@ void MetricsRegistry::AddCallbackGauge(std::string_view name, std::string_view h
 }
 
 bool MetricsRegistry::RemoveCallbackGauge(std::string_view name, const Labels& labels) {
-    std::lock_guard callback_lock(callback_mu_);
-    std::lock_guard lock(mu_);
+    MutexLock callback_lock(callback_mu_);
+    MutexLock lock(mu_);
     const auto family = families_.find(name);
     if (family == families_.end()) return false;
     Labels sorted = labels;
@@ -392,7 +392,7 @@ std::string MetricsRegistry::RenderPrometheus(std::string_view prefix) const {
         prefix = {};
     }
     // Held throughout, so no callback is removed (and its series erased) under our feet.
-    std::lock_guard callback_lock(callback_mu_);
+    MutexLock callback_lock(callback_mu_);
 
     // Families and series are never moved once created, so pointers collected under mu_ stay
     // valid; values are atomics, read without the lock, and callbacks run without it.
@@ -403,7 +403,7 @@ std::string MetricsRegistry::RenderPrometheus(std::string_view prefix) const {
     };
     std::vector<FamilyView> views;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         views.reserve(families_.size());
         for (const auto& [name, family] : families_) {
             if (family.series.empty()) continue;
@@ -471,10 +471,10 @@ std::string MetricsRegistry::RenderPrometheus(std::string_view prefix) const {
 }
 
 std::optional<double> MetricsRegistry::Value(std::string_view name, const Labels& labels) const {
-    std::lock_guard callback_lock(callback_mu_);
+    MutexLock callback_lock(callback_mu_);
     const Series* series;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         series = FindSeries(name, labels);
     }
     if (series == nullptr) return std::nullopt;

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/mutex.h"
 #include "core/base/thread_stripe.h"
 
 namespace mooncake {
@@ -193,18 +194,18 @@ private:
 
     // The series for (name, labels), created empty if new; nullptr on misuse (reported).
     Series* FindOrAddSeries(std::string_view name, std::string_view help, Type type,
-                            const Labels& labels);                                // REQUIRES(mu_)
-    const Series* FindSeries(std::string_view name, const Labels& labels) const;  // REQUIRES(mu_)
-    bool ClashesWithHistogram(std::string_view name, Type type) const;            // REQUIRES(mu_)
+                            const Labels& labels) MC_REQUIRES(mu_);
+    const Series* FindSeries(std::string_view name, const Labels& labels) const MC_REQUIRES(mu_);
+    bool ClashesWithHistogram(std::string_view name, Type type) const MC_REQUIRES(mu_);
     template <typename T, typename... Args>
-    T& Detached(Args&&... args);  // REQUIRES(mu_)
+    T& Detached(Args&&... args) MC_REQUIRES(mu_);
 
     // Lock order: callback_mu_, then mu_. callback_mu_ is held while callbacks run and while
     // they are added or removed, so a removed callback is never running afterwards.
-    mutable std::mutex callback_mu_;
-    mutable std::mutex mu_;
-    std::map<std::string, Family, std::less<>> families_;  // GUARDED_BY(mu_)
-    std::vector<std::shared_ptr<void>> detached_;          // GUARDED_BY(mu_)
+    mutable Mutex callback_mu_;
+    mutable Mutex mu_;
+    std::map<std::string, Family, std::less<>> families_ MC_GUARDED_BY(mu_);
+    std::vector<std::shared_ptr<void>> detached_ MC_GUARDED_BY(mu_);
 };
 
 }  // namespace mooncake

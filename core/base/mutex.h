@@ -28,6 +28,8 @@ public:
     void unlock() MC_RELEASE() { mu_.unlock(); }
     void lock_shared() MC_ACQUIRE_SHARED() { mu_.lock_shared(); }
     void unlock_shared() MC_RELEASE_SHARED() { mu_.unlock_shared(); }
+    // For a look that must not wait for a writer (Segment::Held skips records being written).
+    bool try_lock_shared() MC_TRY_ACQUIRE_SHARED(true) { return mu_.try_lock_shared(); }
 
 private:
     std::shared_mutex mu_;
@@ -74,6 +76,9 @@ private:
 class CondVar {
 public:
     void NotifyAll() { cv_.notify_all(); }
+    // For hand-offs that must wake exactly one waiter (a follower taking over polling, a
+    // worker for one queued job): waking all would be a thundering herd.
+    void NotifyOne() { cv_.notify_one(); }
     void Wait(Mutex& mu) MC_REQUIRES(mu) { cv_.wait(mu); }
     // False once `deadline` has passed.
     template <typename Clock, typename Duration>

@@ -21,6 +21,7 @@
 #define MC_RELEASE_SHARED(...) MC_THREAD_ATTRIBUTE(release_shared_capability(__VA_ARGS__))
 #define MC_RELEASE_GENERIC(...) MC_THREAD_ATTRIBUTE(release_generic_capability(__VA_ARGS__))
 #define MC_TRY_ACQUIRE(...) MC_THREAD_ATTRIBUTE(try_acquire_capability(__VA_ARGS__))
+#define MC_TRY_ACQUIRE_SHARED(...) MC_THREAD_ATTRIBUTE(try_acquire_shared_capability(__VA_ARGS__))
 #define MC_EXCLUDES(...) MC_THREAD_ATTRIBUTE(locks_excluded(__VA_ARGS__))
 #define MC_ASSERT_CAPABILITY(x) MC_THREAD_ATTRIBUTE(assert_capability(x))
 #define MC_RETURN_CAPABILITY(x) MC_THREAD_ATTRIBUTE(lock_returned(x))

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/disk/device.h"
+#include "core/base/mutex.h"
 
 namespace mooncake {
 namespace {
@@ -62,7 +63,7 @@ class AioDevice final : public Device {
         bool done = false;      // guarded by mu_
         int first_error = 0;    // errno, or -1 for a short transfer; guarded by mu_
         size_t failed_index = 0;
-        std::condition_variable cv;  // its own, so a poll round wakes only whom it concerns
+        CondVar cv;  // its own, so a poll round wakes only whom it concerns
     };
     struct Op {
         iocb cb;
@@ -84,8 +85,8 @@ class AioDevice final : public Device {
             // At least one slot, then as many more as are free right now. While this batch
             // has I/O in flight, waiting for a slot means polling, or the slot may never come.
             while (!slots_.try_acquire()) {
-                std::unique_lock lock(mu_);
-                PollLocked(lock, &batch);
+                MutexLock lock(mu_);
+                PollLocked(&batch);
             }
             size_t group = 1;
             while (next + group < reqs.size() && group < static_cast<size_t>(queue_depth_) &&
@@ -117,7 +118,7 @@ class AioDevice final : public Device {
                     std::this_thread::yield();
                 } else {
                     // Not submitted: count them as failed and give their slots back.
-                    std::lock_guard lock(mu_);
+                    MutexLock lock(mu_);
                     for (size_t i = done; i < list.size(); ++i) {
                         CompleteLocked(static_cast<Op*>(list[i]->data), rc == 0 ? -EIO : rc);
                     }
@@ -127,8 +128,8 @@ class AioDevice final : public Device {
             next += group;
         }
         {
-            std::unique_lock lock(mu_);
-            while (!batch.done) PollLocked(lock, &batch);
+            MutexLock lock(mu_);
+            while (!batch.done) PollLocked(&batch);
         }
         if (batch.first_error != 0) {
             const IoRequest& failed = reqs[batch.failed_index];
@@ -142,23 +143,23 @@ class AioDevice final : public Device {
     }
 
     // One round of the leader/follower protocol for `me`: reap events if nobody else is, else
-    // sleep until this batch is done or the poller role is handed to it. Returns with `lock`
-    // held.
-    void PollLocked(std::unique_lock<std::mutex>& lock, Batch* me) {
+    // sleep until this batch is done or the poller role is handed to it. Releases mu_ while
+    // it sleeps or reaps; returns with it held.
+    void PollLocked(Batch* me) MC_REQUIRES(mu_) {
         if (polling_) {
             waiting_.push_back(me);
-            me->cv.wait(lock);
+            me->cv.Wait(mu_);
             std::erase(waiting_, me);
             return;
         }
         polling_ = true;
-        lock.unlock();
+        mu_.unlock();
         io_event events[64];
         // The timeout is a safety net only: a caller waiting for a slot may poll while the
         // I/O holding the slots has not been submitted yet.
         timespec timeout{0, 100'000'000};
         int n = io_getevents(ctx_, 1, 64, events, &timeout);
-        lock.lock();
+        mu_.lock();
         for (int i = 0; i < n; ++i) {
             CompleteLocked(static_cast<Op*>(events[i].data), static_cast<long>(events[i].res));
         }
@@ -166,14 +167,14 @@ class AioDevice final : public Device {
         // Hand the role to someone still waiting (batches just completed were woken already).
         for (Batch* b : waiting_) {
             if (!b->done) {
-                b->cv.notify_one();
+                b->cv.NotifyOne();
                 break;
             }
         }
     }
 
     // `res` is the kernel's result: bytes transferred or -errno.
-    void CompleteLocked(Op* op, long res) {
+    void CompleteLocked(Op* op, long res) MC_REQUIRES(mu_) {
         Batch* batch = op->batch;
         if ((res < 0 || static_cast<uint64_t>(res) != op->length) && batch->first_error == 0) {
             batch->first_error = res < 0 ? static_cast<int>(-res) : -1;
@@ -182,7 +183,7 @@ class AioDevice final : public Device {
         slots_.release();
         if (--batch->remaining == 0) {
             batch->done = true;
-            batch->cv.notify_one();
+            batch->cv.NotifyOne();
         }
     }
 
@@ -192,9 +193,9 @@ class AioDevice final : public Device {
     io_context_t ctx_;
     const std::string path_;
     std::counting_semaphore<> slots_;
-    std::mutex mu_;
-    bool polling_ = false;         // guarded by mu_
-    std::vector<Batch*> waiting_;  // followers asleep; guarded by mu_
+    Mutex mu_;
+    bool polling_ MC_GUARDED_BY(mu_) = false;
+    std::vector<Batch*> waiting_ MC_GUARDED_BY(mu_);  // followers asleep
 };
 
 }  // namespace

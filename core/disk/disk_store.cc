@@ -27,6 +27,7 @@
 #include "core/disk/format.h"
 #include "core/disk/journal.h"
 #include "core/disk/rate_limiter.h"
+#include "core/base/mutex.h"
 #include "spdlog/spdlog.h"
 
 namespace mooncake {
@@ -127,25 +128,33 @@ struct DiskStore::Impl {
     std::unique_ptr<std::counting_semaphore<>> promotion_slots;
     uint64_t index_budget = 0;
 
-    mutable std::mutex mu;
-    std::condition_variable cv;  // space released, a write finished
-    std::unordered_map<std::string, ObjectPtr, StringHash, std::equal_to<>> index;  // guarded by mu
-    std::list<Object*> lru;                      // front = least recently used; guarded by mu
-    std::unique_ptr<ExtentAllocator> allocator;  // guarded by mu
-    std::unordered_multimap<std::string, Generation, StringHash, std::equal_to<>> writing;  // mu
-    uint64_t index_bytes = 0;    // Put entries of live, in-flight and not-yet-deleted objects
-    uint64_t pending_bytes = 0;  // extents of dropped objects not yet freed
-    uint64_t pending_index = 0;  // index bytes of dropped objects whose Del is not durable
-    uint64_t next_object_id = 1;
+    mutable Mutex mu;
+    CondVar cv;  // space released, a write finished
+    std::unordered_map<std::string, ObjectPtr, StringHash, std::equal_to<>> index MC_GUARDED_BY(mu);
+    std::list<Object*> lru MC_GUARDED_BY(mu);  // front = least recently used
+    // Set once at open; its size without mu: DataSize().
+    std::unique_ptr<ExtentAllocator> allocator MC_PT_GUARDED_BY(mu);
+    std::unordered_multimap<std::string, Generation, StringHash, std::equal_to<>> writing
+        MC_GUARDED_BY(mu);
+    // Put entries of live, in-flight and not-yet-deleted objects.
+    uint64_t index_bytes MC_GUARDED_BY(mu) = 0;
+    uint64_t pending_bytes MC_GUARDED_BY(mu) = 0;  // extents of dropped objects not yet freed
+    // Index bytes of dropped objects whose Del is not durable.
+    uint64_t pending_index MC_GUARDED_BY(mu) = 0;
+    uint64_t next_object_id MC_GUARDED_BY(mu) = 1;
     // Records recently dropped because they failed their checksum (key -> generation), oldest
-    // first in `corrupt_order`; guarded by mu. A read that comes after the drop -- a
-    // promotion's or a scrub's read found the damage first, racing the client's -- is told
-    // CORRUPTION, as the first read was, not NotFound (docs/BAD_INPUT.md).
+    // first in `corrupt_order`. A read that comes after the drop -- a promotion's or a scrub's
+    // read found the damage first, racing the client's -- is told CORRUPTION, as the first
+    // read was, not NotFound (docs/BAD_INPUT.md).
     static constexpr size_t kCorruptRemembered = 4096;
-    std::unordered_map<std::string, Generation, StringHash, std::equal_to<>> corrupt_recent;
-    std::deque<std::pair<std::string, Generation>> corrupt_order;
+    std::unordered_map<std::string, Generation, StringHash, std::equal_to<>> corrupt_recent
+        MC_GUARDED_BY(mu);
+    std::deque<std::pair<std::string, Generation>> corrupt_order MC_GUARDED_BY(mu);
 
-    void RememberCorruptLocked(const std::string& key, Generation gen) {
+    // The allocator spans the data area, whose size is fixed when the store opens.
+    uint64_t DataSize() const { return sb.data_size; }
+
+    void RememberCorruptLocked(const std::string& key, Generation gen) MC_REQUIRES(mu) {
         corrupt_recent[key] = gen;
         corrupt_order.emplace_back(key, gen);
         while (corrupt_order.size() > kCorruptRemembered) {
@@ -157,7 +166,8 @@ struct DiskStore::Impl {
     }
     // The answer for `key` at `gen` when the index does not hold that incarnation: CORRUPTION
     // if that is why it went, else `otherwise`.
-    Status MissingLocked(std::string_view key, Generation gen, Status otherwise) const {
+    Status MissingLocked(std::string_view key, Generation gen, Status otherwise) const
+        MC_REQUIRES(mu) {
         auto it = corrupt_recent.find(key);
         if (it != corrupt_recent.end() && it->second == gen) {
             return Status::Corruption(Describe(key, gen) +
@@ -167,12 +177,12 @@ struct DiskStore::Impl {
         return otherwise;
     }
 
-    std::mutex listener_mu;
-    std::function<void(const DiskObjectInfo&, DropReason)> listener;
+    Mutex listener_mu;
+    std::function<void(const DiskObjectInfo&, DropReason)> listener MC_GUARDED_BY(listener_mu);
 
     std::atomic<uint64_t> reads{0}, read_bytes{0}, writes{0}, write_bytes{0}, removes{0},
         evictions{0}, corruptions{0};
-    uint64_t allocated = 0;  // DiskFootprint of the indexed objects; guarded by mu
+    uint64_t allocated MC_GUARDED_BY(mu) = 0;  // DiskFootprint of the indexed objects
     DiskStoreStats recovery;
 
     ~Impl() {
@@ -204,7 +214,7 @@ struct DiskStore::Impl {
 
     // ---- index helpers (mu held) ----
     // Takes `o` out of the index (if there) and counts its space as coming back.
-    void DetachLocked(Object& o) {
+    void DetachLocked(Object& o) MC_REQUIRES(mu) {
         if (o.in_index) {
             index.erase(index.find(std::string_view(o.key)));
             lru.erase(o.lru);
@@ -214,14 +224,14 @@ struct DiskStore::Impl {
         pending_bytes += o.allocated();
         pending_index += o.index_bytes;
     }
-    void ReleaseIfDoneLocked(Object& o) {
+    void ReleaseIfDoneLocked(Object& o) MC_REQUIRES(mu) {
         if (o.freed || !o.del_durable || o.readers > 0) return;
         for (const Extent& e : o.extents) allocator->Free(e);
         o.freed = true;
         pending_bytes -= o.allocated();
-        cv.notify_all();
+        cv.NotifyAll();
     }
-    void InsertLocked(const ObjectPtr& o) {
+    void InsertLocked(const ObjectPtr& o) MC_REQUIRES(mu) {
         o->in_index = true;
         o->lru = lru.insert(lru.end(), o.get());
         index.emplace(o->key, o);
@@ -229,13 +239,14 @@ struct DiskStore::Impl {
     }
 
     // Makes the Dels of detached objects durable, then frees their space. Without mu.
-    Status Drop(const std::vector<ObjectPtr>& victims, std::optional<DropReason> notify) {
+    Status Drop(const std::vector<ObjectPtr>& victims, std::optional<DropReason> notify)
+        MC_EXCLUDES(mu, listener_mu) {
         if (victims.empty()) return Status::Ok();
         std::vector<uint64_t> ids;
         for (const ObjectPtr& o : victims) ids.push_back(o->id);
         Status st = journal->Commit({}, std::move(ids));
         {
-            std::lock_guard lock(mu);
+            MutexLock lock(mu);
             for (const ObjectPtr& o : victims) {
                 if (!st.ok()) {
                     // Whether the Del reached the disk is unknown: the space stays unusable
@@ -250,12 +261,12 @@ struct DiskStore::Impl {
                 pending_index -= o->index_bytes;
                 ReleaseIfDoneLocked(*o);
             }
-            cv.notify_all();
+            cv.NotifyAll();
         }
         if (st.ok() && notify) {
             std::function<void(const DiskObjectInfo&, DropReason)> fn;
             {
-                std::lock_guard lock(listener_mu);
+                MutexLock lock(listener_mu);
                 fn = listener;
             }
             if (fn) {
@@ -286,10 +297,11 @@ struct DiskStore::Impl {
     };
     static WritePlan PlanWrite(const std::vector<Extent>& extents, std::span<const std::byte> data);
     Status ReadData(const Object& o, std::span<std::byte> out);
-    // Reserves space for a write (evicting as needed). mu held through `lock`.
-    Status Reserve(std::unique_lock<std::mutex>& lock, std::string_view key, Generation gen,
-                   uint64_t size, std::vector<Extent>* extents, uint64_t* index_cost,
-                   bool* already_stored);
+    // Reserves space for a write (evicting as needed). Releases mu while it waits or drops
+    // victims; holds it again on return.
+    Status Reserve(std::string_view key, Generation gen, uint64_t size,
+                   std::vector<Extent>* extents, uint64_t* index_cost, bool* already_stored)
+        MC_REQUIRES(mu);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -372,6 +384,9 @@ Status DiskStore::Impl::Init(uint64_t capacity) {
 }
 
 Status DiskStore::Impl::Recover() {
+    // Nothing else sees the store while it opens; held so the index's rules are checked here
+    // as everywhere else.
+    MutexLock lock(mu);
     Journal::Recovered rec;
     auto j = Journal::Recover(device.get(), sb.journal_offset, sb.journal_size, sb.store_id, &rec);
     if (!j.ok()) return j.status();
@@ -678,9 +693,9 @@ Status DiskStore::Impl::ReadData(const Object& o, std::span<std::byte> out) {
 // ---------------------------------------------------------------------------------------------
 // Space
 
-Status DiskStore::Impl::Reserve(std::unique_lock<std::mutex>& lock, std::string_view key,
-                                Generation gen, uint64_t size, std::vector<Extent>* extents,
-                                uint64_t* index_cost, bool* already_stored) {
+Status DiskStore::Impl::Reserve(std::string_view key, Generation gen, uint64_t size,
+                                std::vector<Extent>* extents, uint64_t* index_cost,
+                                bool* already_stored) {
     const uint64_t need = AlignUp(size);
     const uint64_t min_index = disk_format::EncodedPutSize(key.size(), size > 0 ? 1 : 0);
     for (;;) {
@@ -705,7 +720,7 @@ Status DiskStore::Impl::Reserve(std::unique_lock<std::mutex>& lock, std::string_
             }
         }
         if (wait_for_twin) {  // the same write is in flight: its outcome decides ours
-            cv.wait(lock);
+            cv.Wait(mu);
             continue;
         }
 
@@ -731,7 +746,7 @@ Status DiskStore::Impl::Reserve(std::unique_lock<std::mutex>& lock, std::string_
             index_soon + cost > index_budget ? index_soon + cost - index_budget : 0;
         if (bytes_short == 0 && index_short == 0) {
             if (pending_bytes > 0 || pending_index > 0) {
-                cv.wait(lock);  // a Del in flight or a reader will give space back
+                cv.Wait(mu);  // a Del in flight or a reader will give space back
                 continue;
             }
             bytes_short = kDeviceBlockSize;  // free but too fragmented: evict one more
@@ -752,10 +767,10 @@ Status DiskStore::Impl::Reserve(std::unique_lock<std::mutex>& lock, std::string_
                                    ", the rest pinned or in flight");
         }
         for (const ObjectPtr& v : victims) DetachLocked(*v);
-        lock.unlock();
+        mu.unlock();
         evictions.fetch_add(victims.size(), std::memory_order_relaxed);
         Status st = Drop(victims, DropReason::kEvicted);
-        lock.lock();
+        mu.lock();
         MC_RETURN_IF_ERROR(st);
     }
 }
@@ -768,10 +783,10 @@ Status DiskStore::Write(std::string_view key, Generation gen, std::span<const st
     Impl& s = *impl_;
     MC_RETURN_IF_ERROR(ValidateKey(key));
     if (gen == kNoGeneration) return Status::InvalidArgument("generation 0 names no incarnation");
-    if (AlignUp(data.size()) > s.allocator->size()) {
+    if (AlignUp(data.size()) > s.DataSize()) {
         return Status::NoSpace("object of " + std::to_string(data.size()) +
                                " bytes is larger than the disk store (" +
-                               std::to_string(s.allocator->size()) + " bytes)");
+                               std::to_string(s.DataSize()) + " bytes)");
     }
     if (disk_format::EncodedPutSize(key.size(), 1) > s.index_budget) {
         return Status::NoSpace("disk store index is too small for a key of this size");
@@ -780,9 +795,9 @@ Status DiskStore::Write(std::string_view key, Generation gen, std::span<const st
     uint64_t index_cost = 0;
     uint64_t object_id = 0;
     {
-        std::unique_lock lock(s.mu);
+        MutexLock lock(s.mu);
         bool already = false;
-        MC_RETURN_IF_ERROR(s.Reserve(lock, key, gen, data.size(), &extents, &index_cost, &already));
+        MC_RETURN_IF_ERROR(s.Reserve(key, gen, data.size(), &extents, &index_cost, &already));
         if (already) return Status::Ok();
         object_id = s.next_object_id++;
         s.writing.emplace(std::string(key), gen);
@@ -817,7 +832,7 @@ Status DiskStore::Write(std::string_view key, Generation gen, std::span<const st
     std::vector<ObjectPtr> to_drop;
     Status result = st;
     {
-        std::lock_guard lock(s.mu);
+        MutexLock lock(s.mu);
         auto [first, last] = s.writing.equal_range(key);
         for (auto w = first; w != last; ++w) {
             if (w->second == gen) {
@@ -825,7 +840,7 @@ Status DiskStore::Write(std::string_view key, Generation gen, std::span<const st
                 break;
             }
         }
-        s.cv.notify_all();
+        s.cv.NotifyAll();
         if (!st.ok()) {
             if (!data_failed) return st;  // the Put may be on disk: leave its space alone
             for (const Extent& e : o->extents) s.allocator->Free(e);
@@ -862,7 +877,7 @@ Status DiskStore::Read(std::string_view key, Generation gen, std::span<std::byte
     Impl& s = *impl_;
     ObjectPtr o;
     {
-        std::lock_guard lock(s.mu);
+        MutexLock lock(s.mu);
         auto it = s.index.find(key);
         if (it == s.index.end()) {
             return s.MissingLocked(key, gen,
@@ -889,7 +904,7 @@ Status DiskStore::Read(std::string_view key, Generation gen, std::span<std::byte
     bool corrupt = st.ok() && disk_format::Hash(out) != o->hash;
     std::vector<ObjectPtr> victims;
     {
-        std::lock_guard lock(s.mu);
+        MutexLock lock(s.mu);
         --o->readers;
         s.ReleaseIfDoneLocked(*o);
         if (corrupt && o->in_index) {
@@ -917,7 +932,7 @@ Status DiskStore::Read(std::string_view key, Generation gen, std::span<std::byte
 }
 
 Result<uint64_t> DiskStore::SizeOf(std::string_view key, Generation gen) const {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     auto it = impl_->index.find(key);
     if (it == impl_->index.end()) {
         return impl_->MissingLocked(key, gen,
@@ -936,7 +951,7 @@ Status DiskStore::Remove(std::string_view key, Generation gen) {
     Impl& s = *impl_;
     std::vector<ObjectPtr> victims;
     {
-        std::lock_guard lock(s.mu);
+        MutexLock lock(s.mu);
         auto it = s.index.find(key);
         if (it == s.index.end()) return Status::NotFound("disk store has no " + QuoteKey(key));
         if (it->second->gen != gen) {
@@ -951,13 +966,13 @@ Status DiskStore::Remove(std::string_view key, Generation gen) {
 }
 
 void DiskStore::Pin(std::string_view key, Generation gen) {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     auto it = impl_->index.find(key);
     if (it != impl_->index.end() && it->second->gen == gen) ++it->second->pins;
 }
 
 void DiskStore::Unpin(std::string_view key, Generation gen) {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     auto it = impl_->index.find(key);
     if (it != impl_->index.end() && it->second->gen == gen && it->second->pins > 0) {
         --it->second->pins;
@@ -965,7 +980,7 @@ void DiskStore::Unpin(std::string_view key, Generation gen) {
 }
 
 std::vector<DiskObjectInfo> DiskStore::List() const {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     std::vector<DiskObjectInfo> out;
     out.reserve(impl_->lru.size());
     for (const Object* o : impl_->lru) out.push_back(o->Info());
@@ -973,7 +988,7 @@ std::vector<DiskObjectInfo> DiskStore::List() const {
 }
 
 void DiskStore::SetDropListener(std::function<void(const DiskObjectInfo&, DropReason)> listener) {
-    std::lock_guard lock(impl_->listener_mu);
+    MutexLock lock(impl_->listener_mu);
     impl_->listener = std::move(listener);
 }
 
@@ -1003,19 +1018,19 @@ ScrubReport DiskStore::Scrub() {
 }
 
 uint64_t DiskStore::allocated_bytes() const {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     return impl_->allocated;
 }
 
-uint64_t DiskStore::capacity() const { return impl_->allocator->size(); }
+uint64_t DiskStore::capacity() const { return impl_->DataSize(); }
 
 uint64_t DiskStore::used() const {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     return impl_->allocator->size() - impl_->allocator->free_bytes();
 }
 
 size_t DiskStore::object_count() const {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     return impl_->index.size();
 }
 

@@ -112,12 +112,12 @@ Journal::Journal(Device* device, uint64_t offset, uint64_t size, uint64_t seed)
 uint64_t Journal::max_commit_payload() const { return MaxBatchPayload(half_size_); }
 
 uint64_t Journal::checkpoints() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return checkpoints_;
 }
 
 uint64_t Journal::commits() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return commits_;
 }
 
@@ -256,41 +256,41 @@ Status Journal::Commit(std::vector<PutEntry> puts, std::vector<uint64_t> dels,
     if (data_failed) *data_failed = false;
     if (puts.empty() && dels.empty()) return device_->WriteV(data);
     Waiter me{&puts, &dels, 0, {}, Status::Ok(), false, {}};
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     if (!data.empty()) {
         if (!leader_active_ && queue_.empty()) {
             me.data = data;  // about to lead: the data rides with the batch
         } else {
-            lock.unlock();
+            mu_.unlock();
             Status st = device_->WriteV(data);
+            mu_.lock();  // `lock` releases it on every return
             if (!st.ok()) {
                 if (data_failed) *data_failed = true;
                 return st;
             }
-            lock.lock();
         }
     }
     queue_.push_back(&me);
     while (!me.done) {
         if (leader_active_) {
-            me.cv.wait(lock);
+            me.cv.Wait(mu_);
             continue;
         }
         // Lead one group: everyone queued now shares one write and one flush.
         leader_active_ = true;
         std::vector<Waiter*> group;
         group.swap(queue_);
-        lock.unlock();
+        mu_.unlock();
         Status st = WriteGroup(group);
-        lock.lock();
+        mu_.lock();
         for (Waiter* w : group) {
             w->result = st;
             w->done = true;
-            if (w != &me) w->cv.notify_one();
+            if (w != &me) w->cv.NotifyOne();
         }
         leader_active_ = false;
         // Whoever queued meanwhile leads the next group.
-        if (!queue_.empty()) queue_.front()->cv.notify_one();
+        if (!queue_.empty()) queue_.front()->cv.NotifyOne();
     }
     return me.result;
 }
@@ -337,7 +337,7 @@ Status Journal::WriteGroup(std::vector<Waiter*>& group) {
         return st;
     }
     commit_seq_ = commit_seq;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++commits_;
     return st;
 }
@@ -403,7 +403,7 @@ Status Journal::Checkpoint(uint64_t commit_seq, std::span<IoRequest> data) {
     lap_ = lap;
     write_lap_ = lap;
     write_pos_ = start + bytes;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++checkpoints_;
     return Status::Ok();
 }

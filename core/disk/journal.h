@@ -29,6 +29,7 @@
 
 #include "core/disk/device.h"
 #include "core/disk/format.h"
+#include "core/base/mutex.h"
 #include "core/base/status.h"
 
 namespace mooncake {
@@ -84,16 +85,16 @@ class Journal {
         std::span<IoRequest> data;  // not yet written; only a leader's own
         Status result;
         bool done = false;
-        std::condition_variable cv;  // done, or it is this waiter's turn to lead
+        CondVar cv;  // done, or it is this waiter's turn to lead
     };
 
     Journal(Device* device, uint64_t offset, uint64_t size, uint64_t seed);
-    // Leader only (leader_active_ set), without mu_.
-    Status WriteGroup(std::vector<Waiter*>& group);
+    // Leader only (leader_active_ set).
+    Status WriteGroup(std::vector<Waiter*>& group) MC_EXCLUDES(mu_);
     // Both write `data` in the same submission as their batches.
     Status Append(const std::vector<std::string>& payloads, uint64_t commit_seq,
                   std::span<IoRequest> data);
-    Status Checkpoint(uint64_t commit_seq, std::span<IoRequest> data = {});
+    Status Checkpoint(uint64_t commit_seq, std::span<IoRequest> data = {}) MC_EXCLUDES(mu_);
     uint64_t HalfStart(int half) const {
         return offset_ + static_cast<uint64_t>(half) * half_size_;
     }
@@ -103,9 +104,9 @@ class Journal {
     const uint64_t half_size_;
     const uint64_t seed_;
 
-    mutable std::mutex mu_;
-    std::vector<Waiter*> queue_;  // guarded by mu_
-    bool leader_active_ = false;  // guarded by mu_
+    mutable Mutex mu_;
+    std::vector<Waiter*> queue_ MC_GUARDED_BY(mu_);
+    bool leader_active_ MC_GUARDED_BY(mu_) = false;
 
     // Owned by the leader (one at a time); read by stats getters under mu_.
     int active_half_ = 0;
@@ -116,8 +117,8 @@ class Journal {
     uint64_t commit_seq_ = 0;
     bool broken_ = false;
     std::map<uint64_t, std::string> live_;  // object id -> encoded Put
-    uint64_t checkpoints_ = 0;
-    uint64_t commits_ = 0;
+    uint64_t checkpoints_ MC_GUARDED_BY(mu_) = 0;
+    uint64_t commits_ MC_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace mooncake

@@ -12,12 +12,16 @@ std::unique_ptr<MemoryDevice> MemoryDevice::OpenHandle() const {
     return std::unique_ptr<MemoryDevice>(new MemoryDevice(state_));
 }
 
-uint64_t MemoryDevice::size() const { return state_->bytes.size(); }
+uint64_t MemoryDevice::size() const {
+    // Never resized after construction; the shared lock is for the analysis, and costs nothing.
+    ReaderLock lock(state_->mu);
+    return state_->bytes.size();
+}
 
 MemoryDevice::Fault MemoryDevice::Consult(Op op, const IoRequest& req) {
     FaultHook hook;
     {
-        std::lock_guard lock(state_->hook_mu);
+        MutexLock lock(state_->hook_mu);
         hook = state_->hook;
     }
     return hook ? hook(op, req) : Fault{};
@@ -36,7 +40,7 @@ Status MemoryDevice::ReadV(std::span<IoRequest> reqs) {
             }
             continue;
         }
-        std::shared_lock lock(state_->mu);
+        ReaderLock lock(state_->mu);
         std::memcpy(req.buffer, state_->bytes.data() + req.offset, req.length);
     }
     return first_error;
@@ -55,7 +59,7 @@ Status MemoryDevice::WriteV(std::span<IoRequest> reqs) {
             length = std::min(fault.torn_bytes, req.length);
         }
         if (fault.kind != Fault::kDropSilently && length > 0) {
-            std::unique_lock lock(state_->mu);
+            WriterLock lock(state_->mu);
             for (uint64_t block = req.offset / kDeviceBlockSize;
                  block * kDeviceBlockSize < req.offset + length; ++block) {
                 if (!state_->preimages.contains(block)) {
@@ -76,23 +80,23 @@ Status MemoryDevice::WriteV(std::span<IoRequest> reqs) {
 
 Status MemoryDevice::Flush() {
     state_->flushes.fetch_add(1, std::memory_order_relaxed);
-    std::unique_lock lock(state_->mu);
+    WriterLock lock(state_->mu);
     state_->preimages.clear();
     return Status::Ok();
 }
 
 void MemoryDevice::SetFaultHook(FaultHook hook) {
-    std::lock_guard lock(state_->hook_mu);
+    MutexLock lock(state_->hook_mu);
     state_->hook = std::move(hook);
 }
 
 void MemoryDevice::FlipBit(uint64_t offset, int bit) {
-    std::unique_lock lock(state_->mu);
+    WriterLock lock(state_->mu);
     state_->bytes.at(offset) ^= std::byte{static_cast<unsigned char>(1u << (bit & 7))};
 }
 
 void MemoryDevice::LoseUnflushedWrites() {
-    std::unique_lock lock(state_->mu);
+    WriterLock lock(state_->mu);
     for (auto& [block, image] : state_->preimages) {
         std::memcpy(state_->bytes.data() + block * kDeviceBlockSize, image.data(), image.size());
     }
@@ -100,12 +104,12 @@ void MemoryDevice::LoseUnflushedWrites() {
 }
 
 void MemoryDevice::Peek(uint64_t offset, std::span<std::byte> out) const {
-    std::shared_lock lock(state_->mu);
+    ReaderLock lock(state_->mu);
     std::memcpy(out.data(), state_->bytes.data() + offset, out.size());
 }
 
 void MemoryDevice::Poke(uint64_t offset, std::span<const std::byte> data) {
-    std::unique_lock lock(state_->mu);
+    WriterLock lock(state_->mu);
     std::memcpy(state_->bytes.data() + offset, data.data(), data.size());
 }
 

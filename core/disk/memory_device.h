@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/disk/device.h"
+#include "core/base/mutex.h"
 
 namespace mooncake {
 
@@ -61,11 +62,12 @@ class MemoryDevice final : public Device {
 
   private:
     struct State {
-        std::vector<std::byte> bytes;
-        mutable std::shared_mutex mu;  // guards bytes and preimages
-        std::unordered_map<uint64_t, std::vector<std::byte>> preimages;  // block -> at last Flush
-        std::mutex hook_mu;
-        FaultHook hook;
+        mutable SharedMutex mu;
+        std::vector<std::byte> bytes MC_GUARDED_BY(mu);
+        // block -> at last Flush
+        std::unordered_map<uint64_t, std::vector<std::byte>> preimages MC_GUARDED_BY(mu);
+        Mutex hook_mu;
+        FaultHook hook MC_GUARDED_BY(hook_mu);
         std::atomic<uint64_t> reads{0}, writes{0}, flushes{0};
     };
     explicit MemoryDevice(std::shared_ptr<State> state) : state_(std::move(state)) {}

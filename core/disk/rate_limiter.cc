@@ -15,7 +15,7 @@ RateLimiter::RateLimiter(uint64_t bytes_per_sec, uint64_t burst)
       tokens_(burst_) {}
 
 Nanos RateLimiter::Reserve(uint64_t bytes, Nanos now) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (rate_ == 0) return Nanos(0);
     if (!started_) {
         started_ = true;
@@ -33,7 +33,7 @@ Nanos RateLimiter::Reserve(uint64_t bytes, Nanos now) {
 }
 
 void RateLimiter::SetRate(uint64_t bytes_per_sec) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (rate_ == 0) {
         tokens_ = 0;  // coming out of "unlimited": no hoarded credit
         started_ = false;
@@ -44,7 +44,7 @@ void RateLimiter::SetRate(uint64_t bytes_per_sec) {
 }
 
 uint64_t RateLimiter::bytes_per_sec() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return rate_;
 }
 

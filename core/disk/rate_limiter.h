@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "core/base/clock.h"
+#include "core/base/mutex.h"
 
 namespace mooncake {
 
@@ -30,12 +31,12 @@ class RateLimiter {
     static double DefaultBurst(uint64_t bytes_per_sec);
 
     const bool fixed_burst_;
-    mutable std::mutex mu_;
-    uint64_t rate_;         // guarded by mu_
-    double burst_;          // guarded by mu_
-    double tokens_;         // guarded by mu_; negative = debt
-    Nanos last_{0};         // guarded by mu_
-    bool started_ = false;  // guarded by mu_
+    mutable Mutex mu_;
+    uint64_t rate_ MC_GUARDED_BY(mu_);
+    double burst_ MC_GUARDED_BY(mu_);
+    double tokens_ MC_GUARDED_BY(mu_);  // negative = debt
+    Nanos last_ MC_GUARDED_BY(mu_){0};
+    bool started_ MC_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace mooncake

@@ -77,13 +77,13 @@ void AdaptivePromotionGate::MaybeResize() {
 void AdaptivePromotionGate::OnGet(uint64_t hash, uint64_t size, uint32_t estimate,
                                   uint32_t threshold) {
     if (!Sampled(hash)) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Access(hash, size, /*put=*/false, estimate, threshold);
 }
 
 void AdaptivePromotionGate::OnPut(uint64_t hash, uint64_t size, uint32_t estimate) {
     if (!Sampled(hash)) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Access(hash, size, /*put=*/true, estimate, 0);
 }
 
@@ -205,7 +205,7 @@ void AdaptivePromotionGate::CountDecision(Arm arm, bool promoted) {
 }
 
 std::array<double, AdaptivePromotionGate::kArms> AdaptivePromotionGate::Scores() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return score_;
 }
 

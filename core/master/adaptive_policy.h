@@ -41,6 +41,7 @@
 #include <unordered_map>
 
 #include "core/master/access_count.h"
+#include "core/base/mutex.h"
 
 namespace mooncake {
 
@@ -141,12 +142,12 @@ private:
     };
 
     bool Sampled(uint64_t hash) const;
-    void MaybeResize();  // mu_ held
-    void Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate,
-                uint32_t threshold);  // mu_ held
-    void Decide();  // mu_ held
-    double Excess(size_t a, size_t b, double z) const;  // mu_ held
-    void SwitchTo(size_t arm);  // mu_ held
+    void MaybeResize() MC_REQUIRES(mu_);
+    void Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate, uint32_t threshold)
+        MC_REQUIRES(mu_);
+    void Decide() MC_REQUIRES(mu_);
+    double Excess(size_t a, size_t b, double z) const MC_REQUIRES(mu_);
+    void SwitchTo(size_t arm) MC_REQUIRES(mu_);
 
     Options options_;
     CapacityFn capacity_bytes_;
@@ -154,16 +155,17 @@ private:
     std::atomic<int> shift_{0};
     std::atomic<uint8_t> current_{0};  // an Arm; kAlways until evidence says otherwise
 
-    mutable std::mutex mu_;
-    uint64_t sim_capacity_ = 0;   // bytes of mini-DRAM
-    uint64_t sampled_ = 0;        // sampled accesses since the last resize check
-    uint64_t since_decay_ = 0;
-    uint64_t mean_size_ = 65536;  // EWMA of object sizes (mini capacity in objects)
-    std::array<Sim, kArms> sims_{};
-    std::array<double, kArms> score_{};
+    mutable Mutex mu_;
+    uint64_t sim_capacity_ MC_GUARDED_BY(mu_) = 0;  // bytes of mini-DRAM
+    uint64_t sampled_ MC_GUARDED_BY(mu_) = 0;       // sampled accesses since the last resize check
+    uint64_t since_decay_ MC_GUARDED_BY(mu_) = 0;
+    // EWMA of object sizes (mini capacity in objects)
+    uint64_t mean_size_ MC_GUARDED_BY(mu_) = 65536;
+    std::array<Sim, kArms> sims_ MC_GUARDED_BY(mu_){};
+    std::array<double, kArms> score_ MC_GUARDED_BY(mu_){};
     // [a][b]: decayed (hits of a - hits of b), and reads where exactly one of a, b hit.
-    std::array<std::array<double, kArms>, kArms> lead_{};
-    std::array<std::array<double, kArms>, kArms> disagree_{};
+    std::array<std::array<double, kArms>, kArms> lead_ MC_GUARDED_BY(mu_){};
+    std::array<std::array<double, kArms>, kArms> disagree_ MC_GUARDED_BY(mu_){};
 
     std::array<std::array<Counter*, 2>, kArms> decisions_{};  // [arm][promoted]
     std::array<Counter*, kArms> sim_hits_{};

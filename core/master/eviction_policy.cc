@@ -51,8 +51,10 @@ void HitDensityEstimator::RecordAccess(int cls, uint64_t objects_in_memory) {
         for (auto& c : accesses_) c.store(c.load(std::memory_order_relaxed) / 2, std::memory_order_relaxed);
     }
     if (ticks_.fetch_add(1, std::memory_order_relaxed) % kRebuildEvery == 0) {
-        std::unique_lock lock(rebuild_mu_, std::try_to_lock);
-        if (lock.owns_lock()) Rebuild();
+        if (rebuild_mu_.try_lock()) {
+            Rebuild();
+            rebuild_mu_.unlock();
+        }
     }
 }
 
@@ -136,12 +138,12 @@ void HitDensityEstimator::Rebuild() {
         }
     }
     fresh.ready = pooled_total >= kMinSamples;
-    std::lock_guard lock(table_mu_);
+    MutexLock lock(table_mu_);
     table_ = fresh;
 }
 
 HitDensityEstimator::Table HitDensityEstimator::Snapshot() const {
-    std::lock_guard lock(table_mu_);
+    MutexLock lock(table_mu_);
     return table_;
 }
 

@@ -31,6 +31,7 @@
 #include <string_view>
 
 #include "core/base/clock.h"
+#include "core/base/mutex.h"
 #include "core/master/put_hint.h"
 
 namespace mooncake {
@@ -83,9 +84,9 @@ private:
     std::atomic<uint64_t> since_decay_{0};
     std::atomic<int64_t> horizon_ns_{0};  // EWMA of eviction ages; 0: none yet
 
-    mutable std::mutex table_mu_;
-    Table table_;  // guarded by table_mu_
-    std::mutex rebuild_mu_;
+    mutable Mutex table_mu_;
+    Table table_ MC_GUARDED_BY(table_mu_);
+    Mutex rebuild_mu_;  // one periodic rebuild at a time; the others skip theirs
 };
 
 }  // namespace mooncake

@@ -73,7 +73,7 @@ NodeWorker::NodeWorker(NodeWorkerOptions options, MasterLink& master, NodeSegmen
         disk_->SetDropListener([this](const DiskObjectInfo& info, DropReason reason) {
             spdlog::debug("disk dropped {} gen {} ({})", QuoteKey(info.key), info.generation,
                           reason == DropReason::kCorrupt ? "corrupt" : "evicted");
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             dropped_.push_back({info.key, info.generation});
             if (drop_notify_) drop_notify_();
         });
@@ -261,22 +261,22 @@ Status NodeWorker::Leave() {
 // ---------------- heartbeat ----------------
 
 void NodeWorker::SetDropNotifier(std::function<void()> notify) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     drop_notify_ = std::move(notify);
 }
 
 bool NodeWorker::has_drops() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return !dropped_.empty();
 }
 
 size_t NodeWorker::FlushDrops() {
     NodeId id = id_.load();
     if (id == kNoNode) return 0;
-    std::lock_guard flushing(flush_mu_);
+    MutexLock flushing(flush_mu_);
     std::deque<DiskDelete> drops;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         drops.swap(dropped_);
     }
     for (const DiskDelete& d : drops) {

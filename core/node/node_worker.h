@@ -45,6 +45,7 @@
 #include "core/base/clock.h"
 #include "core/base/master_link.h"
 #include "core/base/master_types.h"
+#include "core/base/mutex.h"
 #include "core/node/node_seams.h"
 #include "core/base/status.h"
 
@@ -168,12 +169,12 @@ private:
     std::vector<DiskObjectInfo> reoffer_;
     NodeId reoffer_for_ = kNoNode;
 
-    mutable std::mutex mu_;
+    mutable Mutex mu_;
     // One FlushDrops at a time, held through its reports: when FlushDrops returns, every drop
     // queued before the call has reached the master (RunOffload relies on it).
-    std::mutex flush_mu_;
-    std::deque<DiskDelete> dropped_;    // GUARDED_BY(mu_): disk records to report
-    std::function<void()> drop_notify_;  // GUARDED_BY(mu_)
+    Mutex flush_mu_;
+    std::deque<DiskDelete> dropped_ MC_GUARDED_BY(mu_);  // disk records to report
+    std::function<void()> drop_notify_ MC_GUARDED_BY(mu_);
 };
 
 }  // namespace mooncake

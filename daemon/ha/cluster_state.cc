@@ -84,8 +84,9 @@ std::optional<std::string> Unhex(std::string_view hex) {
 
 }  // namespace
 
-Result<int64_t> ClusterState::LeaseFor(LeaseSlot& slot, int64_t ttl_sec) {
-    std::lock_guard lock(lease_mu_);
+Result<int64_t> ClusterState::LeaseFor(LeaseUse use, int64_t ttl_sec) {
+    MutexLock lock(lease_mu_);
+    LeaseSlot& slot = SlotOf(use);
     const auto now = std::chrono::steady_clock::now();
     if (slot.id != 0 && slot.ttl == ttl_sec && now < slot.until) return slot.id;
     const int64_t stretch = std::clamp<int64_t>(ttl_sec / 10, 1, 3600);
@@ -97,8 +98,9 @@ Result<int64_t> ClusterState::LeaseFor(LeaseSlot& slot, int64_t ttl_sec) {
     return slot.id;
 }
 
-void ClusterState::Forget(LeaseSlot& slot, int64_t lease) {
-    std::lock_guard lock(lease_mu_);
+void ClusterState::Forget(LeaseUse use, int64_t lease) {
+    MutexLock lock(lease_mu_);
+    LeaseSlot& slot = SlotOf(use);
     if (slot.id == lease) slot.id = 0;
 }
 
@@ -109,7 +111,7 @@ Status ClusterState::SaveRemovals(
     Status st;
     // A second try on a fresh lease, as SaveTombstones.
     for (int attempt = 0; attempt < 2; ++attempt) {
-        auto lease = LeaseFor(removal_lease_, kRemovalTtlSec);
+        auto lease = LeaseFor(LeaseUse::kRemovals, kRemovalTtlSec);
         if (!lease.ok()) return lease.status();
         st = Status::Ok();
         for (size_t begin = 0; begin < removals.size() && st.ok(); begin += kOpsPerTxn) {
@@ -123,7 +125,7 @@ Status ClusterState::SaveRemovals(
             st = applied.ok() ? Status::Ok() : applied.status();
         }
         if (st.ok()) return st;
-        Forget(removal_lease_, *lease);
+        Forget(LeaseUse::kRemovals, *lease);
     }
     return st;
 }
@@ -143,7 +145,7 @@ Status ClusterState::SaveTombstones(
             if (!st.ok()) break;
         }
         if (st.ok()) return st;
-        Forget(tombstone_lease_, *lease);
+        Forget(LeaseUse::kTombstones, *lease);
     }
     return st;
 }

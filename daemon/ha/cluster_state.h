@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/base/knobs.h"
+#include "core/base/mutex.h"
 #include "core/base/status.h"
 #include "etcd/cluster_keys.h"
 #include "etcd/etcd_client.h"
@@ -61,18 +62,25 @@ private:
         int64_t ttl = 0;  // the ttl_sec it was granted for
         std::chrono::steady_clock::time_point until;  // used for records saved before
     };
+    // Named, not passed by reference: a slot is only reachable with lease_mu_ held.
+    enum class LeaseUse { kTombstones, kRemovals };
+    LeaseSlot& SlotOf(LeaseUse use) MC_REQUIRES(lease_mu_) {
+        return use == LeaseUse::kTombstones ? tombstone_lease_ : removal_lease_;
+    }
     // The lease records saved now are written with: granted for ttl + a stretch, and used
     // for that stretch, so a steady trickle of removals takes one lease per stretch, not one
     // per second.
-    Result<int64_t> LeaseFor(LeaseSlot& slot, int64_t ttl_sec);
-    void Forget(LeaseSlot& slot, int64_t lease);
-    Result<int64_t> TombstoneLease(int64_t ttl_sec) { return LeaseFor(tombstone_lease_, ttl_sec); }
+    Result<int64_t> LeaseFor(LeaseUse use, int64_t ttl_sec) MC_EXCLUDES(lease_mu_);
+    void Forget(LeaseUse use, int64_t lease) MC_EXCLUDES(lease_mu_);
+    Result<int64_t> TombstoneLease(int64_t ttl_sec) {
+        return LeaseFor(LeaseUse::kTombstones, ttl_sec);
+    }
 
     EtcdClient& etcd_;
     const ClusterKeys keys_;
-    std::mutex lease_mu_;
-    LeaseSlot tombstone_lease_;  // guarded by lease_mu_
-    LeaseSlot removal_lease_;    // guarded by lease_mu_
+    Mutex lease_mu_;
+    LeaseSlot tombstone_lease_ MC_GUARDED_BY(lease_mu_);
+    LeaseSlot removal_lease_ MC_GUARDED_BY(lease_mu_);
 };
 
 }  // namespace mooncake::ha

@@ -37,10 +37,10 @@ void LeaderElection::Start() {
 
 void LeaderElection::Stop() {
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (stopping_ && !thread_.joinable()) return;
         stopping_ = true;
-        cv_.notify_all();
+        cv_.NotifyAll();
     }
     if (thread_.joinable()) thread_.join();
 }
@@ -51,13 +51,16 @@ bool LeaderElection::Serving() const {
 }
 
 Term LeaderElection::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, timeout, [&] { return term_.seq != seen || stopping_; });
+    MutexLock lock(mu_);
+    const auto deadline = Clock::now() + timeout;
+    while (term_.seq == seen && !stopping_) {
+        if (!cv_.WaitUntil(mu_, deadline)) break;
+    }
     return term_;
 }
 
 void LeaderElection::Activate(uint64_t seq) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (term_.seq != seq || !term_.leading) return;
     active_.store(true, std::memory_order_release);
     is_leader_.Set(1);
@@ -66,28 +69,29 @@ void LeaderElection::Activate(uint64_t seq) {
 }
 
 void LeaderElection::Resign() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     resign_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
 }
 
 std::string LeaderElection::KnownLeader() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return known_leader_;
 }
 
 void LeaderElection::Loop() {
     const std::chrono::milliseconds ttl(options_.lease_ttl_sec * 1000);
     while (true) {
+        bool resign;
         {
-            std::unique_lock lock(mu_);
+            MutexLock lock(mu_);
             if (stopping_) break;
-            if (resign_) {
-                resign_ = false;
-                lock.unlock();
-                EndLease("resigned");
-                continue;
-            }
+            resign = resign_;
+            resign_ = false;
+        }
+        if (resign) {
+            EndLease("resigned");
+            continue;
         }
         if (lease_ == 0) {
             const auto sent = Clock::now();
@@ -111,12 +115,15 @@ void LeaderElection::Loop() {
         }
         bool leading;
         {
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             leading = term_.leading;
         }
         if (lease_ != 0 && !leading) Campaign();
-        std::unique_lock lock(mu_);
-        cv_.wait_for(lock, options_.poll, [&] { return stopping_ || resign_; });
+        MutexLock lock(mu_);
+        const auto deadline = Clock::now() + options_.poll;
+        while (!stopping_ && !resign_) {
+            if (!cv_.WaitUntil(mu_, deadline)) break;
+        }
     }
     // Resign on the way out: the standby need not wait for the lease to run out.
     active_.store(false);
@@ -137,7 +144,7 @@ void LeaderElection::Renew(Clock::time_point now) {
         next_renew_ = sent + std::chrono::milliseconds(options_.lease_ttl_sec * 1000) / 3;
         bool leading;
         {
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             leading = term_.leading;
         }
         if (leading) ConfirmStillLeader();
@@ -157,7 +164,7 @@ void LeaderElection::ConfirmStillLeader() {
     if (!current.ok()) return;  // unknown: the lease deadline decides
     uint64_t epoch;
     {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         epoch = term_.epoch;
     }
     std::optional<MasterRecord> rec;
@@ -172,7 +179,7 @@ void LeaderElection::Campaign() {
     if (!leader.ok()) return;
     if (leader->has_value()) {
         auto rec = DecodeMasterRecord((*leader)->value);
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         known_leader_ = rec ? rec->address : "";
         return;
     }
@@ -193,14 +200,14 @@ void LeaderElection::Campaign() {
          {keys_.masters() + options_.address, EncodeMasterRecord(me), lease_}});
     if (!won.ok() || !*won) return;
     failovers_.Inc();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     term_.seq++;
     term_.leading = true;
     term_.epoch = me.epoch;
     known_leader_ = options_.address;
     spdlog::info("ha: won the leadership of cluster '{}' (epoch {})", options_.cluster_id,
                  me.epoch);
-    cv_.notify_all();
+    cv_.NotifyAll();
 }
 
 void LeaderElection::EndLease(const std::string& why) {
@@ -211,7 +218,7 @@ void LeaderElection::EndLease(const std::string& why) {
         (void)etcd_.Revoke(lease_);
         lease_ = 0;
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (term_.leading) {
         spdlog::warn("ha: stepped down from leading cluster '{}' (epoch {}): {}",
                      options_.cluster_id, term_.epoch, why);
@@ -219,7 +226,7 @@ void LeaderElection::EndLease(const std::string& why) {
         term_.leading = false;
         term_.epoch = 0;
         known_leader_.clear();
-        cv_.notify_all();
+        cv_.NotifyAll();
     } else {
         spdlog::info("ha: standby lost its lease: {}", why);
     }

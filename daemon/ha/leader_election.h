@@ -28,6 +28,7 @@
 #include <string>
 #include <thread>
 
+#include "core/base/mutex.h"
 #include "etcd/cluster_keys.h"
 #include "etcd/etcd_client.h"
 
@@ -79,11 +80,11 @@ public:
     const ElectionOptions& options() const { return options_; }
 
 private:
-    void Loop();
-    void Renew(std::chrono::steady_clock::time_point now);
-    void Campaign();
-    void ConfirmStillLeader();
-    void EndLease(const std::string& why);  // lease lost or given up: term over
+    void Loop() MC_EXCLUDES(mu_);
+    void Renew(std::chrono::steady_clock::time_point now) MC_EXCLUDES(mu_);
+    void Campaign() MC_EXCLUDES(mu_);
+    void ConfirmStillLeader() MC_EXCLUDES(mu_);
+    void EndLease(const std::string& why) MC_EXCLUDES(mu_);  // lease lost or given up: term over
     static int64_t Ns(std::chrono::steady_clock::time_point t) {
         return t.time_since_epoch().count();
     }
@@ -103,12 +104,12 @@ private:
     std::atomic<bool> active_{false};
     std::atomic<int64_t> valid_until_ns_{0};  // steady clock: lease surely held before this
 
-    mutable std::mutex mu_;
-    std::condition_variable cv_;
-    Term term_;                 // GUARDED_BY(mu_)
-    std::string known_leader_;  // GUARDED_BY(mu_)
-    bool stopping_ = false;     // GUARDED_BY(mu_)
-    bool resign_ = false;       // GUARDED_BY(mu_)
+    mutable Mutex mu_;
+    CondVar cv_;
+    Term term_ MC_GUARDED_BY(mu_);
+    std::string known_leader_ MC_GUARDED_BY(mu_);
+    bool stopping_ MC_GUARDED_BY(mu_) = false;
+    bool resign_ MC_GUARDED_BY(mu_) = false;
     std::thread thread_;
 };
 

@@ -34,9 +34,9 @@ constexpr int kPortAttempts = 32;
 constexpr int kDiskSlots = 64;  // embedded nodes sharing one ssd_offload_path
 
 uint16_t RandomPort() {
-    static std::mutex mu;
-    static std::mt19937 rng{std::random_device{}()};
-    std::lock_guard lock(mu);
+    static Mutex mu;
+    static std::mt19937 rng MC_GUARDED_BY(mu){std::random_device{}()};
+    MutexLock lock(mu);
     return static_cast<uint16_t>(
         std::uniform_int_distribution<int>(kPortLow, kPortHigh - 1)(rng));
 }
@@ -95,44 +95,44 @@ Result<uint64_t> ParseHumanSize(std::string_view text) {
 struct DistributedStore::Session {
     SetupOptions options;
     // Node name -> id for ReplicateConfig's preferred segment (PreferredNodeLocked).
-    std::mutex node_ids_mu;
-    std::unordered_map<std::string, NodeId> node_ids;     // GUARDED_BY(node_ids_mu)
-    std::chrono::steady_clock::time_point node_ids_at{};  // GUARDED_BY(node_ids_mu)
+    Mutex node_ids_mu;
+    std::unordered_map<std::string, NodeId> node_ids MC_GUARDED_BY(node_ids_mu);
+    std::chrono::steady_clock::time_point node_ids_at MC_GUARDED_BY(node_ids_mu){};
     std::unique_ptr<EmbeddedNode> node;           // outlives the client's transport
     std::shared_ptr<LocalFirstTransport> transport;
     std::unique_ptr<Client> client;
 };
 
 namespace {
-std::mutex live_mu;
-std::set<DistributedStore*> live;  // GUARDED_BY(live_mu): every store not yet destroyed
+Mutex live_mu;
+std::set<DistributedStore*> live MC_GUARDED_BY(live_mu);  // every store not yet destroyed
 }  // namespace
 
 DistributedStore::DistributedStore() {
-    std::lock_guard lock(live_mu);
+    MutexLock lock(live_mu);
     live.insert(this);
 }
 
 DistributedStore::~DistributedStore() {
     {
-        std::lock_guard lock(live_mu);  // waits for a CloseAll that may be closing this one
+        MutexLock lock(live_mu);  // waits for a CloseAll that may be closing this one
         live.erase(this);
     }
     Close();
 }
 
 void DistributedStore::CloseAll() {
-    std::lock_guard lock(live_mu);
+    MutexLock lock(live_mu);
     for (DistributedStore* store : live) store->Close();
 }
 
 bool DistributedStore::is_setup() const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     return session_ != nullptr;
 }
 
 int DistributedStore::Setup(const SetupOptions& options) {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     if (session_ != nullptr) {
         spdlog::error("MooncakeDistributedStore.setup: already set up (close() first)");
         return kInvalidParams;
@@ -247,7 +247,7 @@ int DistributedStore::Setup(const SetupOptions& options) {
 }
 
 int DistributedStore::Close() {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     if (session_ == nullptr) return kOK;
     session_->client.reset();  // no call uses the node's segment any more
     if (session_->node) session_->node->Stop();  // leaves the master: its replicas are dropped
@@ -255,9 +255,9 @@ int DistributedStore::Close() {
     return kOK;
 }
 
-#define MC_SESSION_OR(fail)                    \
-    std::shared_lock lock(mu_);                \
-    if (session_ == nullptr) return fail;      \
+#define MC_SESSION_OR(fail)               \
+    ReaderLock lock(mu_);                 \
+    if (session_ == nullptr) return fail; \
     Client& client = *session_->client
 
 int DistributedStore::PutResult(const Status& st) {
@@ -316,7 +316,7 @@ std::vector<int> DistributedStore::BatchWrite(const std::vector<std::string>& ke
                                               const std::vector<size_t>& sizes, bool staged,
                                               const WritePlacement& preferred, bool upsert) {
     const char* what = upsert ? "batch_upsert_from" : "batch_put_from";
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
     if (data.size() != keys.size() || sizes.size() != keys.size()) {
         spdlog::error("{}: {} keys, {} buffers, {} sizes: the lists must match", what,
@@ -393,7 +393,7 @@ std::vector<int> DistributedStore::BatchPutMulti(const std::vector<std::string>&
                       keys.size(), buffers.size(), sizes.size());
         return out;
     }
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     if (session_ == nullptr) return out;
     std::vector<std::pair<std::string, std::span<const std::byte>>> items;
     std::vector<size_t> index;
@@ -490,7 +490,7 @@ Result<std::string> DistributedStore::Get(const std::string& key) {
 
 std::vector<Result<std::string>> DistributedStore::BatchGet(
     const std::vector<std::string>& keys) {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     if (session_ == nullptr) {
         return std::vector<Result<std::string>>(keys.size(),
                                                 Status::InvalidArgument("not set up"));
@@ -502,7 +502,7 @@ std::vector<Result<std::string>> DistributedStore::BatchGet(
 NodeId DistributedStore::PreferredNodeLocked(const std::string& name) {
     if (name.empty()) return kNoNode;
     Session& s = *session_;
-    std::lock_guard lock(s.node_ids_mu);
+    MutexLock lock(s.node_ids_mu);
     const auto now = std::chrono::steady_clock::now();
     auto it = s.node_ids.find(name);
     // A node that restarted registers under a new id: names are asked again every 30 s (and
@@ -637,7 +637,7 @@ std::vector<std::vector<std::vector<int64_t>>> DistributedStore::GetIntoRanges(
     const std::vector<std::vector<std::vector<uint64_t>>>& src,
     const std::vector<std::vector<std::vector<uint64_t>>>& sizes) {
     std::vector<std::vector<std::vector<int64_t>>> out(buffers.size());
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     // Each value is read once per call, however many ranges and buffers name it.
     std::unordered_map<std::string, Result<std::string>> values;
     for (size_t b = 0; b < buffers.size(); ++b) {
@@ -705,7 +705,7 @@ int DistributedStore::IsExist(const std::string& key, bool prefetch) {
 
 std::vector<int> DistributedStore::BatchIsExist(const std::vector<std::string>& keys,
                                                 bool prefetch) {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
     if (keys.empty()) return {};
     std::vector<Result<bool>> found = session_->client->BatchExists(keys, prefetch);
@@ -744,7 +744,7 @@ Result<std::vector<ReplicaInfo>> DistributedStore::GetReplicaDesc(const std::str
 std::vector<Result<std::vector<ReplicaInfo>>> DistributedStore::BatchGetReplicaDesc(
     const std::vector<std::string>& keys) {
     using Descs = Result<std::vector<ReplicaInfo>>;
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     if (session_ == nullptr) {
         return std::vector<Descs>(keys.size(), Status::InvalidArgument("the store is not set up"));
     }
@@ -768,7 +768,7 @@ int DistributedStore::Remove(const std::string& key, bool force) {
 }
 
 std::vector<int> DistributedStore::BatchRemove(const std::vector<std::string>& keys, bool force) {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     if (session_ == nullptr) return std::vector<int>(keys.size(), kInvalidParams);
     if (keys.empty()) return {};
     std::vector<Status> removed = session_->client->BatchRemove(keys, force);
@@ -836,7 +836,7 @@ std::optional<uintptr_t> DistributedStore::RegisteredEndLocked(uintptr_t address
 }
 
 std::optional<uintptr_t> DistributedStore::RegisteredEnd(uintptr_t address) const {
-    std::lock_guard lock(buffers_mu_);
+    MutexLock lock(buffers_mu_);
     return RegisteredEndLocked(address, std::numeric_limits<uintptr_t>::max());
 }
 
@@ -851,7 +851,7 @@ int DistributedStore::CheckCallerRange(uintptr_t address, size_t size, const cha
         return kInvalidParams;
     }
     const uintptr_t end = address + size;
-    std::lock_guard lock(buffers_mu_);
+    MutexLock lock(buffers_mu_);
     if (std::optional<uintptr_t> reach = RegisteredEndLocked(address, end)) {
         if (end <= *reach) return kOK;
         spdlog::error(
@@ -871,19 +871,19 @@ int DistributedStore::CheckCallerRange(uintptr_t address, size_t size, const cha
 
 int DistributedStore::RegisterBuffer(uintptr_t address, size_t size) {
     if (address == 0 || size == 0) return kInvalidParams;
-    std::lock_guard lock(buffers_mu_);
+    MutexLock lock(buffers_mu_);
     buffers_[address] = size;
     longest_buffer_ = std::max(longest_buffer_, size);
     return kOK;
 }
 
 int DistributedStore::UnregisterBuffer(uintptr_t address) {
-    std::lock_guard lock(buffers_mu_);
+    MutexLock lock(buffers_mu_);
     return buffers_.erase(address) > 0 ? kOK : kInvalidParams;
 }
 
 std::string DistributedStore::hostname() const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     return hostname_;
 }
 
@@ -895,7 +895,7 @@ int DistributedStore::HealthCheck() {
 }
 
 uint64_t DistributedStore::offload_rpc_read_count() const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     return session_ ? session_->transport->local_disk_reads() : 0;
 }
 

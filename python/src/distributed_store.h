@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/base/master_types.h"
+#include "core/base/mutex.h"
 #include "core/base/status.h"
 
 namespace mooncake {
@@ -171,12 +172,12 @@ private:
     struct Session;
     // Where the registered memory holding the byte at `address` ends, if any: buffers
     // registered end to end, overlapping or nested count as one region.
-    std::optional<uintptr_t> RegisteredEnd(uintptr_t address) const;
+    std::optional<uintptr_t> RegisteredEnd(uintptr_t address) const MC_EXCLUDES(buffers_mu_);
     // The same with buffers_mu_ held, following adjacent buffers only until `need` is reached.
-    std::optional<uintptr_t> RegisteredEndLocked(uintptr_t address, uintptr_t need) const;
+    std::optional<uintptr_t> RegisteredEndLocked(uintptr_t address, uintptr_t need) const
+        MC_REQUIRES(buffers_mu_);
     // The furthest end of the registered buffers holding the byte at `at`; 0 if none does.
-    // buffers_mu_ held.
-    uintptr_t CoveredTo(uintptr_t at) const;
+    uintptr_t CoveredTo(uintptr_t at) const MC_REQUIRES(buffers_mu_);
     static int PutResult(const Status& st);
     // BatchPut and BatchUpsert: each value checked, then one batch of puts.
     std::vector<int> BatchWrite(const std::vector<std::string>& keys,
@@ -192,22 +193,23 @@ private:
     };
     Pieces CheckPieces(const std::vector<uintptr_t>& buffers, const std::vector<size_t>& sizes,
                        const char* op) const;
-    // The write and read paths shared by the public forms; mu_ held shared by the caller.
+    // The write and read paths shared by the public forms.
     std::vector<int> PutItemsLocked(
         const std::vector<std::pair<std::string, std::span<const std::byte>>>& items, bool upsert,
-        const WritePlacement& preferred);
-    // The id of the live node named `name` (kNoNode: "" or no such node); mu_ held shared.
+        const WritePlacement& preferred) MC_REQUIRES_SHARED(mu_);
+    // The id of the live node named `name` (kNoNode: "" or no such node).
     // Names are looked up in a cache refreshed from the master at most once a second.
-    NodeId PreferredNodeLocked(const std::string& name);
+    NodeId PreferredNodeLocked(const std::string& name) MC_REQUIRES_SHARED(mu_);
     std::vector<int64_t> GetIntoLocked(const std::vector<std::string>& keys,
-                                       const std::vector<std::span<std::byte>>& outs);
+                                       const std::vector<std::span<std::byte>>& outs)
+        MC_REQUIRES_SHARED(mu_);
 
-    mutable std::shared_mutex mu_;
-    std::unique_ptr<Session> session_;  // GUARDED_BY(mu_)
-    std::string hostname_;              // GUARDED_BY(mu_)
-    mutable std::mutex buffers_mu_;
-    std::map<uintptr_t, size_t> buffers_;  // GUARDED_BY(buffers_mu_): start -> size
-    size_t longest_buffer_ = 0;            // GUARDED_BY(buffers_mu_): bounds CoveredTo's scan
+    mutable SharedMutex mu_;
+    std::unique_ptr<Session> session_ MC_GUARDED_BY(mu_);
+    std::string hostname_ MC_GUARDED_BY(mu_);
+    mutable Mutex buffers_mu_;
+    std::map<uintptr_t, size_t> buffers_ MC_GUARDED_BY(buffers_mu_);  // start -> size
+    size_t longest_buffer_ MC_GUARDED_BY(buffers_mu_) = 0;            // bounds CoveredTo's scan
 };
 
 }  // namespace mooncake::py

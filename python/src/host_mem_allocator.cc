@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/base/mutex.h"
 #include "spdlog/spdlog.h"
 
 namespace mooncake::py {
@@ -18,14 +19,14 @@ struct Mapping {
     size_t size = 0;  // the mapped length (size rounded up to pages)
 };
 
-std::mutex& Mu() {
-    static std::mutex mu;
+Mutex& Mu() {
+    static Mutex mu;
     return mu;
 }
 
-// start -> mapping; GUARDED_BY(Mu()). Never destroyed: allocations outlive the interpreter's
-// module teardown (a tensor may still point into one).
-std::map<uintptr_t, Mapping>& Mappings() {
+// start -> mapping. Never destroyed: allocations outlive the interpreter's module teardown (a
+// tensor may still point into one).
+std::map<uintptr_t, Mapping>& Mappings() MC_REQUIRES(Mu()) {
     static auto* m = new std::map<uintptr_t, Mapping>;
     return *m;
 }
@@ -61,7 +62,7 @@ uintptr_t HostMemAllocator::Alloc(size_t size) {
         return 0;
     }
     const auto address = reinterpret_cast<uintptr_t>(p);
-    std::lock_guard lock(Mu());
+    MutexLock lock(Mu());
     Mappings()[address] = Mapping{fd, length};
     return address;
 }
@@ -69,7 +70,7 @@ uintptr_t HostMemAllocator::Alloc(size_t size) {
 int HostMemAllocator::Free(uintptr_t address) {
     Mapping m;
     {
-        std::lock_guard lock(Mu());
+        MutexLock lock(Mu());
         auto it = Mappings().find(address);
         if (it == Mappings().end()) {
             spdlog::error("MooncakeHostMemAllocator.free: {:#x} is no allocation of it", address);
