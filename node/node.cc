@@ -153,6 +153,9 @@ Status Node::Start(const std::atomic<bool>& give_up) {
 void Node::Stop() {
     if (!running_.exchange(false)) return;
     worker_->RequestStop();
+    // Through mu_: a loop that saw running_ true and is about to wait holds mu_ until it waits,
+    // so the wake-up cannot fall between its check and its sleep (a lost one hung Stop's join).
+    { MutexLock lock(mu_); }
     cv_.NotifyAll();
     // Leaving wakes our long-polls on the master at once (it marks the node gone).
     Status st = worker_->Leave();
