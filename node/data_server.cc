@@ -69,7 +69,6 @@ DataServer::DataServer(DataServerOptions options, Segment& segment, DiskStore* d
       segment_(segment),
       disk_(disk),
       config_(config),
-      metrics_(metrics),
       reads_memory_(metrics.GetCounter("data_reads_total", "data channel reads served, by tier",
                                        {{"tier", "MEMORY"}})),
       reads_disk_(metrics.GetCounter("data_reads_total", "data channel reads served, by tier",
@@ -460,20 +459,18 @@ bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_le
         }
         stop = false;
         const NodeId self = local->self();
-        Status last = Status::NotFound("key " + QuoteKey(key) + " has no complete replica here");
-        Status corruption;
+        // The replica read rule (core/base/master_types.h), over this node's copies.
+        ReplicaReads reads(
+            Status::NotFound("key " + QuoteKey(key) + " has no complete replica here"));
         for (const ReplicaDesc& r : view->replicas) {
             if (r.state != ReplicaState::kComplete || r.node != self) continue;
-            const uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
-            last = SendReplica(fd, r.tier, key, view->generation, offset, view->size,
-                               /*name_tier=*/true, &connection_ok);
-            if (last.ok()) {
+            if (reads.Add(SendReplica(fd, r.tier, key, view->generation, r.ReadOffset(),
+                                      view->size, /*name_tier=*/true, &connection_ok))) {
                 sent = true;
-                return last;
+                break;
             }
-            if (last.Is(StatusCode::kCorruption)) corruption = last;
         }
-        return corruption.ok() ? last : corruption;
+        return reads.Answer();
     });
     if (sent) {
         if (connection_ok) by_key_reads_.Inc();

@@ -117,7 +117,6 @@ private:
     Segment& segment_;
     DiskStore* const disk_;
     const Config& config_;
-    MetricsRegistry& metrics_;
     Counter& reads_memory_;
     Counter& reads_disk_;
     Counter& read_bytes_memory_;
@@ -150,7 +149,6 @@ private:
     Mutex local_master_mu_;  // with the cv: wakes AwaitLocalMaster on set and on Stop
     CondVar local_master_set_;
     Mutex mu_;
-    CondVar cv_;
     std::list<Conn> conns_ MC_GUARDED_BY(mu_);
     int active_ MC_GUARDED_BY(mu_) = 0;
 };

@@ -17,7 +17,7 @@ MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& me
       clock_(clock),
       metrics_(metrics),
       in_((SegmentAllocator::SetGranularity(config.dram_alloc_granularity()),
-           std::make_unique<StoreInternals>(*this, config, clock, metrics, epoch))) {}
+           std::make_unique<StoreInternals>(config, clock, metrics, epoch))) {}
 
 MasterStore::~MasterStore() = default;
 

@@ -7,10 +7,9 @@
 
 namespace mooncake {
 
-StoreInternals::StoreInternals(MasterStore& store_, Config& config_, const Clock& clock_,
-                               MetricsRegistry& registry, uint32_t epoch)
-    : store(store_),
-      config(config_),
+StoreInternals::StoreInternals(Config& config_, const Clock& clock_, MetricsRegistry& registry,
+                               uint32_t epoch)
+    : config(config_),
       clock(clock_),
       m(registry),
       sketch(static_cast<uint64_t>(config_.promotion_sketch_width())),

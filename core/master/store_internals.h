@@ -34,10 +34,8 @@ namespace mooncake {
 
 class StoreInternals : public ObjectTallies {
 public:
-    StoreInternals(MasterStore& store, Config& config, const Clock& clock,
-                   MetricsRegistry& registry, uint32_t epoch);
+    StoreInternals(Config& config, const Clock& clock, MetricsRegistry& registry, uint32_t epoch);
 
-    MasterStore& store;
     Config& config;
     const Clock& clock;
     StoreMetrics m;
