@@ -301,8 +301,7 @@ Status Client::ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
     return ReadReplicasWith(
         info, served_from,
         [&](const std::string& address, const ReplicaDesc& r) {
-            uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
-            return transport_->Read(address, r.tier, v.key, v.generation, offset,
+            return transport_->Read(address, r.tier, v.key, v.generation, r.ReadOffset(),
                                     out.first(v.size));
         },
         [] { return true; });
@@ -313,28 +312,25 @@ Status Client::ReadReplicasWith(
     const std::function<Status(const std::string& address, const ReplicaDesc& replica)>& read,
     const std::function<bool()>& again) {
     const ObjectView& v = info.object;
-    Status last = Status::NotFound("key " + QuoteKey(v.key) + " has no complete replica");
-    Status corruption;
+    ReplicaReads reads(Status::NotFound("key " + QuoteKey(v.key) + " has no complete replica"));
     bool tried = false;
     for (size_t i = 0; i < v.replicas.size(); ++i) {
         const ReplicaDesc& r = v.replicas[i];
         if (r.state != ReplicaState::kComplete) continue;
         const std::string& address = info.locations[i].data_address;
         if (address.empty()) {
-            last = Status::Unavailable("the node of a " + std::string(TierName(r.tier)) +
-                                       " replica of " + QuoteKey(v.key) + " is gone");
+            reads.Skip(Status::Unavailable("the node of a " + std::string(TierName(r.tier)) +
+                                           " replica of " + QuoteKey(v.key) + " is gone"));
             continue;
         }
         if (tried && !again()) break;
         tried = true;
-        last = read(address, r);
-        if (last.ok()) {
+        if (reads.Add(read(address, r))) {
             if (served_from != nullptr) *served_from = r.tier;
-            return last;
+            break;
         }
-        if (last.Is(StatusCode::kCorruption)) corruption = last;
     }
-    return corruption.ok() ? last : corruption;  // a corrupt copy says more than the others
+    return reads.Answer();
 }
 
 Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out,
@@ -378,9 +374,8 @@ Result<uint64_t> Client::GetTo(std::string_view key, ByteSink& sink, Tier* serve
         previous = ReadReplicasWith(
             *info, served_from,
             [&](const std::string& address, const ReplicaDesc& r) {
-                uint64_t offset = r.tier == Tier::kMemory ? r.offset : 0;
-                return transport_->ReadTo(address, r.tier, v.key, v.generation, offset, v.size,
-                                          sink);
+                return transport_->ReadTo(address, r.tier, v.key, v.generation, r.ReadOffset(),
+                                          v.size, sink);
             },
             again);
         return previous;

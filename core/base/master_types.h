@@ -22,6 +22,33 @@ struct ReplicaDesc {
     uint64_t offset = 0;
     uint64_t size = 0;  // object bytes (the DRAM range may be rounded up to 4 KiB)
     uint32_t pins = 0;  // in-flight offload or promotion using this replica as its source
+
+    // What a reader asks the holder for: the DRAM offset of a MEMORY copy; a LOCAL_DISK copy
+    // is found by (key, generation) alone, so 0.
+    uint64_t ReadOffset() const { return tier == Tier::kMemory ? offset : 0; }
+};
+
+// The replica read rule, the one every reader follows (the client library, the data server's
+// by-key read): try the COMPLETE replicas in the order the master lists them (MEMORY first);
+// the first that reads is the answer; if none does, a corrupt copy's error says more than any
+// other (the operator must hear of it), else the last replica's error.
+class ReplicaReads {
+public:
+    // `none`: the answer when no replica is tried at all.
+    explicit ReplicaReads(Status none) : last_(std::move(none)) {}
+    // One replica's answer; true when it read (stop there).
+    bool Add(Status answer) {
+        if (answer.Is(StatusCode::kCorruption)) corruption_ = answer;
+        last_ = std::move(answer);
+        return last_.ok();
+    }
+    // A replica not tried, and why (its node is gone): the answer unless a later one is given.
+    void Skip(Status why) { last_ = std::move(why); }
+    Status Answer() const { return last_.ok() || corruption_.ok() ? last_ : corruption_; }
+
+private:
+    Status last_;
+    Status corruption_;
 };
 
 struct ObjectView {
