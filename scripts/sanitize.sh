@@ -21,7 +21,7 @@ case "$stage" in
     # The fault suite (tests/fault) is left out: it kills and restarts daemons on timers
     # tuned for normal speed; its bookkeeping checks run in the normal stage.
     # -O1 (the level ASan's docs suggest): the instrumented build is most of this stage, and
-    # -O1 compiles a third faster than -O2 (core/master/store_promotion.cc 5.8 s vs 8.2 s,
+    # -O1 compiles a third faster than -O2 (the store's promotion calls, 5.8 s vs 8.2 s,
     # tests/integration/cluster_test.cc 13.2 s vs 18.7 s), at a slightly slower test run.
     cmake_extra=(-DMOONCAKE_BUILD_FAULT_DAEMON=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
     select=()

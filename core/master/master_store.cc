@@ -1,5 +1,6 @@
 // MasterStore: construction, the object lifecycle (Put, Get, Remove), ticks and totals.
-// Eviction, offload, promotion, nodes and admin live in core/master/store_*.cc.
+// Promotion's calls delegate to its pipeline (at the end); eviction, offload, nodes and
+// admin live in core/master/store_*.cc.
 #include "core/master/master_store.h"
 
 #include <algorithm>
@@ -435,5 +436,35 @@ void MasterStore::Tick() {
     }
 }
 
+
+// ---- promotion: the pipeline's (core/master/promotion_pipeline.h) ----
+
+size_t MasterStore::RetryRefusedCandidates() { return in_->promotion.RetryRefused(); }
+
+size_t MasterStore::ProactivePromotionScan() { return in_->promotion.ProactiveScan(); }
+
+std::vector<PromotionTask> MasterStore::PromotionObjectHeartbeat(NodeId node_id, size_t max,
+                                                                 Nanos wait) {
+    return in_->promotion.Heartbeat(node_id, max, wait);
+}
+
+Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_view key,
+                                                     Generation generation, uint64_t size) {
+    return in_->promotion.AllocStart(node, key, generation, size);
+}
+
+Status MasterStore::NotifyPromotionSuccess(NodeId node, std::string_view key,
+                                           Generation generation) {
+    return in_->promotion.Succeeded(node, key, generation);
+}
+
+Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
+                                           Generation generation) {
+    return in_->promotion.Failed(node, key, generation);
+}
+
+Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
+    return in_->promotion.Manual(key, force);
+}
 
 }  // namespace mooncake

@@ -12,15 +12,15 @@
 // PromotionOutcome (core/base/promotion_decision.h), counted here and nowhere else, and remembered
 // as the key's last decision. Keys read in one batch are decided as a chain: one room
 // decision for all of them, queued in the batch's order, so a request's prefix comes back
-// whole. The holder executes the task through MasterStore:
-// PromotionObjectHeartbeat (Deliver) -> PromotionAllocStart (Find, Stage) -> writes the bytes
-// -> NotifyPromotionSuccess (Commit). Every exit path (commit, failure, expiry, Remove, node
+// whole. The holder executes the task through MasterStore's one-line calls into this class:
+// Heartbeat (Deliver) -> AllocStart (Find, Stage) -> writes the bytes -> Succeeded (Commit),
+// or Failed. Every exit path (commit, failure, expiry, Remove, node
 // expiry, new generation) goes through End, which frees the staging range and unpins the
 // source, so nothing leaks.
 //
 // Locking: methods taking an ObjectMeta (or a Shard) run under that object's shard lock.
-// OnReads, TryPromote, RetryRefused and ProactiveScan take shard locks themselves, one at a
-// time, and never while holding retry_mu_ (a leaf). The counters are atomics.
+// OnReads, TryPromote, RetryRefused, ProactiveScan and the holder's protocol calls
+// (Heartbeat .. Manual) take shard locks themselves, one at a time, and never while holding retry_mu_ (a leaf). The counters are atomics.
 #pragma once
 
 #include <atomic>
@@ -32,6 +32,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "core/master/adaptive_policy.h"
 #include "core/master/admission_sketch.h"
@@ -42,6 +43,7 @@
 #include "core/base/mutex.h"
 #include "core/master/node_table.h"
 #include "core/master/object.h"
+#include "core/master/object_lifecycle.h"
 #include "core/master/object_table.h"
 #include "core/base/promotion_decision.h"
 #include "core/base/status.h"
@@ -75,9 +77,11 @@ public:
     // LRU, so only with that eviction order); `peek` is the eviction engine's PeekVictims.
     PromotionPipeline(const Config& config, const Clock& clock, ObjectTable& table,
                       NodeTable& nodes, DramPool& dram, StoreMetrics& m, AdmissionSketch& sketch,
-                      AdaptivePromotionGate& gate, bool gate_applies, PeekVictims peek)
+                      AdaptivePromotionGate& gate, bool gate_applies, PeekVictims peek,
+                      ObjectLifecycle& objects)
         : config_(config), clock_(clock), table_(table), nodes_(nodes), dram_(dram), m_(m),
-          sketch_(sketch), gate_(gate), gate_applies_(gate_applies), peek_(std::move(peek)) {}
+          sketch_(sketch), gate_(gate), gate_applies_(gate_applies), peek_(std::move(peek)),
+          objects_(objects) {}
 
     // promotion_admission_threshold as the gates read it (0 acts as 1).
     uint32_t AdmissionThreshold() const;
@@ -100,7 +104,24 @@ public:
     // promotion_inflight_bytes_limit, or a quarter of DRAM when 0.
     uint64_t BytesLimit() const;
 
-    // ---- the holder's protocol (callers hold the object's shard lock) ----
+    // ---- the holder's protocol, whole (MasterStore's calls; each takes the shard lock) ----
+    // Up to `max` tasks for `node`, waiting up to `wait` while it has none.
+    std::vector<PromotionTask> Heartbeat(NodeId node, size_t max, Nanos wait);
+    // DRAM for the task of (key, generation), evicting for room: the PROCESSING range to
+    // write into (the same one again for a retried call). NotReady while offloads in flight
+    // are freeing room; a failed allocation ends the task (kAllocFailed).
+    Result<ReplicaDesc> AllocStart(NodeId node, std::string_view key, Generation generation,
+                                   uint64_t size);
+    // The bytes are in the staged range: it becomes the object's COMPLETE MEMORY replica
+    // (most recent in the eviction order; with promotion_drop_source, the unpinned LOCAL_DISK
+    // copy goes).
+    Status Succeeded(NodeId node, std::string_view key, Generation generation);
+    // The node could not copy: the task ends (kIoFailed). An ended task is Ok (repeated report).
+    Status Failed(NodeId node, std::string_view key, Generation generation);
+    // An operator's promote (force: past the strict watermark and the room gate).
+    Result<ManualOutcome> Manual(std::string_view key, bool force);
+
+    // ---- the protocol's steps (callers hold the object's shard lock) ----
     // The task to hand `node` for a queued entry, or nullopt when stale or delivered already.
     std::optional<PromotionTask> Deliver(ObjectMeta& meta, const TaskRef& ref, NodeId node);
     // The promotion task of (key, generation) that `node` may act on.
@@ -167,6 +188,7 @@ private:
     AdaptivePromotionGate& gate_;
     const bool gate_applies_;
     const PeekVictims peek_;
+    ObjectLifecycle& objects_;
 
     std::atomic<int64_t> in_flight_{0};
     std::atomic<uint64_t> in_flight_bytes_{0};

@@ -22,7 +22,7 @@ StoreInternals::StoreInternals(Config& config_, const Clock& clock_, MetricsRegi
       dram(nodes, config_),
       offload(config_, clock_, nodes, dram, m),
       promotion(config_, clock_, table, nodes, dram, m, sketch, gate, gate_applies,
-                [this](uint64_t size) { return PeekVictims(size); }) {
+                [this](uint64_t size) { return PeekVictims(size); }, *this) {
     registry.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},
                               [this] { return static_cast<double>(dram.Capacity()); });
     registry.AddCallbackGauge("dram_used_bytes", "DRAM allocated in live nodes' segments", {},

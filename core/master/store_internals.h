@@ -24,6 +24,7 @@
 #include "core/master/store_metrics.h"
 #include "core/base/mutex.h"
 #include "core/master/node_table.h"
+#include "core/master/object_lifecycle.h"
 #include "core/master/object_table.h"
 #include "core/master/dram_pool.h"
 #include "core/master/object.h"
@@ -32,7 +33,7 @@
 
 namespace mooncake {
 
-class StoreInternals : public ObjectTallies {
+class StoreInternals final : public ObjectTallies, public ObjectLifecycle {
 public:
     StoreInternals(Config& config, const Clock& clock, MetricsRegistry& registry, uint32_t epoch);
 
@@ -64,7 +65,8 @@ public:
     OffloadPipeline offload;
     PromotionPipeline promotion;  // after everything it is handed
     // Allocates, evicting for room (Evict); see DramPool::Allocate.
-    Result<DramPool::Allocation> AllocateWithEviction(uint64_t size, NodeId preferred, Nanos wait);
+    Result<DramPool::Allocation> AllocateWithEviction(uint64_t size, NodeId preferred,
+                                                      Nanos wait) override;
     std::atomic<int64_t> puts_in_progress{0};  // PROCESSING MEMORY replicas of unended Puts
     std::atomic<uint64_t> memory_objects{0};  // objects with a COMPLETE MEMORY replica
     std::atomic<uint64_t> memory_object_bytes{0};
@@ -106,11 +108,12 @@ public:
 
     // ---- shared object operations (callers hold the shard lock) ----
     // A fresh recency, and (with a COMPLETE MEMORY replica) most recent in the eviction order.
-    void LruTouch(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
+    void LruTouch(Shard& shard, ObjectMeta& meta) override MC_REQUIRES(shard.mu);
     // Out of the eviction order (its last COMPLETE MEMORY replica went).
     void LruUnlink(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
     // Drops the replica at `index`, freeing DRAM or telling the node to delete its disk record.
-    void DropReplica(Shard& shard, ObjectMeta& meta, size_t index) MC_REQUIRES(shard.mu);
+    void DropReplica(Shard& shard, ObjectMeta& meta, size_t index) override MC_REQUIRES(shard.mu);
+    ObjectTallies& tallies() override { return *this; }
     // Ends the object's tasks (counted as cancelled), freeing staging and unpinning.
     void CancelTasks(ObjectMeta& meta);
     // Removes the object from its shard (after CancelTasks + dropping every replica).
@@ -122,37 +125,6 @@ public:
     void NodeMemoryObjects(NodeId node, int delta) override;
     void NodeDiskObjects(NodeId node, int delta, uint64_t bytes) override;
     ObjectView MakeView(const ObjectMeta& meta, bool complete_only) const;
-
-    // ---- task delivery ----
-    // Hands a node up to `max` tasks from one of its queues, oldest first, waiting up to `wait`
-    // (real time) while it is empty. `deliver(meta, ref)` runs under the key's shard lock and
-    // returns the task, or nullopt when the queued entry is stale (removed, new generation,
-    // task ended or delivered already); stale entries are dropped.
-    template <typename Task, typename Deliver>
-    std::vector<Task> DrainQueue(NodeId node_id, TaskQueue queue, size_t max, Nanos wait,
-                                 Deliver deliver) {
-        std::vector<Task> out;
-        auto node = nodes.Get(node_id);
-        if (!node || max == 0) return out;
-        const auto deadline = std::chrono::steady_clock::now() + wait;
-        while (out.size() < max) {
-            std::vector<TaskRef> refs = node->Take(queue, max - out.size(),
-                                                   out.empty() && wait.count() > 0, deadline);
-            if (refs.empty()) break;
-            for (TaskRef& ref : refs) {
-                Shard& shard = table.ShardFor(ref.key);
-                MutexLock lock(shard.mu);
-                auto it = shard.objects.find(ref.key);
-                if (it == shard.objects.end() || it->second.generation != ref.generation) {
-                    continue;
-                }
-                if (std::optional<Task> task = deliver(it->second, ref)) {
-                    out.push_back(std::move(*task));
-                }
-            }
-        }
-        return out;
-    }
 
     // ---- ticks ----
     Nanos next_reap{0};

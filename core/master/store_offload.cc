@@ -1,13 +1,14 @@
 // Offload: MEMORY objects get a LOCAL_DISK copy written by the node that holds them — at
 // PutEnd (offload_on_evict off), when evicted (on), or when an operator asks.
 #include "core/master/store_internals.h"
+#include "core/master/task_delivery.h"
 
 namespace mooncake {
 
 std::vector<OffloadTask> MasterStore::OffloadObjectHeartbeat(NodeId node_id, size_t max,
                                                              Nanos wait) {
-    return in_->DrainQueue<OffloadTask>(
-        node_id, TaskQueue::kOffload, max, wait,
+    return DeliverTasks<OffloadTask>(
+        in_->nodes, in_->table, node_id, TaskQueue::kOffload, max, wait,
         [&](ObjectMeta& meta, const TaskRef& ref) -> std::optional<OffloadTask> {
             const Replica* src = meta.CompleteMemory();
             if (!meta.offload || meta.offload->node != node_id || meta.offload->delivered ||
