@@ -1,6 +1,6 @@
 // MasterStore: construction, the object lifecycle (Put, Get, Remove), ticks and totals.
-// Promotion's calls delegate to its pipeline (at the end); eviction, offload, nodes and
-// admin live in core/master/store_*.cc.
+// Promotion's and offload's calls delegate to their pipelines (at the end); eviction, nodes
+// and admin live in core/master/store_*.cc.
 #include "core/master/master_store.h"
 
 #include <algorithm>
@@ -465,6 +465,27 @@ Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
 
 Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
     return in_->promotion.Manual(key, force);
+}
+
+// ---- offload: the pipeline's (core/master/offload_pipeline.h) ----
+
+std::vector<OffloadTask> MasterStore::OffloadObjectHeartbeat(NodeId node_id, size_t max,
+                                                             Nanos wait) {
+    return in_->offload.Heartbeat(node_id, max, wait);
+}
+
+Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
+                                         Generation generation) {
+    return in_->offload.Succeeded(node_id, key, generation);
+}
+
+Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
+                                         Generation generation) {
+    return in_->offload.Failed(node_id, key, generation);
+}
+
+Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
+    return in_->offload.Manual(key);
 }
 
 }  // namespace mooncake

@@ -30,6 +30,8 @@ public:
                                                               Nanos wait) = 0;
     // A fresh recency, and (with a COMPLETE MEMORY replica) most recent in the eviction order.
     virtual void LruTouch(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu) = 0;
+    // The lease_blocks_eviction knob's rule, read once per use.
+    virtual LeaseRule lease_rule() const = 0;
     // Drops the replica at `index`, freeing DRAM or telling the node to delete its disk record.
     virtual void DropReplica(Shard& shard, ObjectMeta& meta, size_t index)
         MC_REQUIRES(shard.mu) = 0;

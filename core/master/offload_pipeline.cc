@@ -1,8 +1,10 @@
-// OffloadPipeline (core/master/offload_pipeline.h). The master's side of the node protocol —
-// handing tasks out, NotifyOffloadSuccess/Failure — is in core/master/store_offload.cc.
+// OffloadPipeline (core/master/offload_pipeline.h): a task's accounting, and the master's side
+// of the node protocol (handing tasks out, the copy's success or failure, a manual offload).
 #include "core/master/offload_pipeline.h"
 
 #include <cassert>
+
+#include "core/master/task_delivery.h"
 
 namespace mooncake {
 
@@ -56,6 +58,118 @@ bool OffloadPipeline::QueueFull(NodeId id) const {
     auto node = nodes_.Get(id);
     return node && node->offload_pending.load() >=
                        static_cast<uint64_t>(config_.offload_queue_limit());
+}
+
+// ---- the holder's protocol, whole ----
+
+std::vector<OffloadTask> OffloadPipeline::Heartbeat(NodeId node_id, size_t max, Nanos wait) {
+    return DeliverTasks<OffloadTask>(
+        nodes_, table_, node_id, TaskQueue::kOffload, max, wait,
+        [&](ObjectMeta& meta, const TaskRef& ref) -> std::optional<OffloadTask> {
+            const Replica* src = meta.CompleteMemory();
+            if (!meta.offload || meta.offload->node != node_id || meta.offload->delivered ||
+                src == nullptr) {
+                return std::nullopt;
+            }
+            meta.offload->delivered = true;
+            return OffloadTask{ref.key, meta.generation, meta.size, src->offset};
+        });
+}
+
+Result<ObjectMeta*> OffloadPipeline::Find(Shard& shard, NodeId node, std::string_view key,
+                                          Generation generation) {
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) {
+        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+    }
+    ObjectMeta& meta = it->second;
+    if (meta.generation != generation) {
+        return Status::StaleGeneration("generation " + std::to_string(generation) + " of " +
+                                       QuoteKey(key) + " is not the current one");
+    }
+    if (!meta.offload) {
+        return Status::NotFound("no offload task for " + QuoteKey(key));
+    }
+    if (meta.offload->node != node) {
+        return Status::IllegalClient("node " + std::to_string(node) +
+                                     " does not hold the offload task of " + QuoteKey(key));
+    }
+    return &meta;
+}
+
+Status OffloadPipeline::Succeeded(NodeId node_id, std::string_view key, Generation generation) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = table_.ShardFor(key);
+    {
+        MutexLock lock(shard.mu);
+        Result<ObjectMeta*> found = Find(shard, node_id, key, generation);
+        if (!found.ok()) return found.status();
+        ObjectMeta& meta = **found;
+        if (!meta.HasComplete(Tier::kLocalDisk)) meta.AddDisk(objects_.tallies(), node_id);
+        m_.offload_completed.Inc();
+        m_.offload_bytes.Inc(static_cast<double>(meta.size));
+        // Evicted while being written: drop MEMORY now — unless it was read since eviction
+        // chose it (hot again: it stays, clean, and the next eviction round that finds it
+        // coldest drops it at no cost) or, under lease_blocks_eviction, is leased.
+        // The drop comes before OffloadPipeline::End (the source's one pin is this task's), so the
+        // task's accounting ends only once its room is free: a waiting Put that sees no
+        // offload in flight also sees the room (see AllocateWithEviction).
+        if (meta.DropAfterCopy(clock_.Now(), objects_.lease_rule())) {
+            const int i = meta.IndexOf([](const Replica& r) {
+                return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins <= 1;
+            });
+            if (i >= 0) objects_.DropReplica(shard, meta, static_cast<size_t>(i));
+        }
+        End(meta);
+    }
+    dram_.NotifyRoom();
+    return Status::Ok();
+}
+
+Status OffloadPipeline::Failed(NodeId node_id, std::string_view key, Generation generation) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = table_.ShardFor(key);
+    {
+        MutexLock lock(shard.mu);
+        Result<ObjectMeta*> found = Find(shard, node_id, key, generation);
+        if (!found.ok()) {
+            if (found.status().Is(StatusCode::kNotFound)) return Status::Ok();  // repeated
+            return found.status();
+        }
+        ObjectMeta& meta = **found;
+        End(meta);
+        m_.offload_failed.Inc();
+    }
+    dram_.NotifyRoom();  // waiting Puts re-evaluate: this DRAM will not free by itself
+    return Status::Ok();
+}
+
+Result<ManualOutcome> OffloadPipeline::Manual(std::string_view key) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = table_.ShardFor(key);
+    MutexLock lock(shard.mu);
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) {
+        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+    }
+    ObjectMeta& meta = it->second;
+    if (meta.HasComplete(Tier::kLocalDisk)) return ManualOutcome::kAlreadyThere;
+    if (meta.offload) return ManualOutcome::kInFlight;
+    const Replica* mem = meta.CompleteMemory();
+    if (mem == nullptr) {
+        return Status::NotReady("key " + QuoteKey(key) + " is still being written");
+    }
+    auto node = nodes_.Get(mem->node);
+    if (!node || !node->has_disk()) {
+        return Status::InvalidArgument("the node holding " + QuoteKey(key) +
+                                       " has no LOCAL_DISK tier");
+    }
+    if (QueueFull(node->id)) {
+        return Status::Busy("node " + std::to_string(node->id) +
+                            " has offload_queue_limit offloads pending; retry later");
+    }
+    Queue(meta, /*evict_after=*/false);
+    return ManualOutcome::kQueued;
 }
 
 }  // namespace mooncake

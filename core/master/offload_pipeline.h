@@ -2,6 +2,8 @@
 // them. Queue starts a task (pins its MEMORY source, queues it on the node, counts it in the
 // DRAM pool's room on its way); End finishes one whatever its outcome (the caller counts
 // completed / failed / cancelled). Per node at most offload_queue_limit tasks are pending.
+// The holder executes a task through MasterStore's one-line calls into this class: Heartbeat
+// -> writes the copy -> Succeeded, or Failed.
 //
 // Every method taking an ObjectMeta runs under that object's shard lock. No lock of its own:
 // its counters are atomics; it takes NodeState's queue mutex and DramPool's room_mu (leaves).
@@ -9,21 +11,46 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "core/base/clock.h"
 #include "core/master/dram_pool.h"
 #include "core/base/knobs.h"
 #include "core/master/node_table.h"
+#include "core/base/master_types.h"
+#include "core/base/status.h"
 #include "core/master/object.h"
+#include "core/master/object_lifecycle.h"
+#include "core/master/object_table.h"
 #include "core/master/store_metrics.h"
 
 namespace mooncake {
 
 class OffloadPipeline {
 public:
-    OffloadPipeline(const Config& config, const Clock& clock, const NodeTable& nodes,
-                    DramPool& dram, StoreMetrics& m)
-        : config_(config), clock_(clock), nodes_(nodes), dram_(dram), m_(m) {}
+    OffloadPipeline(const Config& config, const Clock& clock, ObjectTable& table,
+                    const NodeTable& nodes, DramPool& dram, StoreMetrics& m,
+                    ObjectLifecycle& objects)
+        : config_(config), clock_(clock), table_(table), nodes_(nodes), dram_(dram), m_(m),
+          objects_(objects) {}
+
+    // ---- the holder's protocol, whole (MasterStore's calls; each takes the shard lock) ----
+    // Up to `max` tasks for `node`, waiting up to `wait` while it has none.
+    std::vector<OffloadTask> Heartbeat(NodeId node, size_t max, Nanos wait);
+    // The disk copy is written: the object gains its LOCAL_DISK replica; an object evicted
+    // while being copied drops MEMORY now (unless read since, or leased under
+    // lease_blocks_eviction); waiting Puts hear of the room.
+    Status Succeeded(NodeId node, std::string_view key, Generation generation);
+    // The node could not write it: the task ends (an ended task is Ok: a repeated report).
+    Status Failed(NodeId node, std::string_view key, Generation generation);
+    // An operator's offload: a disk copy, MEMORY kept.
+    Result<ManualOutcome> Manual(std::string_view key);
+    // The offload task of (key, generation) that `node` may act on.
+    static Result<ObjectMeta*> Find(Shard& shard, NodeId node, std::string_view key,
+                                    Generation generation) MC_REQUIRES(shard.mu);
+
+    // ---- the protocol's steps (callers hold the object's shard lock) ----
 
     // A task for `meta`'s COMPLETE MEMORY replica (none in flight). evict_after: drop MEMORY
     // once the disk copy exists (offload on evict).
@@ -45,9 +72,11 @@ public:
 private:
     const Config& config_;
     const Clock& clock_;
+    ObjectTable& table_;
     const NodeTable& nodes_;
     DramPool& dram_;
     StoreMetrics& m_;
+    ObjectLifecycle& objects_;
     std::atomic<uint64_t> clean_pending_bytes_{0};
 };
 

@@ -191,4 +191,52 @@ size_t MasterStore::RunWatermarkEviction() {
         std::min(share(config_.offload_clean_ratio()), in_->nodes.DiskCapacity() / 4));
 }
 
+// A manual evict (mooncakectl evict): MEMORY goes now, or once a disk copy lands.
+Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = in_->table.ShardFor(key);
+    MutexLock lock(shard.mu);
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) {
+        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+    }
+    ObjectMeta& meta = it->second;
+    const Replica* mem = meta.CompleteMemory();
+    if (mem == nullptr) {
+        if (meta.Find(Tier::kMemory, ReplicaState::kProcessing)) {
+            return Status::NotReady("key " + QuoteKey(key) + " is still being written");
+        }
+        return ManualOutcome::kAlreadyThere;
+    }
+    if (shard.eviction_lists.pins.HardPinned(meta)) {
+        return Status::InvalidArgument("key " + QuoteKey(key) + " is hard-pinned: never evicted");
+    }
+    if (meta.offload) {
+        // A disk copy is being written (at PutEnd, manual, watermark clean): make the evict
+        // happen when it lands, as for an offload-on-evict. (Was: "in flight" answered but
+        // MEMORY never dropped; EvictionTest.ManualEvictDuringAPutEndOffloadDropsMemory...)
+        if (meta.CopyInFlight()) in_->offload.EvictWhenCopied(meta);
+        return ManualOutcome::kInFlight;
+    }
+    if (meta.LeaseBlocksEviction(clock_.Now(), in_->lease_rule())) {
+        return Status::HasLease("key " + QuoteKey(key) + " is leased by a reader; retry later");
+    }
+    if (mem->pins > 0) return Status::Busy("key " + QuoteKey(key) + " is pinned by a task");
+    auto node = in_->nodes.Get(mem->node);
+    if (!meta.HasComplete(Tier::kLocalDisk) && config_.enable_offload() && node &&
+        node->has_disk()) {
+        if (in_->offload.QueueFull(node->id)) {
+            return Status::Busy("node " + std::to_string(node->id) +
+                                " has offload_queue_limit offloads pending; retry later");
+        }
+        in_->offload.Queue(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
+        return ManualOutcome::kQueued;
+    }
+    const int i = meta.IndexOf([](const Replica& r) { return r.tier == Tier::kMemory; });
+    if (i >= 0) in_->DropReplica(shard, meta, static_cast<size_t>(i));
+    in_->m.evictions.Inc();
+    if (meta.NoReplicas()) in_->DestroyObject(shard, meta);
+    return ManualOutcome::kDone;
+}
+
 }  // namespace mooncake

@@ -20,7 +20,7 @@ StoreInternals::StoreInternals(Config& config_, const Clock& clock_, MetricsRegi
       table(epoch),
       nodes(epoch),
       dram(nodes, config_),
-      offload(config_, clock_, nodes, dram, m),
+      offload(config_, clock_, table, nodes, dram, m, *this),
       promotion(config_, clock_, table, nodes, dram, m, sketch, gate, gate_applies,
                 [this](uint64_t size) { return PeekVictims(size); }, *this) {
     registry.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},

@@ -85,7 +85,7 @@ public:
     // the lease_blocks_eviction knob).
     EvictResult Evict(uint64_t target);
     // The lease_blocks_eviction knob's rule, read once per eviction round.
-    LeaseRule lease_rule() const {
+    LeaseRule lease_rule() const override {
         return config.lease_blocks_eviction() ? LeaseRule::kLeaseBlocksEviction
                                               : LeaseRule::kReadsOnly;
     }

@@ -17,7 +17,7 @@
 namespace mooncake {
 
 template <typename Task, typename Deliver>
-std::vector<Task> DeliverTasks(NodeTable& nodes, ObjectTable& table, NodeId node_id,
+std::vector<Task> DeliverTasks(const NodeTable& nodes, ObjectTable& table, NodeId node_id,
                                TaskQueue queue, size_t max, Nanos wait, Deliver deliver) {
     std::vector<Task> out;
     auto node = nodes.Get(node_id);
