@@ -26,7 +26,9 @@ now_ms() {
     echo $(($(date +%s%N) / 1000000))
 }
 
-# Restarts the daemon on the same port and disk (its records are recovered).
+# Restarts the daemon on the same port and disk (its records are recovered), and waits until
+# the master lists each KEY given: the node registers its recovered records after it is
+# listed in `nodes`, so a Get right after could find no such key yet (under CI's load it did).
 restart_daemon() {
     local port=${MOONCAKE_MASTER##*:}
     stop_daemon
@@ -38,6 +40,8 @@ restart_daemon() {
     export MC_PID=$!
     echo "$MC_PID" >"$MC_DIR/daemon.pid"
     wait_until "'$CTL' nodes | grep -q '127.0.0.1:$port'" 30
+    local key
+    for key in "$@"; do wait_until "'$CTL' stat '$key'" 30; done
 }
 
 # 4000 bytes starting with "VALUE:" and the key $1: a marker the journal (which holds the
@@ -82,7 +86,8 @@ value_of() {
     value_of "corrupt/good" | "$CTL" put corrupt/good
     "$CTL" offload corrupt/get corrupt/scrub corrupt/good >/dev/null
     wait_until "has_disk_copy corrupt/get && has_disk_copy corrupt/scrub && has_disk_copy corrupt/good" 20
-    restart_daemon   # DRAM is gone: every value is read from disk now
+    # DRAM is gone: every value is read from disk now.
+    restart_daemon corrupt/get corrupt/scrub corrupt/good
     flip_byte_of "VALUE:corrupt/get"
     flip_byte_of "VALUE:corrupt/scrub"
 
@@ -130,14 +135,14 @@ value_of() {
     wait "$MC_PID" 2>/dev/null || true
     printf 'garbage!' | dd of="$MC_DIR/disk/mooncake-disk.img" bs=1 seek=4100 conv=notrunc 2>/dev/null
     : >"$MC_DIR/daemon.log"
-    restart_daemon
+    restart_daemon corrupt/good
     grep -q "warn.*superblock copy 1 at offset 4096 is damaged; repairing it" "$MC_DIR/daemon.log"
     run "$CTL" metrics
     grep -q '^mooncake_disk_corruption_total{kind="superblock"} 1$' <<<"$output"
     [ "$("$CTL" get corrupt/good)" = "$(value_of corrupt/good)" ]
     # Repaired: the next start finds nothing.
     : >"$MC_DIR/daemon.log"
-    restart_daemon
+    restart_daemon corrupt/good
     ! grep -q "superblock" "$MC_DIR/daemon.log"
 }
 
