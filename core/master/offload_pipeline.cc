@@ -78,23 +78,11 @@ std::vector<OffloadTask> OffloadPipeline::Heartbeat(NodeId node_id, size_t max, 
 
 Result<ObjectMeta*> OffloadPipeline::Find(Shard& shard, NodeId node, std::string_view key,
                                           Generation generation) {
-    auto it = shard.objects.find(std::string(key));
-    if (it == shard.objects.end()) {
-        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
-    }
-    ObjectMeta& meta = it->second;
-    if (meta.generation != generation) {
-        return Status::StaleGeneration("generation " + std::to_string(generation) + " of " +
-                                       QuoteKey(key) + " is not the current one");
-    }
-    if (!meta.offload) {
-        return Status::NotFound("no offload task for " + QuoteKey(key));
-    }
-    if (meta.offload->node != node) {
-        return Status::IllegalClient("node " + std::to_string(node) +
-                                     " does not hold the offload task of " + QuoteKey(key));
-    }
-    return &meta;
+    return FindTask(shard, node, key, generation, "offload", "",
+                    [](const ObjectMeta& meta) -> std::optional<NodeId> {
+                        if (!meta.offload) return std::nullopt;
+                        return meta.offload->node;
+                    });
 }
 
 Status OffloadPipeline::Succeeded(NodeId node_id, std::string_view key, Generation generation) {

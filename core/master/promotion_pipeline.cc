@@ -194,24 +194,11 @@ std::optional<PromotionTask> PromotionPipeline::Deliver(ObjectMeta& meta, const 
 
 Result<ObjectMeta*> PromotionPipeline::Find(Shard& shard, NodeId node, std::string_view key,
                                             Generation generation) {
-    auto it = shard.objects.find(std::string(key));
-    if (it == shard.objects.end()) {
-        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
-    }
-    ObjectMeta& meta = it->second;
-    if (meta.generation != generation) {
-        return Status::StaleGeneration("generation " + std::to_string(generation) + " of " +
-                                       QuoteKey(key) + " is not the current one");
-    }
-    if (!meta.promotion) {
-        return Status::NotFound("no promotion task for " + QuoteKey(key) +
-                                " (cancelled, expired or done)");
-    }
-    if (meta.promotion->holder != node) {
-        return Status::IllegalClient("node " + std::to_string(node) +
-                                     " does not hold the promotion task of " + QuoteKey(key));
-    }
-    return &meta;
+    return FindTask(shard, node, key, generation, "promotion", " (cancelled, expired or done)",
+                    [](const ObjectMeta& meta) -> std::optional<NodeId> {
+                        if (!meta.promotion) return std::nullopt;
+                        return meta.promotion->holder;
+                    });
 }
 
 void PromotionPipeline::Stage(ObjectMeta& meta, NodeId node, uint64_t offset) {

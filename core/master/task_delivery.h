@@ -1,4 +1,7 @@
-// Task delivery, one protocol for both pipelines: a node's heartbeat takes up to `max` task
+// The task protocol both pipelines (promotion, offload) share: finding the task a node
+// reports on, and delivering queued tasks.
+//
+// Delivery: a node's heartbeat takes up to `max` task
 // references from one of its queues (core/master/node_table.h), oldest first, waiting up to
 // `wait` (real time) while it is empty; each is looked up under its key's shard lock and
 // handed to `deliver(meta, ref)`, which returns the task, or nullopt when the entry is stale
@@ -7,10 +10,15 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/clock.h"
 #include "core/base/mutex.h"
+#include "core/base/status.h"
+#include "core/base/thread_annotations.h"
+#include "core/base/types.h"
 #include "core/master/node_table.h"
 #include "core/master/object_table.h"
 
@@ -38,6 +46,36 @@ std::vector<Task> DeliverTasks(const NodeTable& nodes, ObjectTable& table, NodeI
         }
     }
     return out;
+}
+
+// The `kind` task ("promotion", "offload") of (key, generation) that `node` may act on: the
+// object, or NotFound (no such key; no task, `no_task_note` saying how one may have ended),
+// StaleGeneration (a newer object has the key), IllegalClient (another node holds the task).
+// `holder(meta)` is the node holding the object's task, or nullopt when it has none.
+template <typename Holder>
+Result<ObjectMeta*> FindTask(Shard& shard, NodeId node, std::string_view key,
+                             Generation generation, std::string_view kind,
+                             std::string_view no_task_note, Holder holder)
+    MC_REQUIRES(shard.mu) {
+    auto it = shard.objects.find(std::string(key));
+    if (it == shard.objects.end()) {
+        return Status::NotFound("key " + QuoteKey(key) + " does not exist");
+    }
+    ObjectMeta& meta = it->second;
+    if (meta.generation != generation) {
+        return Status::StaleGeneration("generation " + std::to_string(generation) + " of " +
+                                       QuoteKey(key) + " is not the current one");
+    }
+    const std::optional<NodeId> holder_node = holder(meta);
+    if (!holder_node) {
+        return Status::NotFound("no " + std::string(kind) + " task for " + QuoteKey(key) +
+                                std::string(no_task_note));
+    }
+    if (*holder_node != node) {
+        return Status::IllegalClient("node " + std::to_string(node) + " does not hold the " +
+                                     std::string(kind) + " task of " + QuoteKey(key));
+    }
+    return &meta;
 }
 
 }  // namespace mooncake
