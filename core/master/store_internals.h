@@ -1,8 +1,9 @@
 // The inside of MasterStore: the parts that own their state and lock — ObjectTable (shards),
 // NodeTable (nodes, their queues and segments), DramPool, EvictionOrder, OffloadPipeline,
 // PromotionPipeline — wired together, plus what is still shared between the store_*.cc
-// operations: the eviction engine, object teardown and the metric handles.
-// Only core/store_*.cc and core/master/master_store.cc include this.
+// operations: the eviction engine, object teardown and the metric handles. The object
+// operations the pipelines need it offers them as ObjectLifecycle (object_lifecycle.h).
+// Only core/master/store_*.cc and core/master/master_store.cc include this.
 #pragma once
 
 #include <atomic>
