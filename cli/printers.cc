@@ -364,7 +364,7 @@ std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format) {
     }
     Table table(
         {"ID", "NODE", "DATA", "MEMORY", "KEYS", "LOCAL_DISK", "KEYS", "HEARTBEAT", "DISK"});
-    // Ids are opaque and long (epoch << 32 | n, core/master/store_internals.cc): left-aligned.
+    // Ids are opaque and long (epoch << 32 | n, core/master/node_table.cc): left-aligned.
     for (size_t c : {4, 6}) table.AlignRight(c);
     for (const NodeInfo& n : nodes) {
         table.AddRow({std::to_string(n.id), n.spec.name, n.spec.data_address,

@@ -1,4 +1,4 @@
-// MasterStore: construction, the object lifecycle (Put, Get, Remove), ticks and totals.
+// MasterStore: construction (its parts wired), the object lifecycle (Put, Get, Remove), ticks.
 // Promotion's and offload's calls delegate to their pipelines (at the end); eviction, nodes
 // and admin live in core/master/store_*.cc.
 #include "core/master/master_store.h"
@@ -8,17 +8,50 @@
 
 #include "spdlog/spdlog.h"
 
-#include "core/master/store_internals.h"
+#include "core/master/master_store.h"
 
 namespace mooncake {
 
-MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& metrics,
+MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& registry,
                          uint32_t epoch)
-    : config_(config),
+    : config_((SegmentAllocator::SetGranularity(config.dram_alloc_granularity()), config)),
       clock_(clock),
-      metrics_(metrics),
-      in_((SegmentAllocator::SetGranularity(config.dram_alloc_granularity()),
-           std::make_unique<StoreInternals>(config, clock, metrics, epoch))) {}
+      registry_(registry),
+      metrics_(registry),
+      sketch_(static_cast<uint64_t>(config.promotion_sketch_width())),
+      order_(EvictionOrder::Make(ParseEvictionPolicy(config.eviction_policy()))),
+      gate_applies_(ParseEvictionPolicy(config.eviction_policy()) == EvictionPolicyKind::kLru),
+      gate_(registry, [this] { return dram_.Capacity(); },
+            [this] { return sketch_.agings(); }),  // promotion_gate hook
+      table_(epoch),
+      nodes_(epoch),
+      dram_(nodes_, config),
+      offload_(config, clock, table_, nodes_, dram_, metrics_, *this),
+      promotion_(config, clock, table_, nodes_, dram_, metrics_, sketch_, gate_, gate_applies_,
+                 [this](uint64_t size) { return PeekVictims(size); }, *this) {
+    registry_.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},
+                               [this] { return static_cast<double>(dram_.Capacity()); });
+    registry_.AddCallbackGauge("dram_used_bytes", "DRAM allocated in live nodes' segments", {},
+                               [this] { return static_cast<double>(dram_.Used()); });
+    registry_.AddCallbackGauge("objects", "objects with at least one replica", {},
+                               [this] { return static_cast<double>(table_.live()); });
+    registry_.AddCallbackGauge("memory_objects", "objects with a COMPLETE MEMORY replica", {},
+                               [this] { return static_cast<double>(memory_objects_.load()); });
+    registry_.AddCallbackGauge("nodes", "live nodes", {},
+                               [this] { return static_cast<double>(nodes_.size()); });
+    registry_.AddCallbackGauge("promotion_in_flight_bytes", "bytes of promotions in flight", {},
+                               [this] {
+                                   return static_cast<double>(promotion_.bytes_in_flight());
+                               });
+    registry_.AddCallbackGauge("disk_used_bytes", "LOCAL_DISK bytes allocated on live nodes (whole 4 KiB blocks per object)", {},
+                               [this] {
+                                   uint64_t total = 0;
+                                   for (auto& n : nodes_.All()) total += n->disk_used.load();
+                                   return static_cast<double>(total);
+                               });
+    registry_.AddCallbackGauge("disk_capacity_bytes", "LOCAL_DISK capacity of live nodes", {},
+                               [this] { return static_cast<double>(nodes_.DiskCapacity()); });
+}
 
 MasterStore::~MasterStore() = default;
 
@@ -34,12 +67,12 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     }
     // A preferred node must be a live one: an unknown (or expired) id is the caller's error,
     // reported as such rather than silently ignored (issue 2, "Bad input: unknown node id").
-    if (preferred != kNoNode && !in_->nodes.Get(preferred)) {
+    if (preferred != kNoNode && !nodes_.Get(preferred)) {
         return Status::UnknownNode("preferred node " + std::to_string(preferred) +
                                    " is not registered (expired?)");
     }
     uint64_t largest_segment = 0;
-    for (auto& node : in_->nodes.All()) {
+    for (auto& node : nodes_.All()) {
         largest_segment = std::max(largest_segment, node->spec.segment_capacity);
     }
     if (SegmentAllocator::RoundUp(size) > largest_segment) {
@@ -47,56 +80,56 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
                                        " is larger than any DRAM segment (largest " +
                                        FormatSize(largest_segment) + ")");
     }
-    Shard& shard = in_->table.ShardFor(key);
+    Shard& shard = table_.ShardFor(key);
     {
         MutexLock lock(shard.mu);
         if (shard.objects.count(std::string(key))) {
             return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
         }
         // A new incarnation: an older one that left with a node must not come back.
-        in_->departed.Forget(key);
+        departed_.Forget(key);
     }
     // A hard pin reserves its bytes against hard_pin_max_ratio before any DRAM is taken.
     const uint64_t hard_bytes = pin.hard ? SegmentAllocator::RoundUp(size) : 0;
     if (hard_bytes > 0) {
         const double cap =
-            config_.hard_pin_max_ratio() * static_cast<double>(in_->dram.Capacity());
-        const uint64_t before = in_->hard_pinned_bytes.fetch_add(hard_bytes);
+            config_.hard_pin_max_ratio() * static_cast<double>(dram_.Capacity());
+        const uint64_t before = hard_pinned_bytes_.fetch_add(hard_bytes);
         if (static_cast<double>(before + hard_bytes) > cap) {
-            in_->hard_pinned_bytes.fetch_sub(hard_bytes);
-            in_->m.put_no_space.Inc();
+            hard_pinned_bytes_.fetch_sub(hard_bytes);
+            metrics_.put_no_space.Inc();
             return Status::NoSpace("a hard pin of " + QuoteKey(key) + " (" +
                                    FormatSize(hard_bytes) + ") would put hard-pinned objects past "
                                    "hard_pin_max_ratio (" +
                                    config_.GetText(KnobId::hard_pin_max_ratio) + " of " +
-                                   FormatSize(in_->dram.Capacity()) + " DRAM; " +
+                                   FormatSize(dram_.Capacity()) + " DRAM; " +
                                    FormatSize(before) + " pinned)");
         }
-        in_->m.hard_pinned_bytes.Set(static_cast<double>(before + hard_bytes));
+        metrics_.hard_pinned_bytes.Set(static_cast<double>(before + hard_bytes));
     }
-    Result<DramPool::Allocation> alloc = in_->AllocateWithEviction(
+    Result<DramPool::Allocation> alloc = AllocateWithEviction(
         size, preferred, std::chrono::milliseconds(config_.put_wait_for_offload_ms()));
     if (!alloc.ok()) {
-        in_->UncountHardPin(hard_bytes);
-        in_->m.put_no_space.Inc();
+        UncountHardPin(hard_bytes);
+        metrics_.put_no_space.Inc();
         return alloc.status();
     }
     MutexLock lock(shard.mu);
-    auto [created, inserted] = in_->table.Insert(shard, std::string(key));
+    auto [created, inserted] = table_.Insert(shard, std::string(key));
     if (!inserted) {  // raced with another Put of the same key
-        in_->dram.Free(alloc->node, alloc->offset, size);
-        in_->UncountHardPin(hard_bytes);
+        dram_.Free(alloc->node, alloc->offset, size);
+        UncountHardPin(hard_bytes);
         return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
     }
     ObjectMeta& meta = *created;
-    meta.generation = in_->table.NewGeneration();
+    meta.generation = table_.NewGeneration();
     meta.size = size;
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     meta.hash = AdmissionSketch::Hash(key);
-    const uint32_t reads = in_->sketch.Seed(meta.reads(), meta.hash);
-    in_->order->OnPut(meta, hint, clock_.Now(), in_->memory_objects.load());
-    in_->gate.OnPut(meta.hash, size, reads);  // promotion_gate hook
+    const uint32_t reads = sketch_.Seed(meta.reads(), meta.hash);
+    order_->OnPut(meta, hint, clock_.Now(), memory_objects_.load());
+    gate_.OnPut(meta.hash, size, reads);  // promotion_gate hook
     if (pin.any()) {
         ObjectPin held;
         if (pin.soft) {
@@ -107,7 +140,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         held.hard_bytes = hard_bytes;
         shard.eviction_lists.pins.Set(meta, held);
     }
-    meta.StartPut(*in_, alloc->node, alloc->offset);
+    meta.StartPut(*this, alloc->node, alloc->offset);
     PutStartReply reply;
     reply.generation = meta.generation;
     reply.replica = {Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, size, 0};
@@ -140,21 +173,21 @@ Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
 
 Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->table.ShardFor(key);
+    Shard& shard = table_.ShardFor(key);
     MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
     if (!found.ok()) return found.status();
     ObjectMeta& meta = **found;
-    const Replica* mem = meta.EndPut(*in_);
+    const Replica* mem = meta.EndPut(*this);
     if (mem == nullptr) return Status::Ok();  // already ended: idempotent
     shard.eviction_lists.pins.Refresh(meta, clock_.Now());  // a soft pin starts
-    in_->LruTouch(shard, meta);
-    in_->m.puts.Inc();
+    LruTouch(shard, meta);
+    metrics_.puts.Inc();
     if (config_.enable_offload() && !config_.offload_on_evict()) {
-        auto node = in_->nodes.Get(mem->node);
+        auto node = nodes_.Get(mem->node);
         // Beyond the node's queue bound the copy is made later, when the object is evicted.
-        if (node && node->has_disk() && !in_->offload.QueueFull(node->id)) {
-            in_->offload.Queue(meta, /*evict_after=*/false);
+        if (node && node->has_disk() && !offload_.QueueFull(node->id)) {
+            offload_.Queue(meta, /*evict_after=*/false);
         }
     }
     return Status::Ok();
@@ -162,7 +195,7 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
 
 Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->table.ShardFor(key);
+    Shard& shard = table_.ShardFor(key);
     MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
     if (!found.ok()) return found.status();
@@ -171,15 +204,15 @@ Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation 
         return Status::InvalidArgument("the put of " + QuoteKey(key) +
                                        " already ended; use Remove");
     }
-    in_->DestroyObject(shard, meta);
+    DestroyObject(shard, meta);
     return Status::Ok();
 }
 
 Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>& disk_reads) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     const bool promote_on_hit = config_.promotion_on_hit();
-    AdmissionSketch& sketch = in_->sketch;
-    Shard& shard = in_->table.ShardFor(key);
+    AdmissionSketch& sketch = sketch_;
+    Shard& shard = table_.ShardFor(key);
     ObjectView view;
     uint64_t hash = 0;
     uint32_t estimate = 0;
@@ -187,7 +220,7 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) {
-            in_->m.get_misses.Inc();
+            metrics_.get_misses.Inc();
             // A miss is a request for the key too: counted, so a block that is put after a
             // miss and read back later has the history an exact frequency count would give.
             if (promote_on_hit) sketch.Increment(AdmissionSketch::Hash(key));
@@ -199,11 +232,11 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
         }
         meta.lease_expiry = clock_.Now() + std::chrono::milliseconds(config_.default_kv_lease_ttl());
         shard.eviction_lists.pins.Refresh(meta, clock_.Now());  // as Mooncake's lease grant
-        in_->order->OnGet(meta, clock_.Now(), in_->memory_objects.load());
-        in_->LruTouch(shard, meta);
-        view = in_->MakeView(meta, /*complete_only=*/true);
+        order_->OnGet(meta, clock_.Now(), memory_objects_.load());
+        LruTouch(shard, meta);
+        view = MakeView(meta, /*complete_only=*/true);
         const bool in_memory = meta.HasComplete(Tier::kMemory);
-        (in_memory ? in_->m.gets_memory : in_->m.gets_disk).Inc();
+        (in_memory ? metrics_.gets_memory : metrics_.gets_disk).Inc();
         if (promote_on_hit) {
             // Every read counts toward admission, MEMORY ones too, so the counts also say
             // how hot the MEMORY objects a promotion would displace are. The count is the
@@ -219,7 +252,7 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
     }
     if (promote_on_hit) {
         sketch.CountElsewhere();
-        in_->gate.OnGet(hash, view.size, estimate, in_->promotion.AdmissionThreshold());
+        gate_.OnGet(hash, view.size, estimate, promotion_.AdmissionThreshold());
     }
     return view;
 }
@@ -227,7 +260,7 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
 Result<ObjectView> MasterStore::GetReplicaList(std::string_view key) {
     std::vector<DiskRead> disk_reads;
     Result<ObjectView> view = Read(key, disk_reads);
-    in_->promotion.OnReads(disk_reads);
+    promotion_.OnReads(disk_reads);
     return view;
 }
 
@@ -238,19 +271,19 @@ std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
     std::vector<DiskRead> disk_reads;
     for (const std::string& key : keys) out.push_back(Read(key, disk_reads));
     // The batch's LOCAL_DISK reads, in its order: promoted as one chain.
-    in_->promotion.OnReads(disk_reads);
+    promotion_.OnReads(disk_reads);
     return out;
 }
 
 Status MasterStore::RemoveIfRecorded(std::string_view key, bool force, Generation recorded,
                                      Generation* unrecorded) {
     *unrecorded = kNoGeneration;
-    Shard& shard = in_->table.ShardFor(key);
+    Shard& shard = table_.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         // Also when its node is away with it: removed means it must not come back.
-        in_->departed.Forget(key);
+        departed_.Forget(key);
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
     }
     ObjectMeta& meta = it->second;
@@ -258,20 +291,20 @@ Status MasterStore::RemoveIfRecorded(std::string_view key, bool force, Generatio
         return Status::HasLease("key " + QuoteKey(key) +
                                 " is leased by a reader; retry later or force");
     }
-    if (in_->removals.active() && meta.generation != recorded) {
+    if (removals_.active() && meta.generation != recorded) {
         *unrecorded = meta.generation;  // to be made durable first (RemovalJournal)
         return Status::Ok();
     }
-    in_->departed.Removed(key, meta.generation);  // a copy of it may be away with a node
-    in_->DestroyObject(shard, meta);
-    in_->m.removes.Inc();
+    departed_.Removed(key, meta.generation);  // a copy of it may be away with a node
+    DestroyObject(shard, meta);
+    metrics_.removes.Inc();
     return Status::Ok();
 }
 
 Status MasterStore::RecordRemovals(const RemovalJournal::Entries& entries) {
-    Status st = in_->removals.Record(entries);
+    Status st = removals_.Record(entries);
     if (st.ok()) return st;
-    in_->m.removals_unrecorded.Inc();
+    metrics_.removals_unrecorded.Inc();
     const std::string what = entries.size() == 1
                                  ? "the removal of " + QuoteKey(entries.front().first)
                                  : std::to_string(entries.size()) + " removals";
@@ -302,13 +335,13 @@ std::vector<Status> MasterStore::BatchRemove(std::span<const std::string> keys, 
     std::vector<Status> out;
     out.reserve(keys.size());
     std::vector<Generation> recorded(keys.size(), kNoGeneration);
-    if (in_->removals.active()) {
+    if (removals_.active()) {
         // One durable record for the whole batch, not one per key.
         RemovalJournal::Entries entries;
         std::vector<size_t> index;
         for (size_t i = 0; i < keys.size(); ++i) {
             if (!ValidateKey(keys[i]).ok()) continue;
-            Shard& shard = in_->table.ShardFor(keys[i]);
+            Shard& shard = table_.ShardFor(keys[i]);
             MutexLock lock(shard.mu);
             auto it = shard.objects.find(keys[i]);
             if (it == shard.objects.end()) continue;
@@ -336,9 +369,9 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
     // An HA leader records every removal first (RemovalJournal), all in one batch; what is
     // put again meanwhile is another incarnation and stays.
     std::unordered_map<std::string, Generation> recorded;
-    if (in_->removals.active()) {
+    if (removals_.active()) {
         RemovalJournal::Entries entries;
-        for (Shard& shard : in_->table.shards()) {
+        for (Shard& shard : table_.shards()) {
             MutexLock lock(shard.mu);
             for (auto& [key, meta] : shard.objects) {
                 if (key.compare(0, prefix.size(), prefix) != 0) continue;
@@ -354,7 +387,7 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
         }
         recorded.insert(entries.begin(), entries.end());
     }
-    for (Shard& shard : in_->table.shards()) {
+    for (Shard& shard : table_.shards()) {
         MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> victims;
         for (auto& [key, meta] : shard.objects) {
@@ -363,43 +396,43 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
                 ++leased;
                 continue;
             }
-            if (in_->removals.active()) {
+            if (removals_.active()) {
                 auto r = recorded.find(key);
                 if (r == recorded.end() || r->second != meta.generation) continue;
             }
             victims.push_back(&meta);
         }
         for (ObjectMeta* meta : victims) {
-            in_->departed.Removed(*meta->key, meta->generation);
-            in_->DestroyObject(shard, *meta);
-            in_->m.removes.Inc();
+            departed_.Removed(*meta->key, meta->generation);
+            DestroyObject(shard, *meta);
+            metrics_.removes.Inc();
             ++removed;
         }
     }
-    in_->departed.ForgetPrefix(prefix);
+    departed_.ForgetPrefix(prefix);
     if (skipped != nullptr) *skipped = leased;
     return removed;
 }
 
 void MasterStore::SetRemovalWriter(RemovalJournal::Writer writer) {
-    in_->removals.SetWriter(std::move(writer));
+    removals_.SetWriter(std::move(writer));
 }
 
-void MasterStore::KeepTombstones(bool on) { in_->departed.KeepTombstones(on); }
+void MasterStore::KeepTombstones(bool on) { departed_.KeepTombstones(on); }
 
 std::vector<std::pair<std::string, Generation>> MasterStore::TakeNewTombstones() {
-    return in_->departed.TakeNewTombstones();
+    return departed_.TakeNewTombstones();
 }
 
 void MasterStore::AddTombstones(const std::vector<std::pair<std::string, Generation>>& list) {
-    for (const auto& [key, generation] : list) in_->departed.AddTombstone(key, generation);
+    for (const auto& [key, generation] : list) departed_.AddTombstone(key, generation);
 }
 
 Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     bool disk_only = false;
     {
-        Shard& shard = in_->table.ShardFor(key);
+        Shard& shard = table_.ShardFor(key);
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end() || !it->second.Readable()) return false;
@@ -408,7 +441,7 @@ Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
     if (disk_only && (prefetch || config_.prefetch_on_exist())) {
         // The engine reads right after it checks: start the read's promotion now, through the
         // Get path's own trigger (same gates, same counters).
-        in_->m.prefetch_on_exist.Inc();
+        metrics_.prefetch_on_exist.Inc();
         (void)GetReplicaList(key);
     }
     return true;
@@ -420,17 +453,17 @@ Status MasterStore::Tune(const std::vector<std::pair<std::string, std::string>>&
 
 void MasterStore::Tick() {
     Nanos now = clock_.Now();
-    if (now >= in_->next_reap) {
+    if (now >= next_reap_) {
         // Once per 100 ms is plenty for second-scale TTLs.
-        in_->next_reap = now + std::chrono::milliseconds(100);
+        next_reap_ = now + std::chrono::milliseconds(100);
         ExpireNodes();
         ReapExpired();
-        in_->UpdateSketchWindow();
+        UpdateSketchWindow();
     }
     RunWatermarkEviction();
     RetryRefusedCandidates();
-    if (config_.proactive_promotion() && now >= in_->next_proactive) {
-        in_->next_proactive =
+    if (config_.proactive_promotion() && now >= next_proactive_) {
+        next_proactive_ =
             now + std::chrono::milliseconds(config_.proactive_promotion_interval_ms());
         ProactivePromotionScan();
     }
@@ -439,53 +472,53 @@ void MasterStore::Tick() {
 
 // ---- promotion: the pipeline's (core/master/promotion_pipeline.h) ----
 
-size_t MasterStore::RetryRefusedCandidates() { return in_->promotion.RetryRefused(); }
+size_t MasterStore::RetryRefusedCandidates() { return promotion_.RetryRefused(); }
 
-size_t MasterStore::ProactivePromotionScan() { return in_->promotion.ProactiveScan(); }
+size_t MasterStore::ProactivePromotionScan() { return promotion_.ProactiveScan(); }
 
 std::vector<PromotionTask> MasterStore::PromotionObjectHeartbeat(NodeId node_id, size_t max,
                                                                  Nanos wait) {
-    return in_->promotion.Heartbeat(node_id, max, wait);
+    return promotion_.Heartbeat(node_id, max, wait);
 }
 
 Result<ReplicaDesc> MasterStore::PromotionAllocStart(NodeId node, std::string_view key,
                                                      Generation generation, uint64_t size) {
-    return in_->promotion.AllocStart(node, key, generation, size);
+    return promotion_.AllocStart(node, key, generation, size);
 }
 
 Status MasterStore::NotifyPromotionSuccess(NodeId node, std::string_view key,
                                            Generation generation) {
-    return in_->promotion.Succeeded(node, key, generation);
+    return promotion_.Succeeded(node, key, generation);
 }
 
 Status MasterStore::NotifyPromotionFailure(NodeId node, std::string_view key,
                                            Generation generation) {
-    return in_->promotion.Failed(node, key, generation);
+    return promotion_.Failed(node, key, generation);
 }
 
 Result<ManualOutcome> MasterStore::Promote(std::string_view key, bool force) {
-    return in_->promotion.Manual(key, force);
+    return promotion_.Manual(key, force);
 }
 
 // ---- offload: the pipeline's (core/master/offload_pipeline.h) ----
 
 std::vector<OffloadTask> MasterStore::OffloadObjectHeartbeat(NodeId node_id, size_t max,
                                                              Nanos wait) {
-    return in_->offload.Heartbeat(node_id, max, wait);
+    return offload_.Heartbeat(node_id, max, wait);
 }
 
 Status MasterStore::NotifyOffloadSuccess(NodeId node_id, std::string_view key,
                                          Generation generation) {
-    return in_->offload.Succeeded(node_id, key, generation);
+    return offload_.Succeeded(node_id, key, generation);
 }
 
 Status MasterStore::NotifyOffloadFailure(NodeId node_id, std::string_view key,
                                          Generation generation) {
-    return in_->offload.Failed(node_id, key, generation);
+    return offload_.Failed(node_id, key, generation);
 }
 
 Result<ManualOutcome> MasterStore::Offload(std::string_view key) {
-    return in_->offload.Manual(key);
+    return offload_.Manual(key);
 }
 
 }  // namespace mooncake

@@ -8,8 +8,8 @@
 // Thread-safety: every public method may be called from any thread. Object metadata lives in
 // ObjectTable::kShardCount shards, one mutex each; the Get path takes only its key's shard
 // lock (plus lock-free sketch and counter updates). Lock order, outermost first:
-//   StoreInternals::eviction_mu -> Shard::mu (one at a time) -> NodeTable::mu_ ->
-//   leaves: Segment::mu_, NodeState::queue_mu_, DramPool::room_mu_,
+//   MasterStore::eviction_mu_ -> Shard::mu (one at a time) -> NodeTable::mu_ ->
+//   leaves: SegmentSpace::mu_, NodeState::queue_mu_, DramPool::room_mu_,
 //           PromotionPipeline::retry_mu_ (never held with a shard lock),
 //           DepartedObjects::mu_, AdaptivePromotionGate::mu_, HitDensityEstimator's mutexes.
 // (MetricsRegistry's callback mutex is held while a gauge callback takes NodeTable::mu_.)
@@ -31,18 +31,35 @@
 #include "core/base/clock.h"
 #include "core/base/knobs.h"
 #include "core/base/master_types.h"
+#include "core/base/metrics.h"
+#include "core/base/mutex.h"
+#include "core/base/status.h"
+#include "core/base/thread_annotations.h"
+#include "core/master/adaptive_policy.h"
+#include "core/master/admission_sketch.h"
+#include "core/master/departed_objects.h"
+#include "core/master/dram_pool.h"
+#include "core/master/eviction_order.h"
+#include "core/master/node_table.h"
+#include "core/master/object.h"
+#include "core/master/object_lifecycle.h"
+#include "core/master/object_table.h"
+#include "core/master/offload_pipeline.h"
 #include "core/master/pin_table.h"
+#include "core/master/promotion_pipeline.h"
 #include "core/master/put_hint.h"
 #include "core/master/removal_journal.h"
-#include "core/base/status.h"
+#include "core/master/store_metrics.h"
 
 namespace mooncake {
 
-class MetricsRegistry;
-class StoreInternals;  // defined in core/master/store_internals.h
-struct DiskRead;        // core/master/promotion_pipeline.h
-
-class MasterStore {
+// The parts it is made of own their state and their lock: ObjectTable (shards), NodeTable
+// (nodes, their queues and segments), DramPool, EvictionOrder, OffloadPipeline,
+// PromotionPipeline. MasterStore wires them and holds what several of its operations share —
+// the eviction engine, object teardown, the tallies — which it offers the pipelines as
+// ObjectLifecycle (core/master/object_lifecycle.h). Its operations are spread over
+// core/master/master_store.cc and store_*.cc, one file per concern.
+class MasterStore final : private ObjectTallies, private ObjectLifecycle {
 public:
     // `epoch` makes generations and node ids unique across master restarts: pass a value no
     // earlier master used (the daemon derives it from the wall clock, daemon/roles.cc). config, clock and metrics
@@ -211,7 +228,7 @@ public:
 
     Config& config() { return config_; }
     const Clock& clock() const { return clock_; }
-    MetricsRegistry& metrics() { return metrics_; }
+    MetricsRegistry& metrics() { return registry_; }
 
 private:
     // One reader's Get of `key` (lease, recency, admission count); a LOCAL_DISK-only object's
@@ -225,10 +242,115 @@ private:
     Status RemoveIfRecorded(std::string_view key, bool force, Generation recorded,
                             Generation* unrecorded);
     Status RecordRemovals(const RemovalJournal::Entries& entries);
+
+    // ---- nodes (core/master/store_nodes.cc, store_rejoin.cc) ----
+    void PushReleased(NodeId node, ReleasedRange range);
+    void PushDiskDelete(NodeId node, DiskDelete del);
+    // Whether `node` holds a replica of (key, generation) in `tier` (MEMORY: at `offset`),
+    // in any state, including a promotion's staging range. Takes the key's shard lock.
+    bool HoldsReplica(NodeId node, const std::string& key, Generation generation, Tier tier,
+                      uint64_t offset);
+    // Ends what a departed (or replaced) node held: its tasks cancelled, its replicas dropped,
+    // what only it held remembered in `departed_` (it may come back with the node).
+    void CleanupNode(const std::shared_ptr<NodeState>& node);
+    Status RemoveNode(NodeId id);
+    // A rejoining node's report of (key, generation), judged (store_rejoin.cc has the rules).
+    Result<ObjectMeta*> Claim(Shard& shard, const NodeState& node, const std::string& key,
+                              Generation generation, uint64_t size) MC_REQUIRES(shard.mu);
+    void EraseIfEmpty(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
+    // One Status per report (store_rejoin.cc).
+    template <typename Report, typename Add>
+    std::vector<Status> ForEachClaim(const NodeState& node, std::span<const Report> reports,
+                                     Add add);
+
+    // ---- DRAM and eviction (core/master/store_eviction.cc) ----
+    // Allocates, evicting for room (EvictColdest); see DramPool::Allocate.
+    Result<DramPool::Allocation> AllocateWithEviction(uint64_t size, NodeId preferred,
+                                                      Nanos wait) override;
+    void UncountHardPin(uint64_t bytes);
+    struct EvictResult {
+        uint64_t freed = 0;    // DRAM freed now
+        uint64_t pending = 0;  // DRAM that frees when queued offloads finish
+        size_t victims = 0;
+    };
+    // Evicts about `target` bytes, coldest first, never pinned objects (nor leased ones, under
+    // the lease_blocks_eviction knob).
+    EvictResult EvictColdest(uint64_t target);
+    // The lease_blocks_eviction knob's rule, read once per eviction round.
+    LeaseRule lease_rule() const override {
+        return config_.lease_blocks_eviction() ? LeaseRule::kLeaseBlocksEviction
+                                               : LeaseRule::kReadsOnly;
+    }
+    // Up to `per_shard` bytes of every shard's coldest evictable objects, coldest first.
+    std::vector<EvictionCandidate> CollectCandidates(uint64_t per_shard);
+    // The objects an allocation of `size` would displace, without touching them.
+    VictimInfo PeekVictims(uint64_t size);
+    // Queues LOCAL_DISK copies (MEMORY kept) for the coldest `target` bytes lacking one.
+    size_t Clean(uint64_t target);
+
+    // ---- object operations (core/master/store_lifecycle.cc; callers hold the shard lock) ----
+    // A fresh recency, and (with a COMPLETE MEMORY replica) most recent in the eviction order.
+    void LruTouch(Shard& shard, ObjectMeta& meta) override MC_REQUIRES(shard.mu);
+    // Out of the eviction order (its last COMPLETE MEMORY replica went).
+    void LruUnlink(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
+    // Drops the replica at `index`, freeing DRAM or telling the node to delete its disk record.
+    void DropReplica(Shard& shard, ObjectMeta& meta, size_t index) override MC_REQUIRES(shard.mu);
+    ObjectTallies& tallies() override { return *this; }
+    // Ends the object's tasks (counted as cancelled), freeing staging and unpinning.
+    void CancelTasks(ObjectMeta& meta);
+    // Removes the object from its shard (after CancelTasks + dropping every replica).
+    void EraseObject(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
+    // Drops everything the object holds and erases it.
+    void DestroyObject(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
+    // ObjectTallies: what ObjectMeta's transitions count.
+    void PutsInProgress(int delta) override;
+    void NodeMemoryObjects(NodeId node, int delta) override;
+    void NodeDiskObjects(NodeId node, int delta, uint64_t bytes) override;
+    ObjectView MakeView(const ObjectMeta& meta, bool complete_only) const;
+    void UpdateSketchWindow();
+
     Config& config_;
     const Clock& clock_;
-    MetricsRegistry& metrics_;
-    std::unique_ptr<StoreInternals> in_;
+    MetricsRegistry& registry_;
+    StoreMetrics metrics_;
+    AdmissionSketch sketch_;
+    std::unique_ptr<EvictionOrder> order_;  // the eviction_policy knob, read once at start
+    // promotion_gate=adaptive (core/master/adaptive_policy.h). Its miniature simulations model
+    // LRU, so it judges only with that eviction order (else the fixed victim comparison does).
+    const bool gate_applies_;
+    AdaptivePromotionGate gate_;
+    // mutable: the const (admin) walks lock them as they read.
+    mutable ObjectTable table_;
+    mutable NodeTable nodes_;
+    DepartedObjects departed_;  // what left with a node and may come back with it
+    RemovalJournal removals_;   // HA: removals made durable before they are acknowledged
+    DramPool dram_;
+    OffloadPipeline offload_;
+    PromotionPipeline promotion_;  // after everything it is handed
+
+    std::atomic<int64_t> puts_in_progress_{0};  // PROCESSING MEMORY replicas of unended Puts
+    std::atomic<uint64_t> memory_objects_{0};  // objects with a COMPLETE MEMORY replica
+    std::atomic<uint64_t> memory_object_bytes_{0};
+    // DRAM bytes of hard-pinned objects (core/master/pin_table.h), reserved at PutStart.
+    std::atomic<uint64_t> hard_pinned_bytes_{0};
+
+    Mutex eviction_mu_;  // one evictor at a time, so rounds do not over-evict
+    // When a clean round may be skipped: the clean share is used up only by allocations
+    // dropping its copies, so a round that found it whole need not run again until new data
+    // took a sixteenth of it, the round was held back (queues full, copies pinned), the share
+    // changed, or a second passed (reads reorder the cold end).
+    struct CleanGate {
+        uint64_t target = 0;
+        uint64_t allocated_mark = 0;  // dram_.allocated_bytes() at the last round
+        Nanos next_due{0};
+        bool held_back = true;
+    };
+    CleanGate clean_gate_ MC_GUARDED_BY(eviction_mu_);
+
+    // ---- ticks (only Tick's thread) ----
+    Nanos next_reap_{0};
+    Nanos reap_shortest_timeout_{Nanos::max()};  // ReapExpired's, at its last pass
+    Nanos next_proactive_{0};
 };
 
 }  // namespace mooncake

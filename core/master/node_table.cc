@@ -1,39 +1,39 @@
-// NodeTable, NodeState and Segment (core/master/node_table.h).
+// NodeTable, NodeState and SegmentSpace (core/master/node_table.h).
 #include "core/master/node_table.h"
 
 namespace mooncake {
 
-std::optional<uint64_t> Segment::Allocate(uint64_t size) {
+std::optional<uint64_t> SegmentSpace::Allocate(uint64_t size) {
     MutexLock lock(mu_);
     return allocator_.Allocate(size);
 }
 
-bool Segment::AllocateAt(uint64_t offset, uint64_t size) {
+bool SegmentSpace::AllocateAt(uint64_t offset, uint64_t size) {
     MutexLock lock(mu_);
     return allocator_.AllocateAt(offset, size);
 }
 
-void Segment::Free(uint64_t offset, uint64_t size) {
+void SegmentSpace::Free(uint64_t offset, uint64_t size) {
     MutexLock lock(mu_);
     allocator_.Free(offset, size);
 }
 
-uint64_t Segment::capacity() const {
+uint64_t SegmentSpace::capacity() const {
     MutexLock lock(mu_);
     return allocator_.capacity();
 }
 
-uint64_t Segment::used() const {
+uint64_t SegmentSpace::used() const {
     MutexLock lock(mu_);
     return allocator_.used();
 }
 
-uint64_t Segment::free_bytes() const {
+uint64_t SegmentSpace::free_bytes() const {
     MutexLock lock(mu_);
     return allocator_.free_bytes();
 }
 
-uint64_t Segment::largest_free_extent() const {
+uint64_t SegmentSpace::largest_free_extent() const {
     MutexLock lock(mu_);
     return allocator_.largest_free_extent();
 }

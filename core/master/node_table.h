@@ -23,10 +23,11 @@
 
 namespace mooncake {
 
-// A node's DRAM segment with its own lock.
-class Segment {
+// The master's view of a node's DRAM segment: its allocation map, with its own lock (the
+// bytes are the node's: node/segment.h).
+class SegmentSpace {
 public:
-    explicit Segment(uint64_t capacity) : allocator_(capacity) {}
+    explicit SegmentSpace(uint64_t capacity) : allocator_(capacity) {}
     std::optional<uint64_t> Allocate(uint64_t size);
     // Places a reported range (a rejoining node's DRAM); false if outside or overlapping.
     bool AllocateAt(uint64_t offset, uint64_t size);
@@ -58,7 +59,7 @@ public:
     const NodeId id = kNoNode;
     const NodeSpec spec;
     std::atomic<int64_t> last_heartbeat_ns{0};
-    Segment segment;
+    SegmentSpace segment;
     std::atomic<uint64_t> disk_used{0};  // DiskFootprint (whole blocks) of its disk replicas
     // The node's own report (ReportNodeHealth); read together only for display.
     std::atomic<bool> health_reported{false};

@@ -1,7 +1,7 @@
 // What the task pipelines (promotion, offload) need done to an object beyond their own task
 // state: the store owns these, because they touch what every operation shares — the eviction
-// order, DRAM with eviction behind it, the nodes' release queues and the tallies. The store's
-// internals implement it (core/master/store_internals.h); a pipeline holds it, so a task's
+// order, DRAM with eviction behind it, the nodes' release queues and the tallies. MasterStore
+// implements it (core/master/store_lifecycle.cc); a pipeline holds it, so a task's
 // whole life is written in the pipeline, not half in the store.
 #pragma once
 

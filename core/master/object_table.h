@@ -3,7 +3,7 @@
 // numbered by (generations, recency).
 //
 // Lock order: Shard::mu is taken first of the store's locks except the eviction engine's
-// eviction_mu (core/master/store_internals.h); the node table, segments, queues and DramPool's
+// MasterStore::eviction_mu_ (core/master/master_store.h); the node table, segments, queues and DramPool's
 // room_mu are taken under it, never the other way round. Two shard locks are never held
 // at once.
 #pragma once

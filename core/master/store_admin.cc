@@ -2,21 +2,21 @@
 #include <algorithm>
 #include <queue>
 
-#include "core/master/store_internals.h"
+#include "core/master/master_store.h"
 
 namespace mooncake {
 
 Result<ObjectView> MasterStore::Stat(std::string_view key) const {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->table.ShardFor(key);
+    Shard& shard = table_.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
         return Status::NotFound("key " + QuoteKey(key) + " does not exist");
     }
-    ObjectView view = in_->MakeView(it->second, /*complete_only=*/false);
-    view.sketch_estimate = in_->sketch.Estimate(it->second.reads());
-    view.last_promotion = in_->promotion.LastDecision(key, it->second.generation);
+    ObjectView view = MakeView(it->second, /*complete_only=*/false);
+    view.sketch_estimate = sketch_.Estimate(it->second.reads());
+    view.last_promotion = promotion_.LastDecision(key, it->second.generation);
     if (const ObjectPin* pin = shard.eviction_lists.pins.Find(it->second)) {
         view.soft_pinned = pin->soft_ttl.count() > 0;
         view.soft_pin_expiry = pin->soft_until;
@@ -31,14 +31,14 @@ std::vector<ObjectView> MasterStore::List(const ListOptions& options) const {
     auto cmp = [](const ObjectView& a, const ObjectView& b) { return a.key < b.key; };
     std::priority_queue<ObjectView, std::vector<ObjectView>, decltype(cmp)> heap(cmp);
     if (options.limit == 0) return {};
-    for (Shard& shard : in_->table.shards()) {
+    for (Shard& shard : table_.shards()) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (key.compare(0, options.prefix.size(), options.prefix) != 0) continue;
             if (!options.start_after.empty() && key <= options.start_after) continue;
             if (options.tier ? !meta.HasComplete(*options.tier) : !meta.Readable()) continue;
             if (heap.size() == options.limit && !(key < heap.top().key)) continue;
-            heap.push(in_->MakeView(meta, /*complete_only=*/true));
+            heap.push(MakeView(meta, /*complete_only=*/true));
             if (heap.size() > options.limit) heap.pop();
         }
     }
@@ -54,7 +54,7 @@ std::vector<ObjectView> MasterStore::List(const ListOptions& options) const {
 
 std::vector<NodeInfo> MasterStore::Nodes() const {
     std::vector<NodeInfo> out;
-    for (auto& node : in_->nodes.All()) {
+    for (auto& node : nodes_.All()) {
         NodeInfo info;
         info.id = node->id;
         info.spec = node->spec;
@@ -75,7 +75,7 @@ std::vector<NodeInfo> MasterStore::Nodes() const {
 std::vector<TaskView> MasterStore::Tasks() const {
     std::vector<TaskView> out;
     Nanos now = clock_.Now();
-    for (Shard& shard : in_->table.shards()) {
+    for (Shard& shard : table_.shards()) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (meta.promotion) {
@@ -106,11 +106,11 @@ std::vector<HotKey> MasterStore::Hot(size_t limit) const {
     };
     std::priority_queue<Entry, std::vector<Entry>, decltype(colder)> heap(colder);
     if (limit == 0) return {};
-    for (Shard& shard : in_->table.shards()) {
+    for (Shard& shard : table_.shards()) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
             if (!meta.DiskOnly()) continue;
-            heap.push({{key, meta.size, in_->sketch.Estimate(meta.reads()), std::nullopt},
+            heap.push({{key, meta.size, sketch_.Estimate(meta.reads()), std::nullopt},
                        meta.generation});
             if (heap.size() > limit) heap.pop();
         }
@@ -119,7 +119,7 @@ std::vector<HotKey> MasterStore::Hot(size_t limit) const {
     while (!heap.empty()) {
         Entry e = heap.top();
         heap.pop();
-        e.hot.last_promotion = in_->promotion.LastDecision(e.hot.key, e.generation);
+        e.hot.last_promotion = promotion_.LastDecision(e.hot.key, e.generation);
         out.push_back(std::move(e.hot));
     }
     std::reverse(out.begin(), out.end());

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "core/master/master_store.h"
-#include "core/master/store_internals.h"
+#include "core/master/master_store.h"
 
 namespace mooncake {
 namespace {
@@ -42,9 +42,9 @@ InvariantReport MasterStore::Walk(Totals& t) const {
     size_t pinned_objects = 0, pin_entries = 0;
     // DRAM on its way out (offloads that drop MEMORY when done) and written ahead (cleaning).
     uint64_t evict_pending = 0, clean_pending = 0;
-    t.dram_capacity = in_->dram.Capacity();
-    t.dram_used = in_->dram.Used();
-    for (Shard& shard : in_->table.shards()) {
+    t.dram_capacity = dram_.Capacity();
+    t.dram_used = dram_.Used();
+    for (Shard& shard : table_.shards()) {
         MutexLock lock(shard.mu);
         pin_entries += shard.eviction_lists.pins.size();
         for (auto& [key, meta] : shard.objects) {
@@ -107,15 +107,15 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         fail(std::to_string(pin_entries) + " pins held but " + std::to_string(pinned_objects) +
              " live objects pinned");
     }
-    if (hard_pinned != in_->hard_pinned_bytes.load()) {
-        fail("hard-pinned bytes counted " + std::to_string(in_->hard_pinned_bytes.load()) +
+    if (hard_pinned != hard_pinned_bytes_.load()) {
+        fail("hard-pinned bytes counted " + std::to_string(hard_pinned_bytes_.load()) +
              " != sum over hard-pinned objects " + std::to_string(hard_pinned));
     }
     if (t.dram_used != t.dram_allocated) {
         fail("DRAM used " + std::to_string(t.dram_used) + " != sum of live allocations " +
              std::to_string(t.dram_allocated));
     }
-    for (const auto& node : in_->nodes.All()) {
+    for (const auto& node : nodes_.All()) {
         NodeTally n = tally[node->id];
         const uint64_t used = node->segment.used();
         const std::string who = "node " + std::to_string(node->id) + " ('" + node->spec.name + "')";
@@ -162,7 +162,7 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         }
     }
 
-    const StoreMetrics& m = in_->m;
+    const StoreMetrics& m = metrics_;
     const double promotion_ended = m.promotion_completed.Value() + m.promotion_failed_alloc.Value() +
                                    m.promotion_failed_io.Value() + m.promotion_cancelled.Value() +
                                    m.promotion_expired.Value();
@@ -174,7 +174,7 @@ InvariantReport MasterStore::Walk(Totals& t) const {
     // may land between the two (run it quiet, as the rest of this check).
     double attempt_outcomes = 0;
     for (size_t o = 0; o < kAttemptOutcomes; ++o) {
-        attempt_outcomes += in_->m.PromotionOutcomeCounter(static_cast<PromotionOutcome>(o)).Value();
+        attempt_outcomes += m.PromotionOutcomeCounter(static_cast<PromotionOutcome>(o)).Value();
     }
     if (m.promotion_attempts.Value() != attempt_outcomes) {
         fail("promotion attempts " + Num(m.promotion_attempts.Value()) +
@@ -194,24 +194,24 @@ InvariantReport MasterStore::Walk(Totals& t) const {
         fail("offload_in_flight " + Num(m.offload_in_flight.Value()) + " != tasks " +
              std::to_string(t.offload_tasks));
     }
-    if (in_->dram.evict_pending_bytes() != evict_pending) {
-        fail("evict pending bytes " + std::to_string(in_->dram.evict_pending_bytes()) +
+    if (dram_.evict_pending_bytes() != evict_pending) {
+        fail("evict pending bytes " + std::to_string(dram_.evict_pending_bytes()) +
              " != walk " + std::to_string(evict_pending));
     }
-    if (in_->offload.clean_pending_bytes() != clean_pending) {
-        fail("clean pending bytes " + std::to_string(in_->offload.clean_pending_bytes()) +
+    if (offload_.clean_pending_bytes() != clean_pending) {
+        fail("clean pending bytes " + std::to_string(offload_.clean_pending_bytes()) +
              " != walk " + std::to_string(clean_pending));
     }
-    if (in_->promotion.bytes_in_flight() != t.promotion_in_flight_bytes) {
-        fail("promotion bytes in flight " + std::to_string(in_->promotion.bytes_in_flight()) +
+    if (promotion_.bytes_in_flight() != t.promotion_in_flight_bytes) {
+        fail("promotion bytes in flight " + std::to_string(promotion_.bytes_in_flight()) +
              " != walk " + std::to_string(t.promotion_in_flight_bytes));
     }
-    if (in_->table.live() != t.objects) {
-        fail("objects gauge " + std::to_string(in_->table.live()) + " != walk " +
+    if (table_.live() != t.objects) {
+        fail("objects gauge " + std::to_string(table_.live()) + " != walk " +
              std::to_string(t.objects));
     }
-    if (in_->memory_objects.load() != memory_objects) {
-        fail("memory_objects gauge " + std::to_string(in_->memory_objects.load()) + " != walk " +
+    if (memory_objects_.load() != memory_objects) {
+        fail("memory_objects gauge " + std::to_string(memory_objects_.load()) + " != walk " +
              std::to_string(memory_objects));
     }
     report.objects = t.objects;

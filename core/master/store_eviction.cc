@@ -8,7 +8,7 @@
 // Get path.
 #include <algorithm>
 
-#include "core/master/store_internals.h"
+#include "core/master/master_store.h"
 
 namespace mooncake {
 namespace {
@@ -17,66 +17,65 @@ using Candidate = EvictionCandidate;
 
 // Up to `per_shard` bytes of the coldest evictable objects of every shard (per eviction list),
 // unordered, in `round`.
-std::vector<Candidate> Collect(StoreInternals& in, EvictionOrder::Round& round,
+std::vector<Candidate> Collect(ObjectTable& table, EvictionOrder::Round& round,
                                uint64_t per_shard, bool clean_keys) {
     std::vector<Candidate> out;
     for (size_t s = 0; s < ObjectTable::kShardCount; ++s) {
-        Shard& shard = in.table.shard(s);
+        Shard& shard = table.shard(s);
         MutexLock lock(shard.mu);
         round.Collect(shard.eviction_lists, s, per_shard, out, clean_keys);
     }
     return out;
 }
 
-// The same, coldest first in the eviction order's ranking.
-std::vector<Candidate> CollectCandidates(StoreInternals& in, uint64_t per_shard) {
+}  // namespace
+
+std::vector<Candidate> MasterStore::CollectCandidates(uint64_t per_shard) {
     std::unique_ptr<EvictionOrder::Round> round =
-        in.order->StartRound(in.clock.Now(), in.lease_rule());
-    std::vector<Candidate> out = Collect(in, *round, per_shard, /*clean_keys=*/true);
+        order_->StartRound(clock_.Now(), lease_rule());
+    std::vector<Candidate> out = Collect(table_, *round, per_shard, /*clean_keys=*/true);
     RankCandidates(out);
     return out;
 }
 
-}  // namespace
-
-StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
-    MutexLock evict_lock(eviction_mu);
+MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target) {
+    MutexLock evict_lock(eviction_mu_);
     EvictResult result;
-    const bool offload_enabled = config.enable_offload();
+    const bool offload_enabled = config_.enable_offload();
     const LeaseRule leases = lease_rule();
-    for (const Candidate& c : CollectCandidates(*this, target)) {
+    for (const Candidate& c : CollectCandidates(target)) {
         if (result.freed + result.pending >= target) break;
-        Shard& shard = table.shard(c.shard);
+        Shard& shard = table_.shard(c.shard);
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(c.key);
         if (it == shard.objects.end()) continue;
         ObjectMeta& meta = it->second;
         // Read since collected, or a new incarnation: not the victim we chose.
         if (meta.generation != c.generation || meta.recency != c.recency) continue;
-        if (!meta.Evictable(clock.Now(), leases)) continue;
+        if (!meta.Evictable(clock_.Now(), leases)) continue;
         // The watermark round's copy is on its way already: MEMORY goes when it lands. (Was:
         // such objects were not evictable, so Puts evicted warmer ones whose copies queued
         // behind the whole round's: every Put stalled until the round was written, ~1 s in
         // lockstep; bench/results/engine.md.)
         const bool copy_coming = meta.WrittenAhead();
         const Replica* mem = meta.CompleteMemory();
-        auto node = nodes.Get(mem->node);
+        auto node = nodes_.Get(mem->node);
         bool keep_on_disk = !copy_coming && offload_enabled && node && node->has_disk() &&
                             !meta.HasComplete(Tier::kLocalDisk);
         // The node's offload queue is at offload_queue_limit: this one cannot go yet.
-        if (keep_on_disk && offload.QueueFull(mem->node)) continue;
-        m.evictions.Inc();
-        m.evicted_bytes.Inc(static_cast<double>(c.bytes));
-        order->OnEvict(meta, clock.Now());
+        if (keep_on_disk && offload_.QueueFull(mem->node)) continue;
+        metrics_.evictions.Inc();
+        metrics_.evicted_bytes.Inc(static_cast<double>(c.bytes));
+        order_->OnEvict(meta, clock_.Now());
         ++result.victims;
         if (copy_coming) {
-            offload.EvictWhenCopied(meta);
+            offload_.EvictWhenCopied(meta);
             result.pending += c.bytes;
             continue;
         }
         if (keep_on_disk) {
             // Offload first; the MEMORY copy stays readable until the disk copy exists.
-            offload.Queue(meta, /*evict_after=*/true);
+            offload_.Queue(meta, /*evict_after=*/true);
             result.pending += c.bytes;
             continue;
         }
@@ -92,13 +91,13 @@ StoreInternals::EvictResult StoreInternals::Evict(uint64_t target) {
     return result;
 }
 
-StoreInternals::VictimInfo StoreInternals::PeekVictims(uint64_t size) {
+VictimInfo MasterStore::PeekVictims(uint64_t size) {
     VictimInfo info;
     uint64_t need = SegmentAllocator::RoundUp(size);
     uint64_t covered = 0;
-    for (const Candidate& c : CollectCandidates(*this, need)) {
+    for (const Candidate& c : CollectCandidates(need)) {
         info.found = true;
-        info.max_estimate = std::max(info.max_estimate, sketch.Estimate(c.reads));
+        info.max_estimate = std::max(info.max_estimate, sketch_.Estimate(c.reads));
         covered += c.bytes;
         if (covered >= need) break;
     }
@@ -106,17 +105,17 @@ StoreInternals::VictimInfo StoreInternals::PeekVictims(uint64_t size) {
     return info;
 }
 
-size_t StoreInternals::Clean(uint64_t target) {
-    MutexLock evict_lock(eviction_mu);
-    const uint64_t covered = offload.clean_pending_bytes();
+size_t MasterStore::Clean(uint64_t target) {
+    MutexLock evict_lock(eviction_mu_);
+    const uint64_t covered = offload_.clean_pending_bytes();
     if (covered >= target) return 0;
-    const uint64_t allocated = dram.allocated_bytes();
-    const Nanos now = clock.Now();
-    if (!clean_gate.held_back && target == clean_gate.target &&
-        allocated - clean_gate.allocated_mark < target / 16 && now < clean_gate.next_due) {
+    const uint64_t allocated = dram_.allocated_bytes();
+    const Nanos now = clock_.Now();
+    if (!clean_gate_.held_back && target == clean_gate_.target &&
+        allocated - clean_gate_.allocated_mark < target / 16 && now < clean_gate_.next_due) {
         return 0;
     }
-    clean_gate = {target, allocated, now + std::chrono::seconds(1), /*held_back=*/false};
+    clean_gate_ = {target, allocated, now + std::chrono::seconds(1), /*held_back=*/false};
     // Keys spread evenly over shards, so twice each shard's fair share of the cold end covers
     // the global cold end closely enough — cleaning need not be exact, and this keeps a round
     // cheap however large the cache is. Plus one block of slack, so a small share still
@@ -125,8 +124,8 @@ size_t StoreInternals::Clean(uint64_t target) {
     // A round collects ~2 x offload_clean_ratio of DRAM's objects: the coldest `target` bytes
     // among them are selected (linear), not sorted, and only the few without a LOCAL_DISK
     // copy are ranked and carry their keys.
-    std::unique_ptr<EvictionOrder::Round> round = order->StartRound(now, lease_rule());
-    std::vector<Candidate> collected = Collect(*this, *round, per_shard, /*clean_keys=*/false);
+    std::unique_ptr<EvictionOrder::Round> round = order_->StartRound(now, lease_rule());
+    std::vector<Candidate> collected = Collect(table_, *round, per_shard, /*clean_keys=*/false);
     std::vector<Candidate> candidates;
     // Copies in flight (`covered`) are among the collected as clean: the coldest `target`
     // bytes are what must be clean.
@@ -136,7 +135,7 @@ size_t StoreInternals::Clean(uint64_t target) {
     RankCandidates(candidates);
     size_t queued = 0;
     for (const Candidate& c : candidates) {
-        Shard& shard = table.shard(c.shard);
+        Shard& shard = table_.shard(c.shard);
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(c.key);
         if (it == shard.objects.end()) continue;
@@ -146,23 +145,23 @@ size_t StoreInternals::Clean(uint64_t target) {
             continue;
         }
         const Replica* mem = meta.CompleteMemory();
-        auto node = mem ? nodes.Get(mem->node) : nullptr;
+        auto node = mem ? nodes_.Get(mem->node) : nullptr;
         if (!node || !node->has_disk()) continue;
-        if (mem->pins > 0 || offload.QueueFull(node->id)) {
-            clean_gate.held_back = true;  // try again next tick
+        if (mem->pins > 0 || offload_.QueueFull(node->id)) {
+            clean_gate_.held_back = true;  // try again next tick
             continue;
         }
-        offload.Queue(meta, /*evict_after=*/false);
-        offload.MarkCleaning(meta, c.bytes);
+        offload_.Queue(meta, /*evict_after=*/false);
+        offload_.MarkCleaning(meta, c.bytes);
         ++queued;
     }
     return queued;
 }
 
 size_t MasterStore::RunWatermarkEviction() {
-    uint64_t capacity = in_->dram.Capacity();
+    uint64_t capacity = dram_.Capacity();
     if (capacity == 0) return 0;
-    uint64_t used = in_->dram.Used();
+    uint64_t used = dram_.Used();
     double high = config_.eviction_high_watermark_ratio();
     if (static_cast<double>(used) <= high * static_cast<double>(capacity)) return 0;
     auto share = [&](double ratio) {
@@ -171,9 +170,9 @@ size_t MasterStore::RunWatermarkEviction() {
     if (config_.eviction_watermark_drop()) {
         // Free about eviction_ratio of capacity now, counting DRAM already on its way out.
         uint64_t target = share(config_.eviction_ratio());
-        uint64_t pending = in_->dram.evict_pending_bytes();
+        uint64_t pending = dram_.evict_pending_bytes();
         if (target <= pending) return 0;
-        return in_->Evict(target - pending).victims;
+        return EvictColdest(target - pending).victims;
     }
     // DRAM you pay for is DRAM you use: keep it full, but make sure the coldest
     // offload_clean_ratio of it has LOCAL_DISK copies, so an allocation can drop them at once
@@ -187,14 +186,14 @@ size_t MasterStore::RunWatermarkEviction() {
     // At most a quarter of the disks: a share the disks cannot hold beside their other records
     // would churn, each copy written ahead evicting another record of a full disk (maybe the
     // only copy of a colder object) and the round never reaching its share.
-    return in_->Clean(
-        std::min(share(config_.offload_clean_ratio()), in_->nodes.DiskCapacity() / 4));
+    return Clean(
+        std::min(share(config_.offload_clean_ratio()), nodes_.DiskCapacity() / 4));
 }
 
 // A manual evict (mooncakectl evict): MEMORY goes now, or once a disk copy lands.
 Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = in_->table.ShardFor(key);
+    Shard& shard = table_.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end()) {
@@ -215,27 +214,27 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         // A disk copy is being written (at PutEnd, manual, watermark clean): make the evict
         // happen when it lands, as for an offload-on-evict. (Was: "in flight" answered but
         // MEMORY never dropped; EvictionTest.ManualEvictDuringAPutEndOffloadDropsMemory...)
-        if (meta.CopyInFlight()) in_->offload.EvictWhenCopied(meta);
+        if (meta.CopyInFlight()) offload_.EvictWhenCopied(meta);
         return ManualOutcome::kInFlight;
     }
-    if (meta.LeaseBlocksEviction(clock_.Now(), in_->lease_rule())) {
+    if (meta.LeaseBlocksEviction(clock_.Now(), lease_rule())) {
         return Status::HasLease("key " + QuoteKey(key) + " is leased by a reader; retry later");
     }
     if (mem->pins > 0) return Status::Busy("key " + QuoteKey(key) + " is pinned by a task");
-    auto node = in_->nodes.Get(mem->node);
+    auto node = nodes_.Get(mem->node);
     if (!meta.HasComplete(Tier::kLocalDisk) && config_.enable_offload() && node &&
         node->has_disk()) {
-        if (in_->offload.QueueFull(node->id)) {
+        if (offload_.QueueFull(node->id)) {
             return Status::Busy("node " + std::to_string(node->id) +
                                 " has offload_queue_limit offloads pending; retry later");
         }
-        in_->offload.Queue(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
+        offload_.Queue(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
         return ManualOutcome::kQueued;
     }
     const int i = meta.IndexOf([](const Replica& r) { return r.tier == Tier::kMemory; });
-    if (i >= 0) in_->DropReplica(shard, meta, static_cast<size_t>(i));
-    in_->m.evictions.Inc();
-    if (meta.NoReplicas()) in_->DestroyObject(shard, meta);
+    if (i >= 0) DropReplica(shard, meta, static_cast<size_t>(i));
+    metrics_.evictions.Inc();
+    if (meta.NoReplicas()) DestroyObject(shard, meta);
     return ManualOutcome::kDone;
 }
 

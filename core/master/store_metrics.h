@@ -56,6 +56,9 @@ struct StoreMetrics {
     // promotion_deduplicated_total, promotion_completed_total, promotion_expired_total,
     // promotion_cancelled_total, or promotion_failed_total{reason=<its name>}.
     Counter& PromotionOutcomeCounter(PromotionOutcome outcome);
+    const Counter& PromotionOutcomeCounter(PromotionOutcome outcome) const {
+        return const_cast<StoreMetrics*>(this)->PromotionOutcomeCounter(outcome);
+    }
 };
 
 }  // namespace mooncake

@@ -1,12 +1,8 @@
 // Nodes: registration, liveness, expiry, dropped disk records. What a node that registers
 // again reports holding is in store_rejoin.cc.
-#include "core/master/store_internals.h"
+#include "core/master/master_store.h"
 
 namespace mooncake {
-
-namespace {
-void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node);
-}  // namespace
 
 // The name rules are NodeTable::Register's (core/master/node_table.cc). A registration it replaces is
 // cleaned up exactly as expiry does (its replicas dropped, tasks cancelled, what left with it
@@ -17,97 +13,93 @@ Result<NodeId> MasterStore::RegisterNode(const NodeSpec& spec) {
         return Status::InvalidArgument("segment capacity must be a multiple of 4 KiB");
     }
     std::shared_ptr<NodeState> replaced;
-    Result<NodeId> id = in_->nodes.Register(spec, clock_.Now(), &replaced);
+    Result<NodeId> id = nodes_.Register(spec, clock_.Now(), &replaced);
     if (!id.ok()) return id;
     if (replaced) {
         // Done before this call returns, so the new process's reports (which need its id)
         // find what the old one held already let go.
-        CleanupNode(*in_, replaced);
-        in_->m.nodes_replaced.Inc();
+        CleanupNode(replaced);
+        metrics_.nodes_replaced.Inc();
     }
-    in_->dram.NotifyRoom();
+    dram_.NotifyRoom();
     return id;
 }
 
 Result<HeartbeatReply> MasterStore::Heartbeat(NodeId node_id, uint64_t applied) {
-    auto node = in_->nodes.Get(node_id);
+    auto node = nodes_.Get(node_id);
     if (!node) {
         return Status::UnknownNode("node " + std::to_string(node_id) +
                                    " is not registered (expired?); register again");
     }
     node->last_heartbeat_ns.store(clock_.Now().count());
     HeartbeatReply reply =
-        node->TakeReply(applied, kAppliedAll, [this] { return in_->nodes.NextReplySeq(); });
+        node->TakeReply(applied, kAppliedAll, [this] { return nodes_.NextReplySeq(); });
     // The same object (key and generation) may be back where it was let go of since: a
     // promotion into the very range released, an offload rewriting the record deleted. The
     // node's record is the new replica then, and acting on the old request would destroy it.
     std::erase_if(reply.released, [&](const ReleasedRange& r) {
-        return in_->HoldsReplica(node_id, r.key, r.generation, Tier::kMemory, r.offset);
+        return HoldsReplica(node_id, r.key, r.generation, Tier::kMemory, r.offset);
     });
     std::erase_if(reply.disk_deletes, [&](const DiskDelete& d) {
-        return in_->HoldsReplica(node_id, d.key, d.generation, Tier::kLocalDisk, 0);
+        return HoldsReplica(node_id, d.key, d.generation, Tier::kLocalDisk, 0);
     });
     return reply;
 }
 
-namespace {
-
 // Everything the node held goes: replicas dropped (objects left with none removed), tasks it
 // was doing or staging into cancelled, its queues emptied.
-void CleanupNode(StoreInternals& in, const std::shared_ptr<NodeState>& node) {
+void MasterStore::CleanupNode(const std::shared_ptr<NodeState>& node) {
     const NodeId id = node->id;
     node->MarkGone();
-    for (Shard& shard : in.table.shards()) {
+    for (Shard& shard : table_.shards()) {
         MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> emptied;
         for (auto& [key, meta] : shard.objects) {
             if (!meta.Touches(id)) continue;
-            in.CancelTasks(meta);
+            CancelTasks(meta);
             bool held_complete = false;
             for (size_t i = meta.replicas().size(); i-- > 0;) {
                 const Replica& r = meta.replicas()[i];
                 if (r.node != id) continue;
                 held_complete = held_complete || r.state == ReplicaState::kComplete;
-                in.DropReplica(shard, meta, i);
+                DropReplica(shard, meta, i);
             }
             if (!meta.Readable()) {
                 // Its bytes may come back with the node (store_rejoin.cc).
-                if (held_complete) in.departed.Add(key, meta.generation);
+                if (held_complete) departed_.Add(key, meta.generation);
                 emptied.push_back(&meta);
             } else if (held_complete) {
-                in.departed.CopyAway(key, meta.generation);  // for HA tombstones
+                departed_.CopyAway(key, meta.generation);  // for HA tombstones
             }
         }
-        for (ObjectMeta* meta : emptied) in.DestroyObject(shard, *meta);
+        for (ObjectMeta* meta : emptied) DestroyObject(shard, *meta);
     }
 }
 
-Status RemoveNode(StoreInternals& in, NodeId id) {
-    std::shared_ptr<NodeState> node = in.nodes.Remove(id);
+Status MasterStore::RemoveNode(NodeId id) {
+    std::shared_ptr<NodeState> node = nodes_.Remove(id);
     if (!node) return Status::UnknownNode("node " + std::to_string(id));
-    CleanupNode(in, node);
-    in.dram.NotifyRoom();
+    CleanupNode(node);
+    dram_.NotifyRoom();
     return Status::Ok();
 }
 
-}  // namespace
-
-Status MasterStore::UnregisterNode(NodeId node) { return RemoveNode(*in_, node); }
+Status MasterStore::UnregisterNode(NodeId node) { return RemoveNode(node); }
 
 size_t MasterStore::ExpireNodes() {
     Nanos cutoff = clock_.Now() - std::chrono::seconds(config_.client_live_ttl_sec());
     std::vector<NodeId> expired;
-    for (auto& node : in_->nodes.All()) {
+    for (auto& node : nodes_.All()) {
         if (Nanos(node->last_heartbeat_ns.load()) < cutoff) expired.push_back(node->id);
     }
     for (NodeId id : expired) {
-        if (RemoveNode(*in_, id).ok()) in_->m.nodes_expired.Inc();
+        if (RemoveNode(id).ok()) metrics_.nodes_expired.Inc();
     }
     return expired.size();
 }
 
 Status MasterStore::ReportNodeHealth(NodeId node_id, const NodeHealth& health) {
-    auto node = in_->nodes.Get(node_id);
+    auto node = nodes_.Get(node_id);
     if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
     node->reported_disk_used.store(health.disk_used);
     node->reported_disk_objects.store(health.disk_objects);
@@ -121,8 +113,8 @@ Status MasterStore::ReportNodeHealth(NodeId node_id, const NodeHealth& health) {
 Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view key,
                                              Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    if (!in_->nodes.Get(node_id)) return Status::UnknownNode("node " + std::to_string(node_id));
-    Shard& shard = in_->table.ShardFor(key);
+    if (!nodes_.Get(node_id)) return Status::UnknownNode("node " + std::to_string(node_id));
+    Shard& shard = table_.ShardFor(key);
     MutexLock lock(shard.mu);
     auto it = shard.objects.find(std::string(key));
     if (it == shard.objects.end() || it->second.generation != generation) {
@@ -138,12 +130,12 @@ Status MasterStore::ReportDiskReplicaDropped(NodeId node_id, std::string_view ke
     }
     // The bytes are gone whatever we think: a promotion reading them cannot succeed.
     if (meta.promotion && meta.promotion->holder == node_id) {
-        in_->promotion.Cancel(meta);
+        promotion_.Cancel(meta);
     }
     // The node deleted the record itself: no DiskDelete to send back.
-    (void)meta.TakeReplica(*in_, static_cast<size_t>(index));
+    (void)meta.TakeReplica(*this, static_cast<size_t>(index));
     if (!meta.Readable()) {
-        in_->DestroyObject(shard, meta);
+        DestroyObject(shard, meta);
     }
     return Status::Ok();
 }

@@ -10,14 +10,13 @@
 // standalone daemon's CPU at 38 k objects under bench/engine's load, and linear in the objects.)
 #include <algorithm>
 
-#include "core/master/store_internals.h"
+#include "core/master/master_store.h"
 
 namespace mooncake {
 
 size_t MasterStore::ReapExpired() {
-    StoreInternals& in = *in_;
-    if (in.puts_in_progress.load() == 0 && in.promotion.tasks_in_flight() == 0 &&
-        in.dram.offloads_in_flight() == 0) {
+    if (puts_in_progress_.load() == 0 && promotion_.tasks_in_flight() == 0 &&
+        dram_.offloads_in_flight() == 0) {
         return 0;
     }
     const Nanos now = clock_.Now();
@@ -25,10 +24,10 @@ size_t MasterStore::ReapExpired() {
         {config_.put_timeout_sec(), config_.offload_task_timeout_sec(),
          config_.promotion_task_timeout_sec()}));
     // A timeout shortened at runtime: what starts now may be due before a shard's reap_due.
-    const bool shortened = shortest < in.reap_shortest_timeout;
-    in.reap_shortest_timeout = shortest;
+    const bool shortened = shortest < reap_shortest_timeout_;
+    reap_shortest_timeout_ = shortest;
     size_t reaped = 0;
-    for (Shard& shard : in.table.shards()) {
+    for (Shard& shard : table_.shards()) {
         MutexLock lock(shard.mu);
         if (!shortened && now < shard.reap_due) continue;
         Nanos next = now + shortest;
@@ -38,16 +37,16 @@ size_t MasterStore::ReapExpired() {
                 stale_puts.push_back(&meta);
                 continue;
             }
-            if (in.promotion.ExpireIfDue(meta, now)) ++reaped;
+            if (promotion_.ExpireIfDue(meta, now)) ++reaped;
             if (meta.offload && meta.offload->deadline < now) {
-                in.CancelTasks(meta);  // only the offload is left to cancel here
+                CancelTasks(meta);  // only the offload is left to cancel here
                 ++reaped;
             }
             if (meta.phase() == Phase::kWriting) next = std::min(next, meta.put_deadline);
             if (meta.offload) next = std::min(next, meta.offload->deadline);
             if (meta.promotion) next = std::min(next, meta.promotion->deadline);
         }
-        for (ObjectMeta* meta : stale_puts) in.DestroyObject(shard, *meta);
+        for (ObjectMeta* meta : stale_puts) DestroyObject(shard, *meta);
         reaped += stale_puts.size();
         shard.reap_due = next;
     }

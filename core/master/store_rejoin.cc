@@ -16,7 +16,7 @@
 //     NotFound, the node deletes it. An HA leader also keeps tombstones (etcd) of keys
 //     removed while a copy was away, with or without other copies: the next leader refuses
 //     those copies, though for it every registration is the first of its name.
-#include "core/master/store_internals.h"
+#include "core/master/master_store.h"
 
 namespace mooncake {
 namespace {
@@ -29,25 +29,27 @@ Status ValidateReport(std::string_view key, Generation generation, uint64_t size
     return Status::Ok();
 }
 
+}  // namespace
+
 // The object a report refers to, created if the node may adopt it. Shard lock held.
-Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& node,
-                          const std::string& key, Generation generation, uint64_t size)
-    MC_REQUIRES(shard.mu) {
+Result<ObjectMeta*> MasterStore::Claim(Shard& shard, const NodeState& node,
+                                       const std::string& key, Generation generation,
+                                       uint64_t size) {
     auto it = shard.objects.find(key);
     if (it != shard.objects.end() && it->second.generation == generation &&
         it->second.size == size) {
-        in.departed.CopyBack(key, generation);  // the copy that was away is back
+        departed_.CopyBack(key, generation);  // the copy that was away is back
         return &it->second;
     }
     if (it != shard.objects.end() && it->second.generation >= generation) {
         return Status::StaleGeneration("the master holds another incarnation of " +
                                        QuoteKey(key) + "; delete this copy");
     }
-    if (in.departed.IsTombstone(key, generation)) {  // kept by an HA cluster (etcd)
+    if (departed_.IsTombstone(key, generation)) {  // kept by an HA cluster (etcd)
         return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
                                 "' was away; delete this copy");
     }
-    if (!node.first_of_name && !in.departed.Take(key, generation)) {
+    if (!node.first_of_name && !departed_.Take(key, generation)) {
         return Status::NotFound(QuoteKey(key) + " was removed while node '" + node.spec.name +
                                 "' was away; delete this copy");
     }
@@ -60,71 +62,68 @@ Result<ObjectMeta*> Claim(StoreInternals& in, Shard& shard, const NodeState& nod
         if (!older.Readable()) {
             return Status::NotReady(QuoteKey(key) + " is being written; offer it again");
         }
-        in.departed.Gone(key);
-        in.DestroyObject(shard, older);
-        in.m.superseded_at_rejoin.Inc();
+        departed_.Gone(key);
+        DestroyObject(shard, older);
+        metrics_.superseded_at_rejoin.Inc();
     }
-    ObjectMeta& meta = *in.table.Insert(shard, key).first;
+    ObjectMeta& meta = *table_.Insert(shard, key).first;
     meta.generation = generation;
     meta.size = size;
     meta.hash = AdmissionSketch::Hash(key);
-    in.sketch.Seed(meta.reads(), meta.hash);
+    sketch_.Seed(meta.reads(), meta.hash);
     return &meta;
 }
 
 // An object created by Claim that got no replica after all must not stay behind.
-void EraseIfEmpty(StoreInternals& in, Shard& shard, ObjectMeta& meta)
-    MC_REQUIRES(shard.mu) {
-    if (meta.NoReplicas() && !meta.promotion && !meta.offload) in.EraseObject(shard, meta);
+void MasterStore::EraseIfEmpty(Shard& shard, ObjectMeta& meta) {
+    if (meta.NoReplicas() && !meta.promotion && !meta.offload) EraseObject(shard, meta);
 }
 
 // One Status per report: validated, claimed under the key's shard lock, then handed to
 // `add(shard, meta, report)`, which adds the tier's replica or says why not (an object that
 // Claim created for a refused report is erased again).
 template <typename Report, typename Add>
-std::vector<Status> ForEachClaim(StoreInternals& in, const NodeState& node,
-                                 std::span<const Report> reports, Add add) {
+std::vector<Status> MasterStore::ForEachClaim(const NodeState& node,
+                                              std::span<const Report> reports, Add add) {
     std::vector<Status> out;
     out.reserve(reports.size());
     for (const Report& report : reports) {
         Status st = ValidateReport(report.key, report.generation, report.size);
         if (st.ok()) {
-            Shard& shard = in.table.ShardFor(report.key);
+            Shard& shard = table_.ShardFor(report.key);
             MutexLock lock(shard.mu);
             Result<ObjectMeta*> claimed =
-                Claim(in, shard, node, report.key, report.generation, report.size);
+                Claim(shard, node, report.key, report.generation, report.size);
             st = claimed.ok() ? add(shard, **claimed, report) : claimed.status();
-            if (claimed.ok() && !st.ok()) EraseIfEmpty(in, shard, **claimed);
+            if (claimed.ok() && !st.ok()) EraseIfEmpty(shard, **claimed);
         }
         out.push_back(std::move(st));
     }
     return out;
 }
 
-}  // namespace
-
 Result<std::vector<Status>> MasterStore::RegisterDiskReplicas(
     NodeId node_id, std::span<const DiskReplicaReport> reports) {
-    auto node = in_->nodes.Get(node_id);
+    auto node = nodes_.Get(node_id);
     if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
     if (!node->has_disk()) return Status::InvalidArgument("node has no LOCAL_DISK tier");
-    return ForEachClaim(*in_, *node, reports,
+    return ForEachClaim(*node, reports,
                         [&](Shard&, ObjectMeta& meta, const DiskReplicaReport& report) {
         const Replica* disk = meta.CompleteDisk();
         if (disk != nullptr && disk->node != node_id) {
             return Status::AlreadyExists(QuoteKey(report.key) +
                                          " is already on another node's disk");
         }
-        if (disk == nullptr) meta.AddDisk(*in_, node_id);
+        if (disk == nullptr) meta.AddDisk(*this, node_id);
         return Status::Ok();
     });
 }
 
 Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
     NodeId node_id, std::span<const MemoryReplicaReport> reports) {
-    auto node = in_->nodes.Get(node_id);
+    auto node = nodes_.Get(node_id);
     if (!node) return Status::UnknownNode("node " + std::to_string(node_id));
-    return ForEachClaim(*in_, *node, reports,
+    return ForEachClaim(*node, reports,
                         // Runs under shard.mu (ForEachClaim); clang-14 cannot tie a lambda's
                         // MC_REQUIRES to its argument, hence unchecked.
                         [&](Shard& shard, ObjectMeta& meta, const MemoryReplicaReport& report)
@@ -143,8 +142,8 @@ Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
                 "range " + std::to_string(report.offset) + "+" + std::to_string(report.size) +
                 " of " + QuoteKey(report.key) + " is outside the segment or overlaps another");
         }
-        meta.AddMemory(*in_, node_id, report.offset, /*first=*/false);
-        in_->LruTouch(shard, meta);
+        meta.AddMemory(*this, node_id, report.offset, /*first=*/false);
+        LruTouch(shard, meta);
         return Status::Ok();
     });
 }
