@@ -211,7 +211,6 @@ Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation 
 Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>& disk_reads) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     const bool promote_on_hit = config_.promotion_on_hit();
-    AdmissionSketch& sketch = sketch_;
     Shard& shard = table_.ShardFor(key);
     ObjectView view;
     uint64_t hash = 0;
@@ -223,7 +222,7 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
             metrics_.get_misses.Inc();
             // A miss is a request for the key too: counted, so a block that is put after a
             // miss and read back later has the history an exact frequency count would give.
-            if (promote_on_hit) sketch.Increment(AdmissionSketch::Hash(key));
+            if (promote_on_hit) sketch_.Increment(AdmissionSketch::Hash(key));
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");
         }
         ObjectMeta& meta = it->second;
@@ -241,7 +240,7 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
             // Every read counts toward admission, MEMORY ones too, so the counts also say
             // how hot the MEMORY objects a promotion would displace are. The count is the
             // object's own (core/master/access_count.h): no cache line beyond the ones this Get reads.
-            estimate = sketch.Increment(meta.reads());
+            estimate = sketch_.Increment(meta.reads());
             hash = meta.hash;
             // Readable and not in MEMORY: LOCAL_DISK only, the promotion pipeline's to judge.
             if (!in_memory) {
@@ -251,7 +250,7 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
         }
     }
     if (promote_on_hit) {
-        sketch.CountElsewhere();
+        sketch_.CountElsewhere();
         gate_.OnGet(hash, view.size, estimate, promotion_.AdmissionThreshold());
     }
     return view;
