@@ -52,6 +52,7 @@ void CollectList(const EvictionList& list, const PinTable& pins, size_t shard,
 
 class LruOrder final : public EvictionOrder {
 public:
+    bool EvictsLeastRecent() const override { return true; }
     void OnPut(ObjectMeta&, const PutHint*, Nanos, uint64_t) override {}
     void OnGet(ObjectMeta&, Nanos, uint64_t) override {}
     void OnEvict(const ObjectMeta&, Nanos) override {}
@@ -78,6 +79,7 @@ public:
 
 class HitDensityOrder final : public EvictionOrder {
 public:
+    bool EvictsLeastRecent() const override { return false; }
     void OnPut(ObjectMeta& meta, const PutHint* hint, Nanos now,
                uint64_t objects_in_memory) override {
         EvictionHook& h = meta.eviction;

@@ -52,6 +52,10 @@ public:
     static std::unique_ptr<EvictionOrder> Make(EvictionPolicyKind kind);
     virtual ~EvictionOrder() = default;
 
+    // Whether the order evicts least recently used first: the adaptive promotion gate's
+    // miniature simulations model that order, so they judge only under one that does.
+    virtual bool EvictsLeastRecent() const = 0;
+
     // Accesses (shard lock held). A Put is the object's first access.
     virtual void OnPut(ObjectMeta& meta, const PutHint* hint, Nanos now,
                        uint64_t objects_in_memory) = 0;

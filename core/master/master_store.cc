@@ -20,7 +20,7 @@ MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& re
       metrics_(registry),
       sketch_(static_cast<uint64_t>(config.promotion_sketch_width())),
       order_(EvictionOrder::Make(ParseEvictionPolicy(config.eviction_policy()))),
-      gate_applies_(ParseEvictionPolicy(config.eviction_policy()) == EvictionPolicyKind::kLru),
+      gate_applies_(order_->EvictsLeastRecent()),
       gate_(registry, [this] { return dram_.Capacity(); },
             [this] { return sketch_.agings(); }),  // promotion_gate hook
       table_(epoch),
@@ -126,10 +126,8 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.size = size;
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
-    meta.hash = AdmissionSketch::Hash(key);
-    const uint32_t reads = sketch_.Seed(meta.reads(), meta.hash);
+    promotion_.CountPut(meta, key, size);
     order_->OnPut(meta, hint, clock_.Now(), memory_objects_.load());
-    gate_.OnPut(meta.hash, size, reads);  // promotion_gate hook
     if (pin.any()) {
         ObjectPin held;
         if (pin.soft) {
@@ -210,19 +208,15 @@ Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation 
 
 Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>& disk_reads) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    const bool promote_on_hit = config_.promotion_on_hit();
     Shard& shard = table_.ShardFor(key);
     ObjectView view;
-    uint64_t hash = 0;
-    uint32_t estimate = 0;
+    std::optional<PromotionPipeline::CountedRead> counted;
     {
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end()) {
             metrics_.get_misses.Inc();
-            // A miss is a request for the key too: counted, so a block that is put after a
-            // miss and read back later has the history an exact frequency count would give.
-            if (promote_on_hit) sketch_.Increment(AdmissionSketch::Hash(key));
+            promotion_.CountMiss(key);
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");
         }
         ObjectMeta& meta = it->second;
@@ -234,25 +228,10 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
         order_->OnGet(meta, clock_.Now(), memory_objects_.load());
         LruTouch(shard, meta);
         view = MakeView(meta, /*complete_only=*/true);
-        const bool in_memory = meta.HasComplete(Tier::kMemory);
-        (in_memory ? metrics_.gets_memory : metrics_.gets_disk).Inc();
-        if (promote_on_hit) {
-            // Every read counts toward admission, MEMORY ones too, so the counts also say
-            // how hot the MEMORY objects a promotion would displace are. The count is the
-            // object's own (core/master/access_count.h): no cache line beyond the ones this Get reads.
-            estimate = sketch_.Increment(meta.reads());
-            hash = meta.hash;
-            // Readable and not in MEMORY: LOCAL_DISK only, the promotion pipeline's to judge.
-            if (!in_memory) {
-                disk_reads.push_back(
-                    {std::string(key), meta.generation, meta.size, estimate, bool(meta.promotion)});
-            }
-        }
+        (meta.HasComplete(Tier::kMemory) ? metrics_.gets_memory : metrics_.gets_disk).Inc();
+        counted = promotion_.CountRead(meta, key, disk_reads);
     }
-    if (promote_on_hit) {
-        sketch_.CountElsewhere();
-        gate_.OnGet(hash, view.size, estimate, promotion_.AdmissionThreshold());
-    }
+    if (counted) promotion_.AfterRead(*counted, view.size);
     return view;
 }
 

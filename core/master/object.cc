@@ -28,7 +28,9 @@ Phase ObjectMeta::phase() const {
 bool ObjectMeta::Evictable(Nanos now, LeaseRule rule) const {
     const Replica* mem = CompleteMemory();
     if (mem == nullptr || LeaseBlocksEviction(now, rule)) return false;
-    return offload ? WrittenAhead() && mem->pins == 1 : mem->pins == 0;
+    // An offload's source is pinned: only a copy written ahead may be taken (its MEMORY
+    // drops when the copy lands).
+    return !offload || WrittenAhead();
 }
 
 bool ObjectMeta::Touches(NodeId node) const {
@@ -63,7 +65,7 @@ const Replica* ObjectMeta::Find(Tier tier, ReplicaState state) const {
 }
 
 void ObjectMeta::StartPut(ObjectTallies& t, NodeId node, uint64_t offset) {
-    replicas_.push_back({Tier::kMemory, ReplicaState::kProcessing, node, offset, 0});
+    replicas_.push_back({Tier::kMemory, ReplicaState::kProcessing, node, offset});
     t.PutsInProgress(+1);
 }
 
@@ -79,12 +81,12 @@ const Replica* ObjectMeta::EndPut(ObjectTallies& t) {
 }
 
 void ObjectMeta::AddDisk(ObjectTallies& t, NodeId node) {
-    replicas_.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node, 0, 0});
+    replicas_.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node, 0});
     t.NodeDiskObjects(node, +1, size);
 }
 
 void ObjectMeta::AddMemory(ObjectTallies& t, NodeId node, uint64_t offset, bool first) {
-    Replica r{Tier::kMemory, ReplicaState::kComplete, node, offset, 0};
+    Replica r{Tier::kMemory, ReplicaState::kComplete, node, offset};
     if (first) {
         replicas_.insert_front(r);
     } else {
@@ -103,24 +105,6 @@ Replica ObjectMeta::TakeReplica(ObjectTallies& t, size_t index) {
         t.NodeDiskObjects(r.node, -1, size);
     }
     return r;
-}
-
-void ObjectMeta::PinSource(Tier tier) {
-    for (Replica& r : replicas_) {
-        if (r.tier == tier && r.state == ReplicaState::kComplete) {
-            ++r.pins;
-            return;
-        }
-    }
-}
-
-void ObjectMeta::UnpinSource(Tier tier) {
-    for (Replica& r : replicas_) {
-        if (r.tier == tier && r.state == ReplicaState::kComplete) {
-            if (r.pins > 0) --r.pins;
-            return;
-        }
-    }
 }
 
 }  // namespace mooncake

@@ -19,7 +19,9 @@
 //   kMemoryOnly  -- TakeReplica(MEMORY) (evicted without offload) -> kEmpty
 //   any          -- TakeReplica, each replica (Remove, node gone, Put revoked) -> kEmpty
 //   kEmpty       -- AddDisk / AddMemory (a rejoining node's report) -> kDiskOnly / kMemoryOnly
-// Pins (a task's source replica) are taken and released only with PinSource/UnpinSource.
+// Pins: a task's source replica is pinned for exactly as long as the task lives. The pin is
+// not a count kept beside the task but derived from it (SourcePinned), so no exit path of a
+// task can leave a pin behind or release one it did not take.
 //
 // Every method is called with the object's shard lock held (core/master/object_table.h).
 #pragma once
@@ -37,15 +39,14 @@
 
 namespace mooncake {
 
-// 24 bytes: the wide fields first so the two enums and the pin count share one word.
+// 24 bytes: the wide fields first, the two enums in the last word.
 struct Replica {
     Replica() = default;
-    Replica(Tier t, ReplicaState s, NodeId n, uint64_t off, uint32_t p)
-        : node(n), offset(off), pins(p), tier(t), state(s) {}
+    Replica(Tier t, ReplicaState s, NodeId n, uint64_t off)
+        : node(n), offset(off), tier(t), state(s) {}
 
     NodeId node = kNoNode;
     uint64_t offset = 0;  // MEMORY: range start in the node's segment
-    uint32_t pins = 0;    // sources of in-flight offload/promotion
     Tier tier = Tier::kMemory;
     ReplicaState state = ReplicaState::kProcessing;
 };
@@ -195,10 +196,14 @@ struct ObjectMeta {
         }
         return -1;
     }
-    // The task sources: +1 / -1 pin on the COMPLETE replica of `tier` (no-op if none; never
-    // below zero).
-    void PinSource(Tier tier);
-    void UnpinSource(Tier tier);
+    // Whether `r` (one of replicas()) is a task's source: the first COMPLETE MEMORY replica
+    // while an offload copies it, the first COMPLETE LOCAL_DISK one while a promotion does.
+    // A pinned replica is neither evicted nor dropped by promotion_drop_source.
+    bool SourcePinned(const Replica& r) const {
+        return (offload && &r == CompleteMemory()) || (promotion && &r == CompleteDisk());
+    }
+    // The same as a count (0 or 1: one task per kind, and each pins another tier).
+    uint32_t Pins(const Replica& r) const { return SourcePinned(r) ? 1 : 0; }
 
 private:
     // MEMORY and LOCAL_DISK fit inline; a rejoin reporting more spills to the heap.

@@ -8,11 +8,20 @@
 
 namespace mooncake {
 
+namespace {
+
+// The node holding an object's offload task, if it has one (FindTask's `holder`).
+std::optional<NodeId> OffloadHolder(const ObjectMeta& meta) {
+    if (!meta.offload) return std::nullopt;
+    return meta.offload->node;
+}
+
+}  // namespace
+
 void OffloadPipeline::Queue(ObjectMeta& meta, bool evict_after) {
     const Replica* src = meta.CompleteMemory();
     assert(src != nullptr && !meta.offload);
     Nanos now = clock_.Now();
-    meta.PinSource(Tier::kMemory);
     meta.offload = OffloadState{src->node, now,
                                 now + std::chrono::seconds(config_.offload_task_timeout_sec()),
                                 false, evict_after, /*chosen_recency=*/meta.recency};
@@ -45,13 +54,24 @@ void OffloadPipeline::MarkCleaning(ObjectMeta& meta, uint64_t bytes) {
 }
 
 void OffloadPipeline::End(ObjectMeta& meta) {
-    meta.UnpinSource(Tier::kMemory);
     uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
     if (meta.offload->cleaning) clean_pending_bytes_.fetch_sub(bytes);
     if (auto node = nodes_.Get(meta.offload->node)) node->offload_pending.fetch_sub(1);
     dram_.OffloadEnded(meta.offload->evict_after ? bytes : 0);
     meta.offload.reset();
     m_.offload_in_flight.Dec();
+}
+
+void OffloadPipeline::Cancel(ObjectMeta& meta) {
+    End(meta);
+    m_.offload_cancelled.Inc();
+    dram_.NotifyRoom();
+}
+
+bool OffloadPipeline::ExpireIfDue(ObjectMeta& meta, Nanos now) {
+    if (!meta.offload || meta.offload->deadline >= now) return false;
+    Cancel(meta);
+    return true;
 }
 
 bool OffloadPipeline::QueueFull(NodeId id) const {
@@ -78,11 +98,7 @@ std::vector<OffloadTask> OffloadPipeline::Heartbeat(NodeId node_id, size_t max, 
 
 Result<ObjectMeta*> OffloadPipeline::Find(Shard& shard, NodeId node, std::string_view key,
                                           Generation generation) {
-    return FindTask(shard, node, key, generation, "offload", "",
-                    [](const ObjectMeta& meta) -> std::optional<NodeId> {
-                        if (!meta.offload) return std::nullopt;
-                        return meta.offload->node;
-                    });
+    return FindTask(shard, node, key, generation, "offload", "", OffloadHolder);
 }
 
 Status OffloadPipeline::Succeeded(NodeId node_id, std::string_view key, Generation generation) {
@@ -99,12 +115,12 @@ Status OffloadPipeline::Succeeded(NodeId node_id, std::string_view key, Generati
         // Evicted while being written: drop MEMORY now — unless it was read since eviction
         // chose it (hot again: it stays, clean, and the next eviction round that finds it
         // coldest drops it at no cost) or, under lease_blocks_eviction, is leased.
-        // The drop comes before OffloadPipeline::End (the source's one pin is this task's), so the
+        // The drop comes before OffloadPipeline::End (the source's pin is this task's), so the
         // task's accounting ends only once its room is free: a waiting Put that sees no
         // offload in flight also sees the room (see AllocateWithEviction).
         if (meta.DropAfterCopy(clock_.Now(), objects_.lease_rule())) {
             const int i = meta.IndexOf([](const Replica& r) {
-                return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete && r.pins <= 1;
+                return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
             });
             if (i >= 0) objects_.DropReplica(shard, meta, static_cast<size_t>(i));
         }
@@ -115,21 +131,14 @@ Status OffloadPipeline::Succeeded(NodeId node_id, std::string_view key, Generati
 }
 
 Status OffloadPipeline::Failed(NodeId node_id, std::string_view key, Generation generation) {
-    MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = table_.ShardFor(key);
-    {
-        MutexLock lock(shard.mu);
-        Result<ObjectMeta*> found = Find(shard, node_id, key, generation);
-        if (!found.ok()) {
-            if (found.status().Is(StatusCode::kNotFound)) return Status::Ok();  // repeated
-            return found.status();
-        }
-        ObjectMeta& meta = **found;
-        End(meta);
-        m_.offload_failed.Inc();
-    }
-    dram_.NotifyRoom();  // waiting Puts re-evaluate: this DRAM will not free by itself
-    return Status::Ok();
+    Result<bool> ended = EndFailedTask(table_, node_id, key, generation, "offload", OffloadHolder,
+                                       [&](ObjectMeta& meta) {
+                                           End(meta);
+                                           m_.offload_failed.Inc();
+                                       });
+    // Waiting Puts re-evaluate: this DRAM will not free by itself.
+    if (ended.ok() && *ended) dram_.NotifyRoom();
+    return ended.status();
 }
 
 Result<ManualOutcome> OffloadPipeline::Manual(std::string_view key) {

@@ -1,7 +1,8 @@
 // The offload pipeline: MEMORY objects get a LOCAL_DISK copy written by the node that holds
-// them. Queue starts a task (pins its MEMORY source, queues it on the node, counts it in the
-// DRAM pool's room on its way); End finishes one whatever its outcome (the caller counts
-// completed / failed / cancelled). Per node at most offload_queue_limit tasks are pending.
+// them. Queue starts a task (its MEMORY source is pinned while it lives, ObjectMeta::
+// SourcePinned; queued on the node, counted in the DRAM pool's room on its way); every task
+// ends in End, counted under its outcome here: completed (Succeeded), failed (Failed),
+// cancelled (Cancel). Per node at most offload_queue_limit tasks are pending.
 // The holder executes a task through MasterStore's one-line calls into this class: Heartbeat
 // -> writes the copy -> Succeeded, or Failed.
 //
@@ -46,12 +47,8 @@ public:
     Status Failed(NodeId node, std::string_view key, Generation generation);
     // An operator's offload: a disk copy, MEMORY kept.
     Result<ManualOutcome> Manual(std::string_view key);
-    // The offload task of (key, generation) that `node` may act on.
-    static Result<ObjectMeta*> Find(Shard& shard, NodeId node, std::string_view key,
-                                    Generation generation) MC_REQUIRES(shard.mu);
 
-    // ---- the protocol's steps (callers hold the object's shard lock) ----
-
+    // ---- the task's steps (callers hold the object's shard lock) ----
     // A task for `meta`'s COMPLETE MEMORY replica (none in flight). evict_after: drop MEMORY
     // once the disk copy exists (offload on evict).
     void Queue(ObjectMeta& meta, bool evict_after);
@@ -60,9 +57,11 @@ public:
     void EvictWhenCopied(ObjectMeta& meta);
     // The task just queued is the watermark round's (counted in clean_pending_bytes).
     void MarkCleaning(ObjectMeta& meta, uint64_t bytes);
-    // Ends the task's accounting (pin, pending bytes, gauges). Callers that free its DRAM
-    // (offload success, object teardown) do so first (see DramPool::OffloadEnded).
-    void End(ObjectMeta& meta);
+    // End, counted as cancelled (Remove, teardown, node gone, expired); waiting Puts
+    // re-evaluate, as this DRAM will not free by itself.
+    void Cancel(ObjectMeta& meta);
+    // Cancel when the task's deadline (offload_task_timeout_sec) has passed. True if it ended.
+    bool ExpireIfDue(ObjectMeta& meta, Nanos now);
     // The node has offload_queue_limit offload tasks in flight already: queue no more for it
     // (issue 3: per-node queues are bounded). Callers skip, defer or answer Busy.
     bool QueueFull(NodeId node) const;
@@ -70,6 +69,14 @@ public:
     uint64_t clean_pending_bytes() const { return clean_pending_bytes_.load(); }
 
 private:
+    // The offload task of (key, generation) that `node` may act on.
+    static Result<ObjectMeta*> Find(Shard& shard, NodeId node, std::string_view key,
+                                    Generation generation) MC_REQUIRES(shard.mu);
+    // Ends the task's accounting (the task state, and with it the source's pin; pending
+    // bytes, gauges). Callers that free its DRAM (offload success) do so first (see
+    // DramPool::OffloadEnded).
+    void End(ObjectMeta& meta);
+
     const Config& config_;
     const Clock& clock_;
     ObjectTable& table_;

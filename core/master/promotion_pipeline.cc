@@ -22,6 +22,12 @@ bool IsRetriable(PromotionOutcome outcome) {
            outcome == PromotionOutcome::kGateRefused || outcome == PromotionOutcome::kQueueFull;
 }
 
+// The node holding an object's promotion task, if it has one (FindTask's `holder`).
+std::optional<NodeId> PromotionHolder(const ObjectMeta& meta) {
+    if (!meta.promotion) return std::nullopt;
+    return meta.promotion->holder;
+}
+
 }  // namespace
 
 uint64_t PromotionPipeline::BytesLimit() const {
@@ -47,6 +53,37 @@ void PromotionPipeline::Unreserve(uint64_t size) {
 
 uint32_t PromotionPipeline::AdmissionThreshold() const {
     return static_cast<uint32_t>(std::max<int64_t>(1, config_.promotion_admission_threshold()));
+}
+
+uint32_t PromotionPipeline::CountNewObject(ObjectMeta& meta, std::string_view key) {
+    meta.hash = AdmissionSketch::Hash(key);
+    return sketch_.Seed(meta.reads(), meta.hash);
+}
+
+void PromotionPipeline::CountPut(ObjectMeta& meta, std::string_view key, uint64_t size) {
+    const uint32_t reads = CountNewObject(meta, key);
+    gate_.OnPut(meta.hash, size, reads);  // promotion_gate hook
+}
+
+void PromotionPipeline::CountMiss(std::string_view key) {
+    if (config_.promotion_on_hit()) sketch_.Increment(AdmissionSketch::Hash(key));
+}
+
+std::optional<PromotionPipeline::CountedRead> PromotionPipeline::CountRead(
+    ObjectMeta& meta, std::string_view key, std::vector<DiskRead>& disk_reads) {
+    if (!config_.promotion_on_hit()) return std::nullopt;
+    const uint32_t reads = sketch_.Increment(meta.reads());
+    // Readable and not in MEMORY: LOCAL_DISK only, OnReads' to judge.
+    if (!meta.HasComplete(Tier::kMemory)) {
+        disk_reads.push_back(
+            {std::string(key), meta.generation, meta.size, reads, bool(meta.promotion)});
+    }
+    return CountedRead{meta.hash, reads};
+}
+
+void PromotionPipeline::AfterRead(const CountedRead& read, uint64_t size) {
+    sketch_.CountElsewhere();
+    gate_.OnGet(read.hash, size, read.reads, AdmissionThreshold());
 }
 
 PromotionOutcome PromotionPipeline::Decided(std::string_view key, Generation generation,
@@ -119,7 +156,6 @@ PromotionOutcome PromotionPipeline::Admit(std::string_view key, Generation gener
         Unreserve(size);
         return decided(PromotionOutcome::kStale);
     }
-    meta.PinSource(Tier::kLocalDisk);
     Nanos now = clock_.Now();
     meta.promotion = PromotionState{
         source->node, now, now + std::chrono::seconds(config_.promotion_task_timeout_sec()),
@@ -195,14 +231,11 @@ std::optional<PromotionTask> PromotionPipeline::Deliver(ObjectMeta& meta, const 
 Result<ObjectMeta*> PromotionPipeline::Find(Shard& shard, NodeId node, std::string_view key,
                                             Generation generation) {
     return FindTask(shard, node, key, generation, "promotion", " (cancelled, expired or done)",
-                    [](const ObjectMeta& meta) -> std::optional<NodeId> {
-                        if (!meta.promotion) return std::nullopt;
-                        return meta.promotion->holder;
-                    });
+                    PromotionHolder);
 }
 
 void PromotionPipeline::Stage(ObjectMeta& meta, NodeId node, uint64_t offset) {
-    meta.promotion->staging = Replica{Tier::kMemory, ReplicaState::kProcessing, node, offset, 0};
+    meta.promotion->staging = Replica{Tier::kMemory, ReplicaState::kProcessing, node, offset};
     meta.promotion->deadline =
         clock_.Now() + std::chrono::seconds(config_.promotion_task_timeout_sec());
 }
@@ -232,7 +265,6 @@ void PromotionPipeline::End(ObjectMeta& meta) {
         }
         dram_.Free(p.staging->node, p.staging->offset, meta.size);
     }
-    meta.UnpinSource(Tier::kLocalDisk);
     meta.promotion.reset();
     Unreserve(meta.size);
     m_.promotion_in_flight.Dec();
@@ -418,25 +450,17 @@ Status PromotionPipeline::Succeeded(NodeId node, std::string_view key, Generatio
     meta.AddMemory(objects_.tallies(), committed.node, committed.offset, /*first=*/true);
     objects_.LruTouch(shard, meta);
     if (config_.promotion_drop_source()) {
-        const int i = meta.IndexOf(
-            [](const Replica& r) { return r.tier == Tier::kLocalDisk && r.pins == 0; });
+        // The task has ended (Commit): its source is no longer pinned.
+        const int i = meta.IndexOf([](const Replica& r) { return r.tier == Tier::kLocalDisk; });
         if (i >= 0) objects_.DropReplica(shard, meta, static_cast<size_t>(i));
     }
     return Status::Ok();
 }
 
 Status PromotionPipeline::Failed(NodeId node, std::string_view key, Generation generation) {
-    MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = table_.ShardFor(key);
-    MutexLock lock(shard.mu);
-    Result<ObjectMeta*> found = Find(shard, node, key, generation);
-    if (!found.ok()) {
-        // Already ended (a repeated report, or cancelled meanwhile): nothing left to undo.
-        if (found.status().Is(StatusCode::kNotFound)) return Status::Ok();
-        return found.status();
-    }
-    Fail(**found, PromotionOutcome::kIoFailed);
-    return Status::Ok();
+    return EndFailedTask(table_, node, key, generation, "promotion", PromotionHolder,
+                         [&](ObjectMeta& meta) { Fail(meta, PromotionOutcome::kIoFailed); })
+        .status();
 }
 
 Result<ManualOutcome> PromotionPipeline::Manual(std::string_view key, bool force) {

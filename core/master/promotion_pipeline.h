@@ -2,7 +2,9 @@
 //
 // It owns every piece of promotion state the master keeps outside the objects themselves:
 // the tasks and bytes in flight (the queue cap), the refused candidates remembered for retry
-// (retry_mu_), the proactive scan's cursor, and the rules that start and end a task.
+// (retry_mu_), the proactive scan's cursor, and the rules that start and end a task. It is
+// also admission's only writer: every read, miss, new object and departed object is counted
+// here (CountRead, CountMiss, CountNewObject, ForgetObject) into the store's sketch.
 //
 // Gates, in order: dedup of a task already in flight, admission (the key's read count
 // against promotion_admission_threshold) -> DRAM pressure (the strict interlock, or room by displacing colder objects: the adaptive
@@ -15,8 +17,9 @@
 // whole. The holder executes the task through MasterStore's one-line calls into this class:
 // Heartbeat (Deliver) -> AllocStart (Find, Stage) -> writes the bytes -> Succeeded (Commit),
 // or Failed. Every exit path (commit, failure, expiry, Remove, node
-// expiry, new generation) goes through End, which frees the staging range and unpins the
-// source, so nothing leaks.
+// expiry, new generation) goes through End, which frees the staging range and drops the
+// task state; the source's pin is derived from that state (ObjectMeta::SourcePinned), so
+// nothing leaks.
 //
 // Locking: methods taking an ObjectMeta (or a Shard) run under that object's shard lock.
 // OnReads, TryPromote, RetryRefused, ProactiveScan and the holder's protocol calls
@@ -85,6 +88,35 @@ public:
 
     // promotion_admission_threshold as the gates read it (0 acts as 1).
     uint32_t AdmissionThreshold() const;
+
+    // ---- admission's counting: what gate 1 reads, fed here and nowhere else ----
+    // A new incarnation of `key` (a Put's, or a rejoining node's report): its hash, and its
+    // read count seeded from what the sketch remembers of the key (a removed object's reads,
+    // misses). Returns the seeded count. Under the key's shard lock.
+    uint32_t CountNewObject(ObjectMeta& meta, std::string_view key);
+    // A Put's new object: CountNewObject, and the adaptive gate's sample of it.
+    void CountPut(ObjectMeta& meta, std::string_view key, uint64_t size);
+    // An object going away: the sketch keeps its reads for a later incarnation of the key.
+    void ForgetObject(const ObjectMeta& meta) { sketch_.Fold(meta.reads(), meta.hash); }
+    // A Get that found no object of `key` (promotion_on_hit): a miss is a request for the key
+    // too, so a block that is put after a miss and read back later has the history an exact
+    // frequency count would give.
+    void CountMiss(std::string_view key);
+    // What AfterRead needs of a read CountRead counted.
+    struct CountedRead {
+        uint64_t hash = 0;
+        uint32_t reads = 0;  // the object's count, this read included
+    };
+    // A reader's Get of `meta` (promotion_on_hit; nullopt when off), under its shard lock.
+    // Every read counts, MEMORY ones too, so the counts also say how hot the objects a
+    // promotion would displace are; the count is the object's own (core/master/access_count.h:
+    // no cache line beyond the ones the Get reads). A LOCAL_DISK-only object's read is added
+    // to `disk_reads`, for OnReads to judge once the lock is released.
+    std::optional<CountedRead> CountRead(ObjectMeta& meta, std::string_view key,
+                                         std::vector<DiskRead>& disk_reads);
+    // The same read after the shard lock is released: the sketch's aging and the adaptive
+    // gate's sample.
+    void AfterRead(const CountedRead& read, uint64_t size);
     // The reads of one Get or batch call, in the caller's order: every gate, each attempt
     // counted and remembered. Several admitted keys are decided as one chain. Call without
     // shard locks.
@@ -121,25 +153,10 @@ public:
     // An operator's promote (force: past the strict watermark and the room gate).
     Result<ManualOutcome> Manual(std::string_view key, bool force);
 
-    // ---- the protocol's steps (callers hold the object's shard lock) ----
-    // The task to hand `node` for a queued entry, or nullopt when stale or delivered already.
-    std::optional<PromotionTask> Deliver(ObjectMeta& meta, const TaskRef& ref, NodeId node);
-    // The promotion task of (key, generation) that `node` may act on.
-    static Result<ObjectMeta*> Find(Shard& shard, NodeId node, std::string_view key,
-                                    Generation generation) MC_REQUIRES(shard.mu);
-    // DRAM was allocated for the task: stage it PROCESSING and restart its deadline.
-    void Stage(ObjectMeta& meta, NodeId node, uint64_t offset);
-    // Ends a staged task as committed: returns the staged replica, which the caller moves
-    // into the object (End does not free it), and counts completed and the latency.
-    Replica Commit(ObjectMeta& meta);
-    // Ends a task for one of the task outcomes (kAllocFailed, kIoFailed, kCancelled,
-    // kExpired): End, counted under it and remembered as the key's last decision.
-    void Fail(ObjectMeta& meta, PromotionOutcome outcome);
-    // Frees staging, unpins the source, forgets the task. Every exit path ends here.
-    void End(ObjectMeta& meta);
-    // Fail(kCancelled): Remove, node expiry, the bytes went away.
+    // ---- ending a task from outside the protocol (callers hold the object's shard lock) ----
+    // Ends the task as cancelled: Remove, node expiry, the bytes went away.
     void Cancel(ObjectMeta& meta) { Fail(meta, PromotionOutcome::kCancelled); }
-    // Fail(kExpired) when the task's deadline has passed. True if it ended.
+    // Ends the task as expired when its deadline has passed. True if it ended.
     bool ExpireIfDue(ObjectMeta& meta, Nanos now);
 
     // ---- refused candidates and the proactive scan (call without locks) ----
@@ -156,6 +173,24 @@ public:
     uint64_t bytes_in_flight() const { return in_flight_bytes_.load(std::memory_order_relaxed); }
 
 private:
+    // ---- the protocol's steps (callers hold the object's shard lock) ----
+    // The task to hand `node` for a queued entry, or nullopt when stale or delivered already.
+    std::optional<PromotionTask> Deliver(ObjectMeta& meta, const TaskRef& ref, NodeId node);
+    // The promotion task of (key, generation) that `node` may act on.
+    static Result<ObjectMeta*> Find(Shard& shard, NodeId node, std::string_view key,
+                                    Generation generation) MC_REQUIRES(shard.mu);
+    // DRAM was allocated for the task: stage it PROCESSING and restart its deadline.
+    void Stage(ObjectMeta& meta, NodeId node, uint64_t offset);
+    // Ends a staged task as committed: returns the staged replica, which the caller moves
+    // into the object (End does not free it), and counts completed and the latency.
+    Replica Commit(ObjectMeta& meta);
+    // Ends a task for one of the task outcomes (kAllocFailed, kIoFailed, kCancelled,
+    // kExpired): End, counted under it and remembered as the key's last decision.
+    void Fail(ObjectMeta& meta, PromotionOutcome outcome);
+    // Frees staging and forgets the task (its source's pin goes with it). Every exit path
+    // ends here.
+    void End(ObjectMeta& meta);
+
     // What a promotion (or a chain of them) needs of DRAM: `bytes` in all (whole allocation
     // units), the largest object in one piece, for `keys` keys.
     struct RoomNeed {

@@ -147,7 +147,7 @@ size_t MasterStore::Clean(uint64_t target) {
         const Replica* mem = meta.CompleteMemory();
         auto node = mem ? nodes_.Get(mem->node) : nullptr;
         if (!node || !node->has_disk()) continue;
-        if (mem->pins > 0 || offload_.QueueFull(node->id)) {
+        if (offload_.QueueFull(node->id)) {
             clean_gate_.held_back = true;  // try again next tick
             continue;
         }
@@ -220,7 +220,6 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
     if (meta.LeaseBlocksEviction(clock_.Now(), lease_rule())) {
         return Status::HasLease("key " + QuoteKey(key) + " is leased by a reader; retry later");
     }
-    if (mem->pins > 0) return Status::Busy("key " + QuoteKey(key) + " is pinned by a task");
     auto node = nodes_.Get(mem->node);
     if (!meta.HasComplete(Tier::kLocalDisk) && config_.enable_offload() && node &&
         node->has_disk()) {

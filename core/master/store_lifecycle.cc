@@ -87,16 +87,12 @@ void MasterStore::NodeDiskObjects(NodeId id, int delta, uint64_t bytes) {
 
 void MasterStore::CancelTasks(ObjectMeta& meta) {
     if (meta.promotion) promotion_.Cancel(meta);
-    if (meta.offload) {
-        offload_.End(meta);
-        metrics_.offload_cancelled.Inc();
-        dram_.NotifyRoom();
-    }
+    if (meta.offload) offload_.Cancel(meta);
 }
 
 void MasterStore::EraseObject(Shard& shard, ObjectMeta& meta) {
     departed_.Gone(*meta.key);  // Remove said Removed first, when it was that
-    sketch_.Fold(meta.reads(), meta.hash);  // a later incarnation of the key keeps its reads
+    promotion_.ForgetObject(meta);  // a later incarnation of the key keeps its reads
     LruUnlink(shard, meta);
     UncountHardPin(shard.eviction_lists.pins.Erase(meta));
     table_.Erase(shard, meta);
@@ -109,9 +105,9 @@ void MasterStore::UncountHardPin(uint64_t bytes) {
 }
 
 void MasterStore::DestroyObject(Shard& shard, ObjectMeta& meta) {
-    // Replicas first, tasks second: an offload's accounting ends (OffloadPipeline::End) only once the
-    // DRAM it was to free is free, so a waiting Put never sees "nothing in flight" before
-    // it sees the room (see AllocateWithEviction). Unpinning a dropped source is a no-op.
+    // Replicas first, tasks second: an offload's accounting ends (OffloadPipeline::Cancel)
+    // only once the DRAM it was to free is free, so a waiting Put never sees "nothing in
+    // flight" before it sees the room (see AllocateWithEviction).
     while (!meta.NoReplicas()) DropReplica(shard, meta, meta.replicas().size() - 1);
     CancelTasks(meta);
     EraseObject(shard, meta);
@@ -130,12 +126,12 @@ ObjectView MasterStore::MakeView(const ObjectMeta& meta, bool complete_only) con
         for (const Replica& r : meta.replicas()) {
             if (r.tier != tier) continue;
             if (complete_only && r.state != ReplicaState::kComplete) continue;
-            view.replicas.push_back({r.tier, r.state, r.node, r.offset, meta.size, r.pins});
+            view.replicas.push_back({r.tier, r.state, r.node, r.offset, meta.size, meta.Pins(r)});
         }
     }
     if (!complete_only && meta.promotion && meta.promotion->staging) {
         const Replica& s = *meta.promotion->staging;
-        view.replicas.push_back({s.tier, s.state, s.node, s.offset, meta.size, s.pins});
+        view.replicas.push_back({s.tier, s.state, s.node, s.offset, meta.size, 0});
     }
     return view;
 }

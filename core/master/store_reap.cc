@@ -38,10 +38,7 @@ size_t MasterStore::ReapExpired() {
                 continue;
             }
             if (promotion_.ExpireIfDue(meta, now)) ++reaped;
-            if (meta.offload && meta.offload->deadline < now) {
-                CancelTasks(meta);  // only the offload is left to cancel here
-                ++reaped;
-            }
+            if (offload_.ExpireIfDue(meta, now)) ++reaped;
             if (meta.phase() == Phase::kWriting) next = std::min(next, meta.put_deadline);
             if (meta.offload) next = std::min(next, meta.offload->deadline);
             if (meta.promotion) next = std::min(next, meta.promotion->deadline);

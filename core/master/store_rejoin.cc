@@ -69,8 +69,7 @@ Result<ObjectMeta*> MasterStore::Claim(Shard& shard, const NodeState& node,
     ObjectMeta& meta = *table_.Insert(shard, key).first;
     meta.generation = generation;
     meta.size = size;
-    meta.hash = AdmissionSketch::Hash(key);
-    sketch_.Seed(meta.reads(), meta.hash);
+    promotion_.CountNewObject(meta, key);
     return &meta;
 }
 

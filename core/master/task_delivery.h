@@ -78,4 +78,23 @@ Result<ObjectMeta*> FindTask(Shard& shard, NodeId node, std::string_view key,
     return &meta;
 }
 
+// A node's report that it could not do its `kind` task of (key, generation): finds the task
+// as FindTask does, under the key's shard lock, and ends it with `end(meta)`. True if a task
+// ended; false (and Ok) when none is left to end (a repeated report, or the task was
+// cancelled or expired meanwhile); FindTask's other errors otherwise.
+template <typename Holder, typename End>
+Result<bool> EndFailedTask(ObjectTable& table, NodeId node, std::string_view key,
+                           Generation generation, std::string_view kind, Holder holder, End end) {
+    MC_RETURN_IF_ERROR(ValidateKey(key));
+    Shard& shard = table.ShardFor(key);
+    MutexLock lock(shard.mu);
+    Result<ObjectMeta*> found = FindTask(shard, node, key, generation, kind, "", holder);
+    if (!found.ok()) {
+        if (found.status().Is(StatusCode::kNotFound)) return false;
+        return found.status();
+    }
+    end(**found);
+    return true;
+}
+
 }  // namespace mooncake

@@ -42,7 +42,7 @@ TEST(CompactTest, BoxedActsLikeOptional) {
 }
 
 Replica R(NodeId node, uint64_t offset) {
-    return Replica(Tier::kMemory, ReplicaState::kComplete, node, offset, 0);
+    return Replica(Tier::kMemory, ReplicaState::kComplete, node, offset);
 }
 
 TEST(CompactTest, SmallVectorKeepsOrderInlineAndSpilled) {
