@@ -105,7 +105,7 @@ class NamespaceCluster {
 // The nodes `c` starts from now on run mooncaked-fault with `spec` ("point=action,...").
 void UseFaultNodes(Cluster& c, const FaultDir& faults, const std::string& spec);
 
-// Figures a scenario prints and the README quotes.
+// Figures a scenario prints and docs/RELIABILITY.md quotes.
 struct Figures {
     size_t keys = 0;        // distinct keys written
     size_t operations = 0;  // puts, gets, evicts, promotes, offloads issued by the test
