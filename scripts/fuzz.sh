@@ -8,6 +8,7 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET (default 30)] [TARGET...] (default: every target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/compiler-cache.sh
 secs=${1:-30}
 shift || true
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}

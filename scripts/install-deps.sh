@@ -12,6 +12,8 @@ packages=(
   bats jq fio mandoc attr iproute2 psmisc procps curl prometheus gnuplot-nox
   clang-14 libclang-rt-14-dev
   pybind11-dev python3-dev python3-pytest
+  python3-torch python3-numpy python3-requests python3-zmq  # the engine-shaped Python tests
+  ccache
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,7 @@
 # Extra arguments go to ctest (e.g. -R ConcurrencyTest). JOBS and SAN_BUILD_DIR override.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/compiler-cache.sh
 stage=${1:-}
 [ $# -gt 0 ] && shift
 

@@ -12,10 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/check-locks.sh
 build_dir=${TSA_BUILD_DIR:-build-tsa}
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+source scripts/compiler-cache.sh
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Debug \
-  -DMOONCAKE_BUILD_FAULT_DAEMON=OFF "${launcher[@]}" \
+  -DMOONCAKE_BUILD_FAULT_DAEMON=OFF \
   -DCMAKE_CXX_FLAGS="-Wthread-safety -Werror=thread-safety" >/dev/null
 # mooncake_node_runtime is node/'s code, mooncaked_lib daemon/'s, mooncake_ha daemon/ha/'s,
 # mooncake_client thrift/'s; mooncake_tierfs_lib and mooncake-tierfs are fuse/,
