@@ -674,6 +674,56 @@ def test_vllm_save_lookup_load_reset(cluster):
         store.close()
 
 
+def test_vllm_standalone_store_mode(standalone_daemon):
+    """mode "standalone-store": the rank contributes no segment (global_segment_size 0), the
+    store process on the host owns DRAM and disk, and preferred_segment names its segment.
+    The lookup server (rank 0's thread) asks batch_is_exist while the sending thread puts;
+    the receiving threads load with batch_get_into_multi_buffers."""
+    store = MooncakeDistributedStore()
+    vllm_setup(store, standalone_daemon.address, segment=0)
+    try:
+        config = ReplicateConfig()
+        config.preferred_segment = standalone_daemon.address  # the owner's segment name
+        src = VllmKvCaches(layers=4, num_blocks=PAGES, block_bytes=4096, seed=70)
+        src.register(store)
+        keys = [f"sa-vllm@tp_rank:0@{i:064x}" for i in range(PAGES)]
+        lookups = []
+        stop = threading.Event()
+
+        def lookup_server():
+            while not stop.is_set():
+                res = store.batch_is_exist(keys)
+                lookups.append(sum(1 for r in res if r == 1))
+
+        t = threading.Thread(target=lookup_server)
+        t.start()
+        try:
+            for start in range(0, PAGES, 16):  # four scheduler steps of 16 blocks
+                res, codes = vllm_save(store, keys[start:start + 16],
+                                       [src.value(b) for b in range(start, start + 16)], config)
+                assert res == [0] * 16 and codes == set()
+        finally:
+            stop.set()
+            t.join()
+        assert lookups and all(0 <= n <= PAGES for n in lookups)
+        assert int_list(store.batch_is_exist(keys), PAGES) == [1] * PAGES
+        descs = store.batch_get_replica_desc(keys)
+        assert all(descs.get(k)[0].node == standalone_daemon.address for k in keys)
+
+        dst = VllmKvCaches(layers=4, num_blocks=PAGES, block_bytes=4096)
+        dst.register(store)
+        res = store.batch_get_into_multi_buffers(keys, [dst.value(b)[0] for b in range(PAGES)],
+                                                 [dst.value(b)[1] for b in range(PAGES)])
+        assert int_list(res, PAGES) == [8 * 4096] * PAGES
+        for b in range(PAGES):
+            assert torch.equal(dst.block(b), src.block(b)), b
+        n = store.remove_all(force=True)
+        assert type(n) is int and n >= PAGES
+        assert int_list(store.batch_is_exist(keys), PAGES) == [0] * PAGES
+    finally:
+        store.close()
+
+
 def test_vllm_no_available_handle_backoff(tmp_path):
     """Under DRAM pressure a save batch reports NO_AVAILABLE_HANDLE (-200) for the keys that
     did not fit; vLLM marks the request skipped and retries it once a later batch succeeds."""
@@ -706,6 +756,21 @@ def test_vllm_no_available_handle_backoff(tmp_path):
     finally:
         store.close()
         m.stop()
+
+
+@pytest.mark.xfail(strict=True, reason="a value larger than every segment is refused with -600 "
+                   "(INVALID_PARAMS); Mooncake's allocator answers NO_AVAILABLE_HANDLE (-200) "
+                   "(INVALID_PARAMS only for a bad config), which vLLM reads as back-off")
+def test_vllm_value_larger_than_dram_is_no_available_handle(cluster):
+    store = MooncakeDistributedStore()
+    vllm_setup(store, cluster.address, segment=1 << 20)
+    try:
+        src = VllmKvCaches(layers=4, num_blocks=2, block_bytes=192 * 1024, seed=80)  # 1.5 MiB
+        src.register(store)
+        res, codes = vllm_save(store, ["huge@" + "0" * 64], [src.value(0)], ReplicateConfig())
+        assert codes == {NO_AVAILABLE_HANDLE}, res
+    finally:
+        store.close()
 
 
 # ---------------------------------------------------------------- LMCache
