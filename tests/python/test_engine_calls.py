@@ -401,6 +401,40 @@ def test_sglang_hybrid_pools_aggregated_put(sglang_store):
         store.unregister_buffer(t.data_ptr())
 
 
+def test_sglang_embedded_ssd_offload(cluster, tmp_path):
+    """MOONCAKE_ENABLE_SSD_OFFLOAD: setup(..., enable_ssd_offload=True, ssd_offload_path=DIR);
+    a rank's pages beyond its DRAM segment stay found and read back from its SSD."""
+    s = MooncakeDistributedStore()
+    assert sglang_setup(s, cluster.address, segment=4 << 20, enable_ssd_offload=True,
+                        ssd_offload_path=str(tmp_path)) == 0
+    try:
+        sglang_warmup(s)
+        page_bytes = 64 * 1024  # 64 pages x 2 x 64 KiB: 8 MiB through 4 MiB of DRAM
+        kv = torch.empty((PAGES, 2, page_bytes), dtype=torch.uint8)
+        random_fill(kv, 95)
+        register(s, kv)
+        keys = [f"ssd-{i:03d}_0_{x}" for i in range(PAGES) for x in "kv"]
+        ptrs = [kv[i, j].data_ptr() for i in range(PAGES) for j in range(2)]
+        sizes = [page_bytes] * len(keys)
+        for start in range(0, len(keys), 16):  # the cache controller backs up a few pages at a time
+            ok, raw = sglang_set(s, keys[start:start + 16], ptrs[start:start + 16],
+                                 sizes[start:start + 16], 2)
+            assert ok == [True] * 8, raw
+        assert wait_for(lambda: sglang_exists_prefix(s, keys, 2) == PAGES, 20)
+        fresh = torch.zeros_like(kv)
+        register(s, fresh)
+        fptrs = [fresh[i, j].data_ptr() for i in range(PAGES) for j in range(2)]
+        ok, raw = sglang_load(s, keys, fptrs, sizes, 2)
+        assert ok == [True] * PAGES, sorted(set(raw))
+        assert torch.equal(fresh, kv)
+        assert any(d[0].is_local_disk_replica()
+                   for d in s.batch_get_replica_desc(keys).values())
+        clear_all(s, len(keys))
+        assert sglang_exists_prefix(s, keys, 2) == 0
+    finally:
+        s.close()
+
+
 def test_sglang_check_server_polls_get_all_segments(tmp_path):
     """MOONCAKE_CHECK_SERVER: GET http://<master ip>:<master_metrics_port>/get_all_segments
     until the body is non-empty (an empty body means: no segment mounted yet, wait)."""
@@ -724,6 +758,47 @@ def test_vllm_standalone_store_mode(standalone_daemon):
         store.close()
 
 
+def test_vllm_standalone_store_with_offload_reads_back_from_disk(tmp_path):
+    """standalone-store with enable_offload: the owner's DRAM holds a quarter of what the
+    ranks save; the rest must stay found (batch_is_exist == 1) and load byte-identical from
+    the owner's SSD tier, and the tier log sees disk replicas."""
+    d = Standalone(tmp_path, dram="4MiB", disk="64MiB")
+    store = MooncakeDistributedStore()
+    vllm_setup(store, d.address, segment=0)
+    try:
+        config = ReplicateConfig()
+        config.preferred_segment = d.address
+        n = 4 * PAGES  # 256 keys of 32 KiB: 8 MiB through a 4 MiB DRAM
+        src = VllmKvCaches(layers=4, num_blocks=n, block_bytes=4096, seed=90)
+        src.register(store)
+        keys = [f"off@{i:064x}" for i in range(n)]
+        for start in range(0, n, PAGES):
+            res, codes = vllm_save(store, keys[start:start + PAGES],
+                                   [src.value(b) for b in range(start, start + PAGES)], config)
+            assert codes == set(), codes
+        assert wait_for(lambda: store.batch_is_exist(keys) == [1] * n, 20)
+        descs = store.batch_get_replica_desc(keys[:PAGES])
+        tiers = ["memory" if descs.get(k)[0].is_memory_replica() else
+                 "disk" if descs.get(k)[0].is_local_disk_replica() else "unknown"
+                 for k in keys[:PAGES]]
+        assert "disk" in tiers and "unknown" not in tiers
+        dst = VllmKvCaches(layers=4, num_blocks=n, block_bytes=4096)
+        dst.register(store)
+        for start in range(0, n, PAGES):
+            batch = range(start, start + PAGES)
+            res = store.batch_get_into_multi_buffers([keys[b] for b in batch],
+                                                     [dst.value(b)[0] for b in batch],
+                                                     [dst.value(b)[1] for b in batch])
+            assert int_list(res, PAGES) == [8 * 4096] * PAGES, sorted(set(res))
+        for b in range(n):
+            assert torch.equal(dst.block(b), src.block(b)), b
+        assert store.remove_all(force=True) >= n
+        assert store.batch_is_exist(keys) == [0] * n
+    finally:
+        store.close()
+        d.stop()
+
+
 def test_vllm_no_available_handle_backoff(tmp_path):
     """Under DRAM pressure a save batch reports NO_AVAILABLE_HANDLE (-200) for the keys that
     did not fit; vLLM marks the request skipped and retries it once a later batch succeeds."""
@@ -883,6 +958,7 @@ def test_lmcache_zero_copy_mode_put_from_batch_get_into(cluster):
         assert int_list(store.batch_is_exist(keys), PAGES) == [1] * PAGES
         d = store.get_replica_desc(keys[0])
         assert d and d[0].is_memory_replica()
+        assert d[0].node == store.get_hostname()  # prefer_local_alloc placed it here
 
         ptrs = [backend.chunk(PAGES + i).data_ptr() for i in range(PAGES)]
         got = asyncio.run(asyncio.to_thread(store.batch_get_into, keys + ["absent"],
