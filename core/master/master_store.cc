@@ -76,9 +76,11 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         largest_segment = std::max(largest_segment, node->spec.segment_capacity);
     }
     if (SegmentAllocator::RoundUp(size) > largest_segment) {
-        return Status::InvalidArgument("size " + std::to_string(size) +
-                                       " is larger than any DRAM segment (largest " +
-                                       FormatSize(largest_segment) + ")");
+        // No room rather than a bad argument: a larger node would take it (Mooncake answers
+        // NO_AVAILABLE_HANDLE here too, which engines read as "back off", not as a bug).
+        return Status::NoSpace("size " + std::to_string(size) +
+                               " is larger than any DRAM segment (largest " +
+                               FormatSize(largest_segment) + ")");
     }
     Shard& shard = table_.ShardFor(key);
     {

@@ -833,9 +833,6 @@ def test_vllm_no_available_handle_backoff(tmp_path):
         m.stop()
 
 
-@pytest.mark.xfail(strict=True, reason="a value larger than every segment is refused with -600 "
-                   "(INVALID_PARAMS); Mooncake's allocator answers NO_AVAILABLE_HANDLE (-200) "
-                   "(INVALID_PARAMS only for a bad config), which vLLM reads as back-off")
 def test_vllm_value_larger_than_dram_is_no_available_handle(cluster):
     store = MooncakeDistributedStore()
     vllm_setup(store, cluster.address, segment=1 << 20)

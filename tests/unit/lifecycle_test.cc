@@ -508,7 +508,7 @@ TEST_F(LifecycleTest, SizeLargerThanAnySegmentIsRefused) {
     Put("a");
     Snapshot before = Snap();
     Result<PutStartReply> start = store().PutStart(1, "k", 16 * kObject + 1);
-    EXPECT_EQ(start.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(start.status().code(), StatusCode::kNoSpace);
     EXPECT_NE(start.status().message().find("larger than any DRAM segment"), std::string::npos)
         << start.status().message();
     EXPECT_TRUE(Snap() == before);
