@@ -1,5 +1,5 @@
 // The DataTransport defaults: streamed transfers gather in memory, then the span call; by-key
-// ops are absent.
+// ops are absent; a value in several pieces is joined (or split) through one copy.
 #include "net/data_transport.h"
 
 #include <memory>
@@ -65,6 +65,70 @@ Status DataTransport::PutByKey(std::string_view /*address*/, std::string_view /*
                                bool* sent) {
     if (sent != nullptr) *sent = false;
     return Status::Unavailable("this data transport has no by-key writes");
+}
+
+namespace {
+
+// One contiguous copy of several pieces (the defaults' fallback; one piece needs none).
+std::unique_ptr<std::byte[]> Joined(ConstPieces pieces, uint64_t size) {
+    auto joined = std::make_unique_for_overwrite<std::byte[]>(size);
+    GatherPieces(pieces, {joined.get(), size});
+    return joined;
+}
+
+}  // namespace
+
+Status DataTransport::WriteMemoryPieces(std::string_view address, std::string_view key,
+                                        Generation generation, uint64_t offset, ConstPieces data) {
+    if (data.size() == 1) return WriteMemory(address, key, generation, offset, data[0]);
+    const uint64_t size = PiecesSize(data);
+    auto joined = Joined(data, size);
+    return WriteMemory(address, key, generation, offset, {joined.get(), size});
+}
+
+Status DataTransport::WriteMemoryPiecesEndingPut(std::string_view address, std::string_view key,
+                                                 Generation generation, uint64_t offset,
+                                                 ConstPieces data, ClientId client, bool* ended) {
+    if (data.size() == 1) {
+        return WriteMemoryEndingPut(address, key, generation, offset, data[0], client, ended);
+    }
+    const uint64_t size = PiecesSize(data);
+    auto joined = Joined(data, size);
+    return WriteMemoryEndingPut(address, key, generation, offset, {joined.get(), size}, client,
+                                ended);
+}
+
+Status DataTransport::ReadPieces(std::string_view address, Tier tier, std::string_view key,
+                                 Generation generation, uint64_t offset, MutablePieces out) {
+    if (out.size() == 1) return Read(address, tier, key, generation, offset, out[0]);
+    const uint64_t size = PiecesSize(out);
+    auto value = std::make_unique_for_overwrite<std::byte[]>(size);
+    MC_RETURN_IF_ERROR(Read(address, tier, key, generation, offset, {value.get(), size}));
+    ScatterPieces({value.get(), size}, out);
+    return Status::Ok();
+}
+
+Status DataTransport::PutPiecesByKey(std::string_view address, std::string_view key,
+                                     ClientId client, ConstPieces value, bool* sent) {
+    if (value.size() == 1) return PutByKey(address, key, client, value[0], sent);
+    const uint64_t size = PiecesSize(value);
+    auto joined = Joined(value, size);
+    return PutByKey(address, key, client, {joined.get(), size}, sent);
+}
+
+Result<uint64_t> DataTransport::ReadByKeyIntoPieces(std::string_view address, std::string_view key,
+                                                    MutablePieces out, Tier* served_from) {
+    if (out.size() == 1) return ReadByKeyInto(address, key, out[0], served_from);
+    std::unique_ptr<std::byte[]> value;
+    auto size = ReadByKey(
+        address, key, PiecesSize(out),
+        [&value](uint64_t n) {
+            value = std::make_unique_for_overwrite<std::byte[]>(n);
+            return std::span<std::byte>(value.get(), n);
+        },
+        served_from);
+    if (size.ok()) ScatterPieces({value.get(), *size}, out);
+    return size;
 }
 
 }  // namespace mooncake

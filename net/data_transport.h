@@ -19,6 +19,7 @@
 
 #include "core/base/status.h"
 #include "core/base/types.h"
+#include "net/byte_pieces.h"
 #include "net/byte_stream.h"
 
 namespace mooncake {
@@ -93,6 +94,24 @@ public:
     // the request never left (no connection could be made): then nothing happened.
     virtual Status PutByKey(std::string_view address, std::string_view key, ClientId client,
                             std::span<const std::byte> value, bool* sent = nullptr);
+
+    // ---- values in pieces of caller memory (net/byte_pieces.h) ----
+    // The calls above for a value that is its pieces concatenated in order; a read fills
+    // exactly PiecesSize(out) bytes (ReadByKeyIntoPieces: up to that many). The defaults hand
+    // one piece to the span call and join (or split) several through one copy, for transports
+    // with nothing better; the TCP transport sends and receives the pieces with vectored
+    // socket calls, and a local segment copies each piece once.
+    virtual Status WriteMemoryPieces(std::string_view address, std::string_view key,
+                                     Generation generation, uint64_t offset, ConstPieces data);
+    virtual Status WriteMemoryPiecesEndingPut(std::string_view address, std::string_view key,
+                                              Generation generation, uint64_t offset,
+                                              ConstPieces data, ClientId client, bool* ended);
+    virtual Status ReadPieces(std::string_view address, Tier tier, std::string_view key,
+                              Generation generation, uint64_t offset, MutablePieces out);
+    virtual Status PutPiecesByKey(std::string_view address, std::string_view key, ClientId client,
+                                  ConstPieces value, bool* sent = nullptr);
+    virtual Result<uint64_t> ReadByKeyIntoPieces(std::string_view address, std::string_view key,
+                                                 MutablePieces out, Tier* served_from = nullptr);
 };
 
 struct TcpTransportOptions {

@@ -240,6 +240,38 @@ Status RecvAll(int fd, void* data, size_t size) {
     return Status::Ok();
 }
 
+Status RecvAll(int fd, std::span<const iovec> buffers) {
+    std::vector<iovec> iov(buffers.begin(), buffers.end());
+    size_t first = 0;
+    bool any = false;  // a close before the first byte is "peer closed", as RecvAll's
+    while (first < iov.size()) {
+        if (iov[first].iov_len == 0) {
+            ++first;
+            continue;
+        }
+        const int count = static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
+        ssize_t n = ::readv(fd, &iov[first], count);
+        if (n == 0) {
+            return !any ? Status::Unavailable("peer closed the connection")
+                        : Status::IoError("peer closed the connection mid-message");
+        }
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return IoFailure("recv");
+        }
+        any = true;
+        size_t left = static_cast<size_t>(n);
+        while (left > 0 && first < iov.size()) {
+            size_t take = std::min(left, iov[first].iov_len);
+            iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + take;
+            iov[first].iov_len -= take;
+            left -= take;
+            if (iov[first].iov_len == 0) ++first;
+        }
+    }
+    return Status::Ok();
+}
+
 Status Discard(int fd, uint64_t size) {
     char buf[65536];
     while (size > 0) {

@@ -76,6 +76,8 @@ Status SendAll(int fd, const void* data, size_t size);
 // Receives exactly `size` bytes. A clean close before the first byte -> kUnavailable
 // ("peer closed"); mid-buffer -> kIoError; a timeout -> kTimeout.
 Status RecvAll(int fd, void* data, size_t size);
+// The same into every byte of every buffer in order (readv: scattered destinations, no copy).
+Status RecvAll(int fd, std::span<const iovec> buffers);
 // Reads and drops `size` bytes (to resynchronise after refusing a payload).
 Status Discard(int fd, uint64_t size);
 // The Status for a socket call `what` that failed with errno: a timeout -> kTimeout, a reset

@@ -36,9 +36,14 @@ public:
 
     Status WriteMemory(std::string_view address, std::string_view key, Generation generation,
                        uint64_t offset, std::span<const std::byte> data) override {
+        return WriteMemoryPieces(address, key, generation, offset, ConstPieces(&data, 1));
+    }
+
+    Status WriteMemoryPieces(std::string_view address, std::string_view key, Generation generation,
+                             uint64_t offset, ConstPieces data) override {
         Payload p;
         p.send = data;
-        return Run(address, WriteHeader(key, generation, offset, data.size()), key, p);
+        return Run(address, WriteHeader(key, generation, offset, PiecesSize(data)), key, p);
     }
 
     Status WriteMemoryFrom(std::string_view address, std::string_view key, Generation generation,
@@ -52,11 +57,19 @@ public:
                                 Generation generation, uint64_t offset,
                                 std::span<const std::byte> data, ClientId client,
                                 bool* ended) override {
+        return WriteMemoryPiecesEndingPut(address, key, generation, offset, ConstPieces(&data, 1),
+                                          client, ended);
+    }
+
+    Status WriteMemoryPiecesEndingPut(std::string_view address, std::string_view key,
+                                      Generation generation, uint64_t offset, ConstPieces data,
+                                      ClientId client, bool* ended) override {
         const auto id = EncodeClient(client);
         Payload p;
         p.send = data;
         p.end_put = id;
-        Status st = Run(address, WriteHeader(key, generation, offset, data.size(), true), key, p);
+        Status st =
+            Run(address, WriteHeader(key, generation, offset, PiecesSize(data), true), key, p);
         *ended = st.ok();  // the node answers OK only once the put has ended
         return st;
     }
@@ -75,9 +88,14 @@ public:
 
     Status Read(std::string_view address, Tier tier, std::string_view key, Generation generation,
                 uint64_t offset, std::span<std::byte> out) override {
+        return ReadPieces(address, tier, key, generation, offset, MutablePieces(&out, 1));
+    }
+
+    Status ReadPieces(std::string_view address, Tier tier, std::string_view key,
+                      Generation generation, uint64_t offset, MutablePieces out) override {
         Payload p;
         p.receive = out;
-        return Run(address, ReadHeader(tier, key, generation, offset, out.size()), key, p);
+        return Run(address, ReadHeader(tier, key, generation, offset, PiecesSize(out)), key, p);
     }
 
     Status ReadTo(std::string_view address, Tier tier, std::string_view key,
@@ -101,18 +119,28 @@ public:
 
     Result<uint64_t> ReadByKeyInto(std::string_view address, std::string_view key,
                                    std::span<std::byte> out, Tier* served_from) override {
+        return ReadByKeyIntoPieces(address, key, MutablePieces(&out, 1), served_from);
+    }
+
+    Result<uint64_t> ReadByKeyIntoPieces(std::string_view address, std::string_view key,
+                                         MutablePieces out, Tier* served_from) override {
         Payload p;
         p.receive = out;
-        return RunByKeyRead(address, key, out.size(), p, served_from);
+        return RunByKeyRead(address, key, PiecesSize(out), p, served_from);
     }
 
     Status PutByKey(std::string_view address, std::string_view key, ClientId client,
                     std::span<const std::byte> value, bool* sent) override {
+        return PutPiecesByKey(address, key, client, ConstPieces(&value, 1), sent);
+    }
+
+    Status PutPiecesByKey(std::string_view address, std::string_view key, ClientId client,
+                          ConstPieces value, bool* sent) override {
         data::RequestHeader h;
         h.op = data::Op::kWrite;
         h.flags = data::kFlagByKey;
         h.key_length = static_cast<uint32_t>(key.size());
-        h.length = value.size();
+        h.length = PiecesSize(value);
         const auto id = EncodeClient(client);
         Payload p;
         p.end_put = id;
@@ -121,14 +149,15 @@ public:
     }
 
 private:
-    // Where a request's payload comes from and a response's payload goes: a span, or a
-    // stream (net/byte_stream.h). At most one of each side is set.
+    // Where a request's payload comes from and a response's payload goes: pieces of memory
+    // (net/byte_pieces.h; a span is one piece), or a stream (net/byte_stream.h). At most one
+    // of each side is set.
     struct Payload {
         std::span<const std::byte> end_put;  // the client id after the key (kFlagEndPut,
                                              // by-key writes)
-        std::span<const std::byte> send;
+        ConstPieces send;
         ByteSource* source = nullptr;
-        std::span<std::byte> receive;
+        MutablePieces receive;
         ByteSink* sink = nullptr;
         // The response's payload is given by a call, once its size is known.
         const std::function<std::span<std::byte>(uint64_t)>* receive_sized = nullptr;
@@ -236,12 +265,15 @@ private:
         hello.length = options_.auth_token.size();
         data::RequestBytes hello_header = data::SerializeRequest(hello);
         data::RequestBytes header = data::SerializeRequest(h);
-        iovec iov[6] = {{hello_header.data(), hello_header.size()},
-                        {const_cast<char*>(options_.auth_token.data()), options_.auth_token.size()},
-                        {header.data(), header.size()},
-                        {const_cast<char*>(key.data()), key.size()},
-                        {const_cast<std::byte*>(payload.end_put.data()), payload.end_put.size()},
-                        {const_cast<std::byte*>(payload.send.data()), payload.send.size()}};
+        // Headers and the payload's pieces leave in one vectored send, straight from the
+        // caller's memory.
+        std::vector<iovec> iov = {
+            {hello_header.data(), hello_header.size()},
+            {const_cast<char*>(options_.auth_token.data()), options_.auth_token.size()},
+            {header.data(), header.size()},
+            {const_cast<char*>(key.data()), key.size()},
+            {const_cast<std::byte*>(payload.end_put.data()), payload.end_put.size()}};
+        AppendIovecs(payload.send, 0, UINT64_MAX, iov);
         Status st = net::SendAll(fd, std::span<const iovec>(iov).subspan(greet ? 0 : 2));
         if (st.ok() && payload.source != nullptr) {
             bool source_failed = false;
@@ -300,9 +332,11 @@ private:
     // `expected`: the payload's size (with into.up_to, the most it may be).
     static ExchangeResult ReadResponse(int fd, const Payload& into, uint64_t expected) {
         data::ResponseBytes raw;
-        // Only a span known before the answer can take its start in the header's recv.
-        std::span<std::byte> early = into.receive.first(
-            std::min<uint64_t>(into.receive.size(), into.sink == nullptr ? expected : 0));
+        // Only a piece known before the answer can take its start in the header's recv.
+        std::span<std::byte> early;
+        if (!into.receive.empty() && into.sink == nullptr) {
+            early = into.receive[0].first(std::min<uint64_t>(into.receive[0].size(), expected));
+        }
         auto started = RecvHeaderAndStart(fd, raw, early);
         if (!started.ok()) return {started.status(), {}, false};
         const size_t early_got = *started;
@@ -327,17 +361,26 @@ private:
                     {},
                     false};
         }
-        std::span<std::byte> receive = into.receive.first(
-            std::min<uint64_t>(into.receive.size(), expected));
+        MutablePieces receive = into.receive;
+        std::span<std::byte> sized;
         if (into.receive_sized != nullptr) {
-            receive = (*into.receive_sized)(expected);
-            if (receive.size() < expected) {
+            sized = (*into.receive_sized)(expected);
+            if (sized.size() < expected) {
                 return {Status::Internal("the buffer given for a read is too small"), {}, false};
             }
+            receive = MutablePieces(&sized, 1);
         }
-        st = into.sink != nullptr
-                 ? net::RecvStream(fd, *into.sink, expected)
-                 : net::RecvAll(fd, receive.data() + early_got, expected - early_got);
+        if (into.sink == nullptr && PiecesSize(receive) < expected) {
+            return {Status::Internal("the buffers given for a read are too small"), {}, false};
+        }
+        if (into.sink != nullptr) {
+            st = net::RecvStream(fd, *into.sink, expected);
+        } else {
+            // The rest of the payload lands in the pieces, where the header's recv stopped.
+            std::vector<iovec> iov;
+            AppendIovecs(receive, early_got, expected - early_got, iov);
+            st = net::RecvAll(fd, iov);
+        }
         if (!st.ok()) {
             // A sink that refused bytes is our failure, not the connection's; either way the
             // stream is out of sync.

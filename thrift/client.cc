@@ -119,25 +119,30 @@ int64_t Client::client_id() const { return channel_->client_id(); }
 
 Status Client::Put(std::string_view key, std::span<const std::byte> value, NodeId preferred,
                    const PutPin& pin) {
-    if (!by_key_address_.empty() && !pin.any() && !value.empty() &&
-        value.size() <= kByKeyPutMaxBytes) {
+    return PutPieces(key, ConstPieces(&value, 1), preferred, pin);
+}
+
+Status Client::PutPieces(std::string_view key, ConstPieces value, NodeId preferred,
+                         const PutPin& pin) {
+    const uint64_t size = PiecesSize(value);
+    if (!by_key_address_.empty() && !pin.any() && size > 0 && size <= kByKeyPutMaxBytes) {
         MC_RETURN_IF_ERROR(ValidateKey(key));
         bool sent = false;
-        Status st = transport_->PutByKey(by_key_address_, key,
-                                         static_cast<ClientId>(client_id()), value, &sent);
+        Status st = transport_->PutPiecesByKey(by_key_address_, key,
+                                               static_cast<ClientId>(client_id()), value, &sent);
         // Not sent (the daemon's data channel cannot be reached, say it restarted on another
         // port): nothing happened, and the two-step path asks the master where to write.
         if (st.ok() || sent) return st;
     }
-    return PutWith(key, value.size(),
-                   [&](const std::string& address, Generation generation, uint64_t offset,
-                       bool* ended) {
-                       // The id the put was started under (read after PutStart, as PutEnd's).
-                       const auto client = static_cast<ClientId>(client_id());
-                       return transport_->WriteMemoryEndingPut(address, key, generation, offset,
-                                                               value, client, ended);
-                   },
-                   preferred, pin);
+    return PutWith(
+        key, size,
+        [&](const std::string& address, Generation generation, uint64_t offset, bool* ended) {
+            // The id the put was started under (read after PutStart, as PutEnd's).
+            const auto client = static_cast<ClientId>(client_id());
+            return transport_->WriteMemoryPiecesEndingPut(address, key, generation, offset, value,
+                                                          client, ended);
+        },
+        preferred, pin);
 }
 
 Status Client::PutFrom(std::string_view key, uint64_t size, ByteSource& source) {
@@ -195,9 +200,18 @@ Status Client::PutWith(std::string_view key, uint64_t size,
 std::vector<Status> Client::BatchPut(
     std::span<const std::pair<std::string, std::span<const std::byte>>> items, NodeId preferred,
     const PutPin& pin) {
+    std::vector<PiecesItem> pieces(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+        pieces[i] = {items[i].first, ConstPieces(&items[i].second, 1)};
+    }
+    return BatchPutPieces(pieces, preferred, pin);
+}
+
+std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, NodeId preferred,
+                                           const PutPin& pin) {
     if (!by_key_address_.empty() && !pin.any()) {
         return EachByKey(*fan_out_, batch_width_, items.size(), Status::Ok(),
-                         [&](size_t i) { return Put(items[i].first, items[i].second); });
+                         [&](size_t i) { return PutPieces(items[i].key, items[i].value); });
     }
     std::vector<Status> out(items.size());
     if (Status st = CheckBatch(items.size()); !st.ok()) {
@@ -207,14 +221,15 @@ std::vector<Status> Client::BatchPut(
     std::vector<rpc::PutStartItem> starts;
     std::vector<size_t> index;  // starts[i] is items[index[i]]
     for (size_t i = 0; i < items.size(); ++i) {
-        out[i] = ValidateKey(items[i].first);
-        if (out[i].ok() && items[i].second.empty()) {
+        out[i] = ValidateKey(items[i].key);
+        const uint64_t size = PiecesSize(items[i].value);
+        if (out[i].ok() && size == 0) {
             out[i] = Status::InvalidArgument("a value must be at least 1 byte");
         }
         if (!out[i].ok()) continue;
         rpc::PutStartItem item;
-        item.key = items[i].first;
-        item.size = static_cast<int64_t>(items[i].second.size());
+        item.key = std::string(items[i].key);
+        item.size = static_cast<int64_t>(size);
         if (pin.any()) item.__set_pin(rpc::ToWire(pin));
         starts.push_back(std::move(item));
         index.push_back(i);
@@ -242,10 +257,10 @@ std::vector<Status> Client::BatchPut(
         const rpc::PutStartReply& reply = started[j].reply;
         out[i] = reply.replica.data_address.empty()
                      ? Status::Unavailable("the node holding the allocated range is gone")
-                     : transport_->WriteMemory(reply.replica.data_address, items[i].first,
-                                               static_cast<Generation>(reply.generation),
-                                               static_cast<uint64_t>(reply.replica.offset),
-                                               items[i].second);
+                     : transport_->WriteMemoryPieces(reply.replica.data_address, items[i].key,
+                                                     static_cast<Generation>(reply.generation),
+                                                     static_cast<uint64_t>(reply.replica.offset),
+                                                     items[i].value);
     });
     std::vector<rpc::KeyGeneration> to_end, to_revoke;
     std::vector<size_t> end_index;
@@ -253,7 +268,7 @@ std::vector<Status> Client::BatchPut(
         size_t i = index[j];
         if (!rpc::FromOutcome(started[j].outcome).ok()) continue;  // no range was allocated
         rpc::KeyGeneration kg;
-        kg.key = items[i].first;
+        kg.key = std::string(items[i].key);
         kg.generation = started[j].reply.generation;
         if (out[i].ok()) {
             to_end.push_back(std::move(kg));
@@ -295,14 +310,15 @@ Result<ObjectInfo> Client::GetReplicaList(std::string_view key) {
     return FromWireInfo(wire);
 }
 
-Status Client::ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
-                            Tier* served_from) {
+Status Client::ReadReplicas(const ObjectInfo& info, MutablePieces out, Tier* served_from) {
     const ObjectView& v = info.object;
+    std::vector<std::span<std::byte>> value;  // the first v.size bytes of `out`
+    FirstBytes(out, v.size, value);
     return ReadReplicasWith(
         info, served_from,
         [&](const std::string& address, const ReplicaDesc& r) {
-            return transport_->Read(address, r.tier, v.key, v.generation, r.ReadOffset(),
-                                    out.first(v.size));
+            return transport_->ReadPieces(address, r.tier, v.key, v.generation, r.ReadOffset(),
+                                          value);
         },
         [] { return true; });
 }
@@ -335,19 +351,24 @@ Status Client::ReadReplicasWith(
 
 Result<uint64_t> Client::GetInto(std::string_view key, std::span<std::byte> out,
                                  Tier* served_from) {
+    return GetIntoPieces(key, MutablePieces(&out, 1), served_from);
+}
+
+Result<uint64_t> Client::GetIntoPieces(std::string_view key, MutablePieces out, Tier* served_from) {
     if (!by_key_address_.empty()) {
-        auto read = transport_->ReadByKeyInto(by_key_address_, key, out, served_from);
+        auto read = transport_->ReadByKeyIntoPieces(by_key_address_, key, out, served_from);
         if (!ByKeyUnreachable(read.status())) return read;
     }
+    const uint64_t room = PiecesSize(out);
     uint64_t size = 0;
     Status st = net::ReadWithOneRelook([&](int, bool& stop) {
         auto info = GetReplicaList(key);
         stop = !info.ok();
         if (stop) return info.status();
         size = info->object.size;
-        if (out.size() < size) {
+        if (room < size) {
             stop = true;
-            return Status::InvalidArgument("buffer of " + std::to_string(out.size()) +
+            return Status::InvalidArgument("buffer of " + std::to_string(room) +
                                            " bytes is too small for " + QuoteKey(key) + " (" +
                                            std::to_string(size) + " bytes)");
         }
@@ -401,7 +422,8 @@ Result<std::string> Client::Get(std::string_view key) {
         stop = !info.ok();
         if (stop) return info.status();
         value.assign(info->object.size, '\0');
-        return ReadReplicas(*info, std::as_writable_bytes(std::span(value.data(), value.size())));
+        std::span<std::byte> whole = std::as_writable_bytes(std::span(value.data(), value.size()));
+        return ReadReplicas(*info, MutablePieces(&whole, 1));
     });
     if (!st.ok()) return st;
     return value;
@@ -431,10 +453,9 @@ std::vector<Result<ObjectInfo>> Client::BatchGetReplicaList(std::span<const std:
     return out;
 }
 
-void Client::BatchRead(
-    std::span<const std::string> keys,
-    const std::function<std::span<std::byte>(size_t, uint64_t, Status*)>& buffer_for,
-    std::vector<Status>& out) {
+void Client::BatchRead(std::span<const std::string> keys,
+                       const std::function<MutablePieces(size_t, uint64_t, Status*)>& buffer_for,
+                       std::vector<Status>& out) {
     out.assign(keys.size(), Status::Ok());
     std::vector<Result<ObjectInfo>> lists = BatchGetReplicaList(keys);
     fan_out_->Run(keys.size(), batch_width_, [&](size_t i) {
@@ -444,7 +465,7 @@ void Client::BatchRead(
             stop = true;
             if (!fresh.ok()) return fresh.status();
             Status refused;
-            std::span<std::byte> buffer = buffer_for(i, fresh->object.size, &refused);
+            MutablePieces buffer = buffer_for(i, fresh->object.size, &refused);
             if (!refused.ok()) return refused;
             stop = false;
             return ReadReplicas(*fresh, buffer);
@@ -458,12 +479,14 @@ std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> k
                          [&](size_t i) { return Get(keys[i]); });
     }
     std::vector<std::string> values(keys.size());
+    std::vector<std::span<std::byte>> whole(keys.size());  // each value as one piece
     std::vector<Status> read;
     BatchRead(
         keys,
         [&](size_t i, uint64_t size, Status*) {
             values[i].assign(size, '\0');
-            return std::as_writable_bytes(std::span(values[i].data(), values[i].size()));
+            whole[i] = std::as_writable_bytes(std::span(values[i].data(), values[i].size()));
+            return MutablePieces(&whole[i], 1);
         },
         read);
     std::vector<Result<std::string>> out;
@@ -480,6 +503,13 @@ std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> k
 
 std::vector<Result<uint64_t>> Client::BatchGetInto(std::span<const std::string> keys,
                                                    std::span<const std::span<std::byte>> outs) {
+    std::vector<MutablePieces> pieces(outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) pieces[i] = MutablePieces(&outs[i], 1);
+    return BatchGetIntoPieces(keys, pieces);
+}
+
+std::vector<Result<uint64_t>> Client::BatchGetIntoPieces(std::span<const std::string> keys,
+                                                         std::span<const MutablePieces> outs) {
     std::vector<Result<uint64_t>> out;
     out.reserve(keys.size());
     if (outs.size() != keys.size()) {
@@ -491,21 +521,22 @@ std::vector<Result<uint64_t>> Client::BatchGetInto(std::span<const std::string> 
     }
     if (!by_key_address_.empty()) {
         return EachByKey(*fan_out_, batch_width_, keys.size(), Result<uint64_t>(uint64_t{0}),
-                         [&](size_t i) { return GetInto(keys[i], outs[i]); });
+                         [&](size_t i) { return GetIntoPieces(keys[i], outs[i]); });
     }
     std::vector<uint64_t> sizes(keys.size(), 0);
     std::vector<Status> read;
     BatchRead(
         keys,
-        [&](size_t i, uint64_t size, Status* refused) -> std::span<std::byte> {
-            if (outs[i].size() < size) {
-                *refused = Status::InvalidArgument(
-                    "buffer of " + std::to_string(outs[i].size()) + " bytes is too small for " +
-                    QuoteKey(keys[i]) + " (" + std::to_string(size) + " bytes)");
+        [&](size_t i, uint64_t size, Status* refused) -> MutablePieces {
+            const uint64_t room = PiecesSize(outs[i]);
+            if (room < size) {
+                *refused = Status::InvalidArgument("buffer of " + std::to_string(room) +
+                                                   " bytes is too small for " + QuoteKey(keys[i]) +
+                                                   " (" + std::to_string(size) + " bytes)");
                 return {};
             }
             sizes[i] = size;
-            return outs[i].first(size);
+            return outs[i];
         },
         read);
     for (size_t i = 0; i < keys.size(); ++i) {

@@ -146,6 +146,13 @@ struct ScrubResult {
     std::string error;  // not empty: this node could not be scrubbed
 };
 
+// One object of BatchPutPieces: its key and its value as pieces of caller memory
+// (net/byte_pieces.h), both borrowed for the call.
+struct PiecesItem {
+    std::string_view key;
+    ConstPieces value;
+};
+
 struct RemovePrefixResult {
     uint64_t removed = 0;
     uint64_t skipped = 0;  // leased keys left in place (without force)
@@ -173,6 +180,11 @@ public:
     Status Put(std::string_view key, std::string_view value) {
         return Put(key, std::as_bytes(std::span(value.data(), value.size())));
     }
+    // Put of a value that is its pieces concatenated in order (scattered caller buffers): the
+    // pieces go to the node with vectored I/O, or by one memcpy each into a local segment; no
+    // contiguous copy is made. Put is this with one piece.
+    Status PutPieces(std::string_view key, ConstPieces value, NodeId preferred = kNoNode,
+                     const PutPin& pin = {});
     // Stores a value of `size` bytes taken from `source` as they are sent (a file is sent with
     // sendfile, a pipe spliced): memory use does not grow with the value. The master checks
     // `size` (max_value_size, DRAM room) before a byte is read. A source that fails or ends
@@ -184,6 +196,9 @@ public:
     std::vector<Status> BatchPut(
         std::span<const std::pair<std::string, std::span<const std::byte>>> items,
         NodeId preferred = kNoNode, const PutPin& pin = {});
+    // BatchPut of values in pieces (as PutPieces).
+    std::vector<Status> BatchPutPieces(std::span<const PiecesItem> items,
+                                       NodeId preferred = kNoNode, const PutPin& pin = {});
 
     // Reads the whole value. A read: counts toward promotion.
     Result<std::string> Get(std::string_view key);
@@ -192,6 +207,11 @@ public:
     // `served_from`, when given, is set to the tier of the replica the bytes came from.
     Result<uint64_t> GetInto(std::string_view key, std::span<std::byte> out,
                              Tier* served_from = nullptr);
+    // GetInto scattering the value over `out`'s pieces in order (they must hold it in total;
+    // the last ones may be left untouched): vectored receives, or one memcpy per piece out of
+    // a local segment.
+    Result<uint64_t> GetIntoPieces(std::string_view key, MutablePieces out,
+                                   Tier* served_from = nullptr);
     // Reads the value into `sink` as it arrives (spliced into a descriptor sink: a file,
     // /dev/null, a pipe), memory use independent of its size; returns the size. A read that
     // fails part-way tries the next replica only if the sink can rewind (a regular file, a
@@ -206,6 +226,9 @@ public:
     // per key: the value's size, or why it was not read.
     std::vector<Result<uint64_t>> BatchGetInto(std::span<const std::string> keys,
                                                std::span<const std::span<std::byte>> outs);
+    // BatchGetInto with each value scattered over its pieces (as GetIntoPieces).
+    std::vector<Result<uint64_t>> BatchGetIntoPieces(std::span<const std::string> keys,
+                                                     std::span<const MutablePieces> outs);
 
     // Removes the key (its DRAM now, its disk copies at the holders' next heartbeat).
     // Refused with kHasLease while leased, unless `force`.
@@ -292,8 +315,8 @@ public:
 private:
     Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport,
            size_t batch_parallelism);
-    Status ReadReplicas(const ObjectInfo& info, std::span<std::byte> out,
-                        Tier* served_from = nullptr);
+    // Reads the value into the first info.object.size bytes of `out`'s pieces.
+    Status ReadReplicas(const ObjectInfo& info, MutablePieces out, Tier* served_from = nullptr);
     // The replica loop of ReadReplicas with `read` doing one replica's transfer; `again`
     // says whether another replica may be tried after a failure.
     Status ReadReplicasWith(const ObjectInfo& info, Tier* served_from,
@@ -306,10 +329,10 @@ private:
                    const std::function<Status(const std::string& address, Generation generation,
                                               uint64_t offset, bool* ended)>& write,
                    NodeId preferred = kNoNode, const PutPin& pin = {});
-    // BatchGet / BatchGetInto: reads keys[i] into the buffer buffer_for(i, size) returns (an
-    // empty span: refused, the status already in out[i]), batch_width_ reads at a time.
+    // BatchGet / BatchGetInto: reads keys[i] into the pieces buffer_for(i, size, &refused)
+    // returns (refused not ok: that is the key's answer), batch_width_ reads at a time.
     void BatchRead(std::span<const std::string> keys,
-                   const std::function<std::span<std::byte>(size_t, uint64_t, Status*)>& buffer_for,
+                   const std::function<MutablePieces(size_t, uint64_t, Status*)>& buffer_for,
                    std::vector<Status>& out);
 
     std::unique_ptr<MasterChannel> channel_;

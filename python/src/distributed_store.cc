@@ -54,6 +54,25 @@ std::string EnvOr(const char* name, const std::string& fallback) {
     return v != nullptr && *v != '\0' ? std::string(v) : fallback;
 }
 
+// One multi-buffer value's buffers as pieces, in order; buffers that lie end to end in memory
+// (a pool's adjacent pages) become one piece: fewer iovecs, one memcpy.
+template <typename Byte>
+std::vector<std::span<Byte>> PiecesOf(const std::vector<uintptr_t>& buffers,
+                                      const std::vector<size_t>& sizes) {
+    std::vector<std::span<Byte>> out;
+    out.reserve(buffers.size());
+    for (size_t j = 0; j < buffers.size(); ++j) {
+        if (sizes[j] == 0) continue;
+        auto* at = reinterpret_cast<Byte*>(buffers[j]);
+        if (!out.empty() && out.back().data() + out.back().size() == at) {
+            out.back() = std::span<Byte>(out.back().data(), out.back().size() + sizes[j]);
+        } else {
+            out.emplace_back(at, sizes[j]);
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 Result<uint64_t> ParseHumanSize(std::string_view text) {
@@ -279,8 +298,8 @@ int DistributedStore::Put(const std::string& key, const void* data, size_t size,
             return rc;
         }
     }
-    return PutItemsLocked({{key, std::span(static_cast<const std::byte*>(data), size)}},
-                          /*upsert=*/false, preferred)[0];
+    const std::span<const std::byte> value(static_cast<const std::byte*>(data), size);
+    return PutItemsLocked({{key, ConstPieces(&value, 1)}}, /*upsert=*/false, preferred)[0];
 }
 
 int DistributedStore::Upsert(const std::string& key, const void* data, size_t size, bool staged,
@@ -293,8 +312,8 @@ int DistributedStore::Upsert(const std::string& key, const void* data, size_t si
             return rc;
         }
     }
-    return PutItemsLocked({{key, std::span(static_cast<const std::byte*>(data), size)}},
-                          /*upsert=*/true, preferred)[0];
+    const std::span<const std::byte> value(static_cast<const std::byte*>(data), size);
+    return PutItemsLocked({{key, ConstPieces(&value, 1)}}, /*upsert=*/true, preferred)[0];
 }
 
 std::vector<int> DistributedStore::BatchPut(const std::vector<std::string>& keys,
@@ -324,7 +343,8 @@ std::vector<int> DistributedStore::BatchWrite(const std::vector<std::string>& ke
         return std::vector<int>(keys.size(), kInvalidParams);
     }
     std::vector<int> out(keys.size(), kOK);
-    std::vector<std::pair<std::string, std::span<const std::byte>>> items;
+    std::vector<std::span<const std::byte>> values(keys.size());  // each value one piece
+    std::vector<PiecesItem> items;
     std::vector<size_t> index;
     for (size_t i = 0; i < keys.size(); ++i) {
         if (staged && sizes[i] > session_->options.local_buffer_size) {
@@ -335,7 +355,8 @@ std::vector<int> DistributedStore::BatchWrite(const std::vector<std::string>& ke
             out[i] = CheckCallerRange(reinterpret_cast<uintptr_t>(data[i]), sizes[i], what);
             if (out[i] != kOK) continue;
         }
-        items.emplace_back(keys[i], std::span(static_cast<const std::byte*>(data[i]), sizes[i]));
+        values[i] = std::span(static_cast<const std::byte*>(data[i]), sizes[i]);
+        items.push_back({keys[i], ConstPieces(&values[i], 1)});
         index.push_back(i);
     }
     std::vector<int> results = PutItemsLocked(items, upsert, preferred);
@@ -351,35 +372,22 @@ int DistributedStore::PutParts(const std::string& key,
     uint64_t total = 0;
     for (const auto& p : parts) total += p.size();
     if (total > session_->options.local_buffer_size) return kBufferOverflow;
-    if (parts.size() == 1) {
-        return PutItemsLocked({{key, parts[0]}}, /*upsert=*/false, preferred)[0];
-    }
-    // The pieces of a value must be one span for the data channel: joined once here (Mooncake
-    // copies them into its local buffer the same way).
-    std::vector<std::byte> joined;
-    joined.reserve(total);
-    for (const auto& p : parts) joined.insert(joined.end(), p.begin(), p.end());
-    return PutItemsLocked({{key, std::span<const std::byte>(joined)}}, /*upsert=*/false,
-                          preferred)[0];
+    // The parts go as pieces of one value, with no join (Mooncake copies them into its local
+    // buffer first; the bound above is kept as Mooncake's).
+    return PutItemsLocked({{key, ConstPieces(parts)}}, /*upsert=*/false, preferred)[0];
 }
 
-DistributedStore::Pieces DistributedStore::CheckPieces(const std::vector<uintptr_t>& buffers,
-                                                       const std::vector<size_t>& sizes,
-                                                       const char* op) const {
-    Pieces p;
+int DistributedStore::CheckPieces(const std::vector<uintptr_t>& buffers,
+                                  const std::vector<size_t>& sizes, const char* op) const {
     if (buffers.empty() || buffers.size() != sizes.size()) {
         spdlog::error("{}: a key has {} buffers and {} sizes (at least one, and as many of each)",
                       op, buffers.size(), sizes.size());
-        p.rc = kInvalidParams;
-        return p;
+        return kInvalidParams;
     }
-    p.contiguous = true;
     for (size_t j = 0; j < buffers.size(); ++j) {
-        if ((p.rc = CheckCallerRange(buffers[j], sizes[j], op)) != kOK) return p;
-        if (j > 0 && buffers[j - 1] + sizes[j - 1] != buffers[j]) p.contiguous = false;
-        p.total += sizes[j];
+        if (int rc = CheckCallerRange(buffers[j], sizes[j], op); rc != kOK) return rc;
     }
-    return p;
+    return kOK;
 }
 
 std::vector<int> DistributedStore::BatchPutMulti(const std::vector<std::string>& keys,
@@ -395,31 +403,14 @@ std::vector<int> DistributedStore::BatchPutMulti(const std::vector<std::string>&
     }
     ReaderLock lock(mu_);
     if (session_ == nullptr) return out;
-    std::vector<std::pair<std::string, std::span<const std::byte>>> items;
+    // Every key's buffers are checked before a byte moves, then go to the node as they lie.
+    std::vector<std::vector<std::span<const std::byte>>> pieces(keys.size());
+    std::vector<PiecesItem> items;
     std::vector<size_t> index;
-    // A key whose pieces are scattered is joined once into its own buffer (the data channel
-    // and the local segment take one span per value); pieces that lie end to end in memory
-    // (one buffer, or a pool's adjacent pages) go as they are, with no copy.
-    std::vector<std::vector<std::byte>> joined;
-    joined.reserve(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
-        Pieces p = CheckPieces(buffers[i], sizes[i], op);
-        if (p.rc != kOK) {
-            out[i] = p.rc;
-            continue;
-        }
-        if (p.contiguous) {
-            items.emplace_back(
-                keys[i], std::span(reinterpret_cast<const std::byte*>(buffers[i][0]), p.total));
-        } else {
-            std::vector<std::byte>& j = joined.emplace_back();
-            j.reserve(p.total);
-            for (size_t b = 0; b < buffers[i].size(); ++b) {
-                const auto* from = reinterpret_cast<const std::byte*>(buffers[i][b]);
-                j.insert(j.end(), from, from + sizes[i][b]);
-            }
-            items.emplace_back(keys[i], std::span<const std::byte>(j));
-        }
+        if ((out[i] = CheckPieces(buffers[i], sizes[i], op)) != kOK) continue;
+        pieces[i] = PiecesOf<const std::byte>(buffers[i], sizes[i]);
+        items.push_back({keys[i], ConstPieces(pieces[i])});
         index.push_back(i);
     }
     std::vector<int> results = PutItemsLocked(items, upsert, preferred);
@@ -427,19 +418,18 @@ std::vector<int> DistributedStore::BatchPutMulti(const std::vector<std::string>&
     return out;
 }
 
-std::vector<int> DistributedStore::PutItemsLocked(
-    const std::vector<std::pair<std::string, std::span<const std::byte>>>& items, bool upsert,
-    const WritePlacement& preferred) {
+std::vector<int> DistributedStore::PutItemsLocked(const std::vector<PiecesItem>& items, bool upsert,
+                                                  const WritePlacement& preferred) {
     std::vector<int> out(items.size(), kOK);
     if (items.empty()) return out;
     Client& client = *session_->client;
     const NodeId node = PreferredNodeLocked(preferred.segment);
     if (!upsert && items.size() == 1) {  // one write that the node ends: no PutEnd round trip
-        out[0] = PutResult(client.Put(items[0].first, items[0].second, node, preferred.pin));
+        out[0] = PutResult(client.PutPieces(items[0].key, items[0].value, node, preferred.pin));
         return out;
     }
     if (!upsert) {
-        std::vector<Status> results = client.BatchPut(items, node, preferred.pin);
+        std::vector<Status> results = client.BatchPutPieces(items, node, preferred.pin);
         for (size_t i = 0; i < out.size(); ++i) {
             out[i] = i < results.size() ? PutResult(results[i]) : kInternalError;
         }
@@ -453,14 +443,14 @@ std::vector<int> DistributedStore::PutItemsLocked(
     for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
     for (int round = 0; round < kUpsertRounds && !pending.empty(); ++round) {
         std::vector<std::string> keys;
-        for (size_t i : pending) keys.push_back(items[i].first);
+        for (size_t i : pending) keys.emplace_back(items[i].key);
         std::vector<Status> removed = client.BatchRemove(keys, /*force=*/false);
-        std::vector<std::pair<std::string, std::span<const std::byte>>> puts;
+        std::vector<PiecesItem> puts;
         std::vector<size_t> put_index;
         for (size_t j = 0; j < pending.size(); ++j) {
             const Status& st = j < removed.size() ? removed[j] : Status::Internal("no answer");
             if (!st.ok() && !st.Is(StatusCode::kNotFound)) {
-                spdlog::debug("upsert {}: {}", items[pending[j]].first, st.message());
+                spdlog::debug("upsert {}: {}", items[pending[j]].key, st.message());
                 out[pending[j]] = ToMooncakeError(st);
                 continue;
             }
@@ -468,7 +458,7 @@ std::vector<int> DistributedStore::PutItemsLocked(
             put_index.push_back(pending[j]);
         }
         std::vector<Status> put =
-            puts.empty() ? std::vector<Status>{} : client.BatchPut(puts, node, preferred.pin);
+            puts.empty() ? std::vector<Status>{} : client.BatchPutPieces(puts, node, preferred.pin);
         pending.clear();
         for (size_t j = 0; j < put_index.size(); ++j) {
             const Status& st = j < put.size() ? put[j] : Status::Internal("no answer");
@@ -476,7 +466,7 @@ std::vector<int> DistributedStore::PutItemsLocked(
                 pending.push_back(put_index[j]);
                 continue;
             }
-            if (!st.ok()) spdlog::debug("upsert {}: {}", items[put_index[j]].first, st.message());
+            if (!st.ok()) spdlog::debug("upsert {}: {}", items[put_index[j]].key, st.message());
             out[put_index[j]] = ToMooncakeError(st);
         }
     }
@@ -535,7 +525,8 @@ int64_t DistributedStore::GetInto(const std::string& key, void* buffer, size_t s
     if (int rc = CheckCallerRange(reinterpret_cast<uintptr_t>(buffer), size, "get_into")) {
         return rc;
     }
-    return GetIntoLocked({key}, {std::span(static_cast<std::byte*>(buffer), size)})[0];
+    const std::span<std::byte> out(static_cast<std::byte*>(buffer), size);
+    return GetIntoLocked({key}, {MutablePieces(&out, 1)})[0];
 }
 
 std::vector<int64_t> DistributedStore::BatchGetInto(const std::vector<std::string>& keys,
@@ -550,12 +541,14 @@ std::vector<int64_t> DistributedStore::BatchGetInto(const std::vector<std::strin
     MC_SESSION_OR(out);
     (void)client;
     std::vector<std::string> read_keys;
-    std::vector<std::span<std::byte>> outs;
+    std::vector<std::span<std::byte>> spans(keys.size());  // each buffer one piece
+    std::vector<MutablePieces> outs;
     std::vector<size_t> index;
     for (size_t i = 0; i < keys.size(); ++i) {
         if ((out[i] = CheckCallerRange(buffers[i], sizes[i], "batch_get_into")) != kOK) continue;
         read_keys.push_back(keys[i]);
-        outs.emplace_back(reinterpret_cast<std::byte*>(buffers[i]), sizes[i]);
+        spans[i] = std::span(reinterpret_cast<std::byte*>(buffers[i]), sizes[i]);
+        outs.emplace_back(&spans[i], 1);
         index.push_back(i);
     }
     std::vector<int64_t> got = GetIntoLocked(read_keys, outs);
@@ -575,56 +568,34 @@ std::vector<int64_t> DistributedStore::BatchGetIntoMulti(
     }
     MC_SESSION_OR(out);
     (void)client;
+    // Every key's buffers are checked before a byte moves; the value then lands in them.
     std::vector<std::string> read_keys;
-    std::vector<std::span<std::byte>> outs;
+    std::vector<std::vector<std::span<std::byte>>> pieces(keys.size());
+    std::vector<MutablePieces> outs;
     std::vector<size_t> index;
-    // Scattered pieces: the value is read into one scratch buffer and spread from there;
-    // pieces end to end in memory take the value directly.
-    std::vector<std::vector<std::byte>> scratch(keys.size());
-    std::vector<bool> scattered(keys.size(), false);
     for (size_t i = 0; i < keys.size(); ++i) {
-        Pieces p = CheckPieces(buffers[i], sizes[i], op);
-        if (p.rc != kOK) {
-            out[i] = p.rc;
-            continue;
-        }
-        if (p.contiguous) {
-            outs.emplace_back(reinterpret_cast<std::byte*>(buffers[i][0]), p.total);
-        } else {
-            scratch[i].resize(p.total);
-            scattered[i] = true;
-            outs.emplace_back(scratch[i]);
-        }
+        if ((out[i] = CheckPieces(buffers[i], sizes[i], op)) != kOK) continue;
+        pieces[i] = PiecesOf<std::byte>(buffers[i], sizes[i]);
         read_keys.push_back(keys[i]);
+        outs.emplace_back(pieces[i]);
         index.push_back(i);
     }
     std::vector<int64_t> got = GetIntoLocked(read_keys, outs);
-    for (size_t j = 0; j < got.size(); ++j) {
-        size_t i = index[j];
-        out[i] = got[j];
-        if (got[j] <= 0 || !scattered[i]) continue;
-        uint64_t left = static_cast<uint64_t>(got[j]), at = 0;
-        for (size_t b = 0; b < buffers[i].size() && left > 0; ++b) {
-            uint64_t n = std::min<uint64_t>(left, sizes[i][b]);
-            std::memcpy(reinterpret_cast<void*>(buffers[i][b]), scratch[i].data() + at, n);
-            at += n;
-            left -= n;
-        }
-    }
+    for (size_t j = 0; j < got.size(); ++j) out[index[j]] = got[j];
     return out;
 }
 
-std::vector<int64_t> DistributedStore::GetIntoLocked(
-    const std::vector<std::string>& keys, const std::vector<std::span<std::byte>>& outs) {
+std::vector<int64_t> DistributedStore::GetIntoLocked(const std::vector<std::string>& keys,
+                                                     const std::vector<MutablePieces>& outs) {
     std::vector<int64_t> out(keys.size(), kInternalError);
     if (keys.empty()) return out;
     Client& client = *session_->client;
     if (keys.size() == 1) {
-        auto n = client.GetInto(keys[0], outs[0]);
+        auto n = client.GetIntoPieces(keys[0], outs[0]);
         out[0] = n.ok() ? static_cast<int64_t>(*n) : ToMooncakeError(n.status());
         return out;
     }
-    std::vector<Result<uint64_t>> got = client.BatchGetInto(keys, outs);
+    std::vector<Result<uint64_t>> got = client.BatchGetIntoPieces(keys, outs);
     for (size_t i = 0; i < got.size() && i < out.size(); ++i) {
         out[i] = got[i].ok() ? static_cast<int64_t>(*got[i]) : ToMooncakeError(got[i].status());
     }

@@ -23,9 +23,11 @@
 #include "core/base/master_types.h"
 #include "core/base/mutex.h"
 #include "core/base/status.h"
+#include "net/byte_pieces.h"
 
 namespace mooncake {
 class Client;
+struct PiecesItem;
 class EmbeddedNode;
 class LocalFirstTransport;
 }  // namespace mooncake
@@ -108,7 +110,9 @@ public:
     // Objects each made of scattered caller buffers, concatenated in order
     // (batch_put_from_multi_buffers): per key 0 or a negative error; every key -600 when the
     // three lists differ in length; a key whose buffer and size lists differ, or with a buffer
-    // past its registered region, -600. `upsert`: replace existing keys (Upsert).
+    // past its registered region, -600. `upsert`: replace existing keys (Upsert). The buffers
+    // are sent as they lie (vectored I/O, or one memcpy each into the local segment): no
+    // contiguous copy of a value is made.
     std::vector<int> BatchPutMulti(const std::vector<std::string>& keys,
                                    const std::vector<std::vector<uintptr_t>>& buffers,
                                    const std::vector<std::vector<size_t>>& sizes,
@@ -126,7 +130,8 @@ public:
                                       const std::vector<size_t>& sizes);
     // Each value scattered over its key's buffers in order (batch_get_into_multi_buffers): per
     // key the value's size or a negative error (-600 when the buffers cannot hold it, when
-    // the lists differ in shape, or a buffer runs past its registered region).
+    // the lists differ in shape, or a buffer runs past its registered region). The bytes land
+    // in the buffers directly (vectored receives, or one memcpy each out of the local segment).
     std::vector<int64_t> BatchGetIntoMulti(const std::vector<std::string>& keys,
                                            const std::vector<std::vector<uintptr_t>>& buffers,
                                            const std::vector<std::vector<size_t>>& sizes);
@@ -184,24 +189,18 @@ private:
                                 const std::vector<const void*>& data,
                                 const std::vector<size_t>& sizes, bool staged,
                                 const WritePlacement& preferred, bool upsert);
-    // One multi-buffer object's pieces, checked (shape, CheckCallerRange each): rc, their
-    // total, and whether they lie end to end in memory (then they move as one span).
-    struct Pieces {
-        int rc = 0;
-        uint64_t total = 0;
-        bool contiguous = false;
-    };
-    Pieces CheckPieces(const std::vector<uintptr_t>& buffers, const std::vector<size_t>& sizes,
-                       const char* op) const;
-    // The write and read paths shared by the public forms.
-    std::vector<int> PutItemsLocked(
-        const std::vector<std::pair<std::string, std::span<const std::byte>>>& items, bool upsert,
-        const WritePlacement& preferred) MC_REQUIRES_SHARED(mu_);
+    // One multi-buffer object's buffers checked (shape, CheckCallerRange each): kOK or why not.
+    int CheckPieces(const std::vector<uintptr_t>& buffers, const std::vector<size_t>& sizes,
+                    const char* op) const;
+    // The write and read paths shared by the public forms: every value as pieces of caller
+    // memory (one piece for the single-buffer forms).
+    std::vector<int> PutItemsLocked(const std::vector<PiecesItem>& items, bool upsert,
+                                    const WritePlacement& preferred) MC_REQUIRES_SHARED(mu_);
     // The id of the live node named `name` (kNoNode: "" or no such node).
     // Names are looked up in a cache refreshed from the master at most once a second.
     NodeId PreferredNodeLocked(const std::string& name) MC_REQUIRES_SHARED(mu_);
     std::vector<int64_t> GetIntoLocked(const std::vector<std::string>& keys,
-                                       const std::vector<std::span<std::byte>>& outs)
+                                       const std::vector<MutablePieces>& outs)
         MC_REQUIRES_SHARED(mu_);
 
     mutable SharedMutex mu_;

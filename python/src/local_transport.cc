@@ -1,5 +1,7 @@
 #include "python/src/local_transport.h"
 
+#include <cstring>
+
 #include "node/segment.h"
 
 namespace mooncake {
@@ -11,29 +13,69 @@ LocalFirstTransport::LocalFirstTransport(std::unique_ptr<DataTransport> remote, 
 Status LocalFirstTransport::WriteMemory(std::string_view address, std::string_view key,
                                         Generation generation, uint64_t offset,
                                         std::span<const std::byte> data) {
-    // The segment checks the range and records (key, generation) as the data server would.
-    if (IsLocal(address)) return local_->Write(key, generation, offset, data);
-    return remote_->WriteMemory(address, key, generation, offset, data);
+    return WriteMemoryPieces(address, key, generation, offset, ConstPieces(&data, 1));
+}
+
+Status LocalFirstTransport::WriteMemoryPieces(std::string_view address, std::string_view key,
+                                              Generation generation, uint64_t offset,
+                                              ConstPieces data) {
+    if (!IsLocal(address))
+        return remote_->WriteMemoryPieces(address, key, generation, offset, data);
+    // The segment checks the range and records (key, generation) as the data server would;
+    // each piece is copied once, straight into the range.
+    auto lease = local_->BeginWrite(key, generation, offset, PiecesSize(data));
+    if (!lease.ok()) return lease.status();
+    std::byte* at = lease->data();
+    for (const auto& piece : data) {
+        if (!piece.empty()) std::memcpy(at, piece.data(), piece.size());
+        at += piece.size();
+    }
+    lease->Commit();
+    return Status::Ok();
 }
 
 Status LocalFirstTransport::WriteMemoryEndingPut(std::string_view address, std::string_view key,
                                                  Generation generation, uint64_t offset,
                                                  std::span<const std::byte> data,
                                                  ClientId client, bool* ended) {
-    // A local segment is a memcpy, with no node to end the put: the base writes only.
+    return WriteMemoryPiecesEndingPut(address, key, generation, offset, ConstPieces(&data, 1),
+                                      client, ended);
+}
+
+Status LocalFirstTransport::WriteMemoryPiecesEndingPut(std::string_view address,
+                                                       std::string_view key, Generation generation,
+                                                       uint64_t offset, ConstPieces data,
+                                                       ClientId client, bool* ended) {
+    // A local segment is a memcpy, with no node to end the put: the client sends PutEnd.
     if (IsLocal(address)) {
-        return DataTransport::WriteMemoryEndingPut(address, key, generation, offset, data, client,
-                                                   ended);
+        *ended = false;
+        return WriteMemoryPieces(address, key, generation, offset, data);
     }
-    return remote_->WriteMemoryEndingPut(address, key, generation, offset, data, client, ended);
+    return remote_->WriteMemoryPiecesEndingPut(address, key, generation, offset, data, client,
+                                               ended);
 }
 
 Status LocalFirstTransport::Read(std::string_view address, Tier tier, std::string_view key,
                                  Generation generation, uint64_t offset,
                                  std::span<std::byte> out) {
-    Status st = tier == Tier::kMemory && IsLocal(address)
-                    ? local_->Read(key, generation, offset, out)
-                    : remote_->Read(address, tier, key, generation, offset, out);
+    return ReadPieces(address, tier, key, generation, offset, MutablePieces(&out, 1));
+}
+
+Status LocalFirstTransport::ReadPieces(std::string_view address, Tier tier, std::string_view key,
+                                       Generation generation, uint64_t offset, MutablePieces out) {
+    Status st;
+    if (tier == Tier::kMemory && IsLocal(address)) {
+        // Each piece copied once, straight out of the range, under the segment's read lease.
+        auto lease = local_->BeginRead(key, generation, offset, PiecesSize(out));
+        if (!lease.ok()) return lease.status();
+        const std::byte* at = lease->data();
+        for (const auto& piece : out) {
+            if (!piece.empty()) std::memcpy(piece.data(), at, piece.size());
+            at += piece.size();
+        }
+    } else {
+        st = remote_->ReadPieces(address, tier, key, generation, offset, out);
+    }
     if (st.ok() && tier == Tier::kLocalDisk) local_disk_reads_.fetch_add(1);
     return st;
 }

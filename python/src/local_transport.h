@@ -1,6 +1,7 @@
 // The data transport of a Python store: the data channel (TCP) for every node but this
-// process's own embedded node, whose MEMORY ranges are read and written with memcpy; and the
-// count of reads served from a LOCAL_DISK replica (get_offload_rpc_read_count).
+// process's own embedded node, whose MEMORY ranges are read and written with memcpy (a value in
+// pieces, one memcpy per piece); and the count of reads served from a LOCAL_DISK replica
+// (get_offload_rpc_read_count).
 //
 // Thread-safety: safe from many threads at once, like the transport it wraps.
 #pragma once
@@ -25,14 +26,21 @@ public:
 
     Status WriteMemory(std::string_view address, std::string_view key, Generation generation,
                        uint64_t offset, std::span<const std::byte> data) override;
+    Status WriteMemoryPieces(std::string_view address, std::string_view key, Generation generation,
+                             uint64_t offset, ConstPieces data) override;
     // A local range is a memcpy, with no node to end the put (*ended false: the client sends
     // PutEnd itself); a remote one asks its node (net/data_transport.h).
     Status WriteMemoryEndingPut(std::string_view address, std::string_view key,
                                 Generation generation, uint64_t offset,
                                 std::span<const std::byte> data, ClientId client,
                                 bool* ended) override;
+    Status WriteMemoryPiecesEndingPut(std::string_view address, std::string_view key,
+                                      Generation generation, uint64_t offset, ConstPieces data,
+                                      ClientId client, bool* ended) override;
     Status Read(std::string_view address, Tier tier, std::string_view key,
                 Generation generation, uint64_t offset, std::span<std::byte> out) override;
+    Status ReadPieces(std::string_view address, Tier tier, std::string_view key,
+                      Generation generation, uint64_t offset, MutablePieces out) override;
 
     uint64_t local_disk_reads() const { return local_disk_reads_.load(); }
 

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Multi-buffer objects against single-buffer ones and a raw copy, same bytes, same run
+(issue 33): what vLLM's save/load path (batch_put_from_multi_buffers /
+batch_get_into_multi_buffers, a key = 8 scattered per-layer pages) costs against
+batch_put_from / batch_get_into of one contiguous buffer per key.
+
+  /usr/bin/python3 bench/engine/multibuf_bench.py --mooncaked build/bin/mooncaked \
+      --pythonpath build/python
+
+One `mooncaked --role standalone` (master and a node), and two stores in this process:
+  local   a store with an embedded node, every write placed in its own segment
+          (preferred_segment = itself): bytes move by memcpy between caller memory and the
+          segment;
+  remote  a store without a segment: bytes go to the daemon's node over the TCP data channel.
+Per call: 64 keys, each 8 pieces of --piece bytes. The multi-buffer pieces are scattered (a
+64-byte gap after each, as a paged KV pool's layers are), so they cannot be sent as one span;
+the single-buffer arm puts the same bytes from one contiguous buffer per key. `raw` is one
+memmove of the call's bytes (the floor a copy-free path approaches locally). Arms alternate
+call by call; figures are medians over --rounds calls. Every byte read back is checked.
+
+Standard library only; buffers are ctypes arrays registered with the store.
+"""
+import argparse
+import ctypes
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+KEYS, PIECES, GAP = 64, 8, 64
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port, proc, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"mooncaked exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"mooncaked did not listen on {port}")
+
+
+class Pool:
+    def __init__(self, store, size):
+        self.buf = (ctypes.c_ubyte * size)()
+        self.ptr = ctypes.addressof(self.buf)
+        self.size = size
+        assert store.register_buffer(self.ptr, size) == 0
+
+
+def run_arm(store, arm, keys, piece, src, dst, cfg):
+    """One put call and one get call of `arm`; returns (put s, get s, results ok)."""
+    value = PIECES * piece
+    stride = piece + GAP
+    if arm == "multi":
+        sp = [[src.ptr + (k * PIECES + j) * stride for j in range(PIECES)] for k in range(KEYS)]
+        dp = [[dst.ptr + (k * PIECES + j) * stride for j in range(PIECES)] for k in range(KEYS)]
+        sizes = [[piece] * PIECES for _ in range(KEYS)]
+        t0 = time.perf_counter()
+        put = store.batch_put_from_multi_buffers(keys, sp, sizes, cfg)
+        t1 = time.perf_counter()
+        got = store.batch_get_into_multi_buffers(keys, dp, sizes)
+        t2 = time.perf_counter()
+    else:
+        sp = [src.ptr + k * value for k in range(KEYS)]
+        dp = [dst.ptr + k * value for k in range(KEYS)]
+        sizes = [value] * KEYS
+        t0 = time.perf_counter()
+        put = store.batch_put_from(keys, sp, sizes, cfg)
+        t1 = time.perf_counter()
+        got = store.batch_get_into(keys, dp, sizes)
+        t2 = time.perf_counter()
+    ok = put == [0] * KEYS and got == [value] * KEYS
+    return t1 - t0, t2 - t1, ok
+
+
+def check_bytes(arm, piece, src, dst):
+    """The bytes read back equal the bytes put (pieces compared where they sit)."""
+    if arm == "multi":
+        stride = piece + GAP
+        n = KEYS * PIECES
+        a = b"".join(ctypes.string_at(src.ptr + i * stride, piece) for i in range(n))
+        b = b"".join(ctypes.string_at(dst.ptr + i * stride, piece) for i in range(n))
+    else:
+        n = KEYS * PIECES * piece
+        a, b = ctypes.string_at(src.ptr, n), ctypes.string_at(dst.ptr, n)
+    return a == b
+
+
+def scenario(name, store, cfg, piece, rounds):
+    value = PIECES * piece
+    span = KEYS * PIECES * (piece + GAP)
+    # Both arms use the same two pools (same pages, so neither gets luckier memory), each
+    # with its own layout of the call's values in them.
+    src, dst = Pool(store, span), Pool(store, span)
+    ctypes.memmove(src.ptr, random.Random(1).randbytes(span), span)
+    pools = {arm: (src, dst) for arm in ("single", "multi")}
+    raw_dst = (ctypes.c_ubyte * (KEYS * value))()
+    times = {arm: ([], []) for arm in pools}
+    raw = []
+    wrong = 0
+    for r in range(rounds + 1):  # round 0 warms up (connections, pages)
+        for arm in ("single", "multi") if r % 2 == 0 else ("multi", "single"):
+            src, dst = pools[arm]
+            ctypes.memset(dst.ptr, 0, span)
+            keys = [f"mb-{name}-{arm}-{r}-{k}" for k in range(KEYS)]
+            put_s, get_s, ok = run_arm(store, arm, keys, piece, src, dst, cfg)
+            if not ok or not check_bytes(arm, piece, src, dst):
+                wrong += 1
+            assert store.batch_remove(keys, True) == [0] * KEYS
+            if r > 0:
+                times[arm][0].append(put_s)
+                times[arm][1].append(get_s)
+        t0 = time.perf_counter()
+        ctypes.memmove(raw_dst, src.ptr, KEYS * value)
+        if r > 0:
+            raw.append(time.perf_counter() - t0)
+    total = KEYS * value
+    mbps = lambda secs: total / statistics.median(secs) / 1e6
+    out = {"raw": mbps(raw), "failed_calls": wrong}
+    for arm in pools:
+        out[f"{arm}_put"] = mbps(times[arm][0])
+        out[f"{arm}_get"] = mbps(times[arm][1])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mooncaked", default="build/bin/mooncaked")
+    ap.add_argument("--pythonpath", default="build/python")
+    ap.add_argument("--piece", type=int, default=32 * 1024, help="bytes per buffer (8 a key)")
+    ap.add_argument("--rounds", type=int, default=20)
+    args = ap.parse_args()
+    sys.path.insert(0, os.path.abspath(args.pythonpath))
+    from mooncake_tier.store import MooncakeDistributedStore, ReplicateConfig
+
+    per_call = KEYS * PIECES * args.piece
+    seg = 8 * per_call  # room for both arms' calls with slack
+    tmp = tempfile.mkdtemp(prefix="multibuf-bench-")
+    port = free_port()
+    log = open(os.path.join(tmp, "mooncaked.log"), "w")
+    daemon = subprocess.Popen(
+        [args.mooncaked, "--role", "standalone", "--listen", f"127.0.0.1:{port}",
+         "--data_port", str(free_port()), "--metrics_port", "0",
+         "--dram_size", f"{seg >> 20}MiB", "--disk_dir", os.path.join(tmp, "disk"),
+         "--disk_size", "64MiB"], stdout=log, stderr=subprocess.STDOUT)
+    stores = []
+    try:
+        wait_listening(port, daemon)
+        results = {}
+        for name, segment in (("local", seg), ("remote", 0)):
+            store = MooncakeDistributedStore()
+            rc = store.setup({"local_hostname": "127.0.0.1", "metadata_server": "P2PHANDSHAKE",
+                              "global_segment_size": segment, "local_buffer_size": 16 << 20,
+                              "protocol": "tcp", "rdma_devices": "",
+                              "master_server_addr": f"127.0.0.1:{port}"})
+            assert rc == 0, f"setup: {rc}"
+            stores.append(store)
+            cfg = ReplicateConfig()
+            if segment:
+                cfg.preferred_segment = store.get_hostname()
+            results[name] = scenario(name, store, cfg, args.piece, args.rounds)
+        print(f"{KEYS} keys/call x {PIECES} pieces x {args.piece} B = "
+              f"{per_call / 2**20:.1f} MiB per call; median of {args.rounds} calls; MB/s")
+        print("| path | raw copy | single put | multi put | multi/single put | single get | "
+              "multi get | multi/single get | multi put/raw | multi get/raw | failed calls |")
+        print("| --- " * 11 + "|")
+        for name, r in results.items():
+            print(f"| {name} | {r['raw']:.0f} | {r['single_put']:.0f} | {r['multi_put']:.0f} | "
+                  f"{r['multi_put'] / r['single_put']:.2f} | {r['single_get']:.0f} | "
+                  f"{r['multi_get']:.0f} | {r['multi_get'] / r['single_get']:.2f} | "
+                  f"{r['multi_put'] / r['raw']:.2f} | {r['multi_get'] / r['raw']:.2f} | "
+                  f"{r['failed_calls']} |")
+        if any(r["failed_calls"] for r in results.values()):
+            sys.exit("multibuf_bench: some calls failed or read back wrong bytes")
+    finally:
+        for s in stores:
+            s.close()
+        daemon.terminate()
+        daemon.wait()
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
