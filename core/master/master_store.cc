@@ -217,15 +217,15 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
     uint32_t estimate = 0;
     {
         MutexLock lock(shard.mu);
-        auto it = shard.objects.find(std::string(key));
-        if (it == shard.objects.end()) {
+        ObjectMeta* found = table_.Find(shard, key);
+        if (found == nullptr) {
             metrics_.get_misses.Inc();
             // A miss is a request for the key too: counted, so a block that is put after a
             // miss and read back later has the history an exact frequency count would give.
             if (promote_on_hit) sketch_.Increment(AdmissionSketch::Hash(key));
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");
         }
-        ObjectMeta& meta = it->second;
+        ObjectMeta& meta = *found;
         if (!meta.Readable()) {
             return Status::NotReady("key " + QuoteKey(key) + " is still being written");
         }
@@ -268,6 +268,7 @@ std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
     std::vector<Result<ObjectView>> out;
     out.reserve(keys.size());
     std::vector<DiskRead> disk_reads;
+    table_.Prefetch(keys);
     for (const std::string& key : keys) out.push_back(Read(key, disk_reads));
     // The batch's LOCAL_DISK reads, in its order: promoted as one chain.
     promotion_.OnReads(disk_reads);
@@ -433,9 +434,9 @@ Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
     {
         Shard& shard = table_.ShardFor(key);
         MutexLock lock(shard.mu);
-        auto it = shard.objects.find(std::string(key));
-        if (it == shard.objects.end() || !it->second.Readable()) return false;
-        disk_only = it->second.DiskOnly();
+        const ObjectMeta* meta = table_.Find(shard, key);
+        if (meta == nullptr || !meta->Readable()) return false;
+        disk_only = meta->DiskOnly();
     }
     if (disk_only && (prefetch || config_.prefetch_on_exist())) {
         // The engine reads right after it checks: start the read's promotion now, through the
@@ -444,6 +445,15 @@ Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
         (void)GetReplicaList(key);
     }
     return true;
+}
+
+std::vector<Result<bool>> MasterStore::BatchExists(std::span<const std::string> keys,
+                                                   bool prefetch) {
+    table_.Prefetch(keys);
+    std::vector<Result<bool>> out;
+    out.reserve(keys.size());
+    for (const std::string& key : keys) out.push_back(Exists(key, prefetch));
+    return out;
 }
 
 Status MasterStore::Tune(const std::vector<std::pair<std::string, std::string>>& assignments) {
