@@ -449,10 +449,27 @@ Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
 
 std::vector<Result<bool>> MasterStore::BatchExists(std::span<const std::string> keys,
                                                    bool prefetch) {
-    table_.Prefetch(keys);
     std::vector<Result<bool>> out;
     out.reserve(keys.size());
-    for (const std::string& key : keys) out.push_back(Exists(key, prefetch));
+    for (const std::string& key : keys) {
+        Status valid = ValidateKey(key);
+        out.push_back(valid.ok() ? Result<bool>(false) : Result<bool>(std::move(valid)));
+    }
+    // One lock per shard for the batch; a LOCAL_DISK-only key's read (below) after all the
+    // checks, in key order, as Exists would run it.
+    std::vector<size_t> disk_only;
+    table_.FindEach(keys, [&](size_t i, const ObjectMeta* meta) {
+        if (!out[i].ok() || meta == nullptr || !meta->Readable()) return;
+        out[i] = true;
+        if (meta->DiskOnly()) disk_only.push_back(i);
+    });
+    if (prefetch || config_.prefetch_on_exist()) {
+        std::sort(disk_only.begin(), disk_only.end());
+        for (size_t i : disk_only) {
+            metrics_.prefetch_on_exist.Inc();
+            (void)GetReplicaList(keys[i]);
+        }
+    }
     return out;
 }
 

@@ -22,20 +22,16 @@ void TouchObject(const ObjectMeta* meta) {
 
 }  // namespace
 
-void ObjectTable::Prefetch(std::span<const std::string> keys) {
-    struct Ref {
-        uint64_t hash;
-        size_t shard;
-    };
-    std::vector<Ref> refs;
+std::vector<ObjectTable::KeyRef> ObjectTable::PrefetchGrouped(std::span<const std::string> keys) {
+    std::vector<KeyRef> refs;
     refs.reserve(keys.size());
-    for (const std::string& key : keys) {
-        const uint64_t hash = KeyIndex::Hash(key);
-        refs.push_back({hash, hash % kShardCount});
+    for (size_t i = 0; i < keys.size(); ++i) {
+        const uint64_t hash = KeyIndex::Hash(keys[i]);
+        refs.push_back({hash, static_cast<uint32_t>(hash % kShardCount), static_cast<uint32_t>(i)});
     }
     // Grouped by shard: each stage takes a shard's lock once for all of its keys.
     std::sort(refs.begin(), refs.end(),
-              [](const Ref& a, const Ref& b) { return a.shard < b.shard; });
+              [](const KeyRef& a, const KeyRef& b) { return a.shard < b.shard; });
     auto each_shard = [&](auto stage) {
         for (size_t begin = 0; begin < refs.size();) {
             Shard& shard = shards_[refs[begin].shard];
@@ -56,6 +52,7 @@ void ObjectTable::Prefetch(std::span<const std::string> keys) {
     each_shard([](const KeyIndex& index, uint64_t hash) {
         index.ForEachCandidate(hash, [](ObjectMeta* meta) { Touch(meta->key->data()); });
     });
+    return refs;
 }
 
 }  // namespace mooncake

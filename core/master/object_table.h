@@ -15,6 +15,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "core/master/eviction_order.h"
 #include "core/base/mutex.h"
@@ -74,13 +75,37 @@ public:
     // misses of different keys overlap rather than follow one another (a large table's
     // lookups otherwise wait for each miss in turn). Takes each shard's lock once per level,
     // never two at once; changes nothing.
-    void Prefetch(std::span<const std::string> keys);
+    void Prefetch(std::span<const std::string> keys) { (void)PrefetchGrouped(keys); }
+    // Prefetch, then `visit(i, object or nullptr)` for each keys[i] under its shard's lock,
+    // taken once per shard, in shard order (not key order).
+    template <typename Visit>
+    void FindEach(std::span<const std::string> keys, Visit visit) {
+        const std::vector<KeyRef> refs = PrefetchGrouped(keys);
+        for (size_t begin = 0; begin < refs.size();) {
+            Shard& shard = shards_[refs[begin].shard];
+            MutexLock lock(shard.mu);
+            size_t end = begin;
+            for (; end < refs.size() && refs[end].shard == refs[begin].shard; ++end) {
+                const KeyRef& ref = refs[end];
+                visit(ref.index, shard.index.Find(keys[ref.index], ref.hash));
+            }
+            begin = end;
+        }
+    }
 
     Generation NewGeneration() { return next_generation_.fetch_add(1, std::memory_order_relaxed); }
     // Larger = more recently read; orders the shards' eviction lists against each other.
     uint64_t NextRecency() { return recency_clock_.fetch_add(1, std::memory_order_relaxed); }
 
 private:
+    struct KeyRef {
+        uint64_t hash;
+        uint32_t shard;
+        uint32_t index;  // in the batch
+    };
+    // The batch's keys grouped by shard, with their lines brought in (Prefetch).
+    std::vector<KeyRef> PrefetchGrouped(std::span<const std::string> keys);
+
     std::array<Shard, kShardCount> shards_;
     std::atomic<uint64_t> live_{0};
     std::atomic<uint64_t> next_generation_;
