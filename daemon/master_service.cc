@@ -267,8 +267,7 @@ void MasterService::BatchExists(std::vector<rpc::ExistsResult>& out,
                                 const std::vector<std::string>& keys, bool prefetch) {
     Call call(*this, "BatchExists");
     CheckBatch(keys.size());
-    for (const std::string& key : keys) {
-        auto r = store_.Exists(key, prefetch);
+    for (const Result<bool>& r : store_.BatchExists(keys, prefetch)) {
         rpc::ExistsResult result;
         result.outcome = rpc::ToOutcome(r.status());
         result.exists = r.ok() && *r;

@@ -215,13 +215,13 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
     std::optional<PromotionPipeline::CountedRead> counted;
     {
         MutexLock lock(shard.mu);
-        auto it = shard.objects.find(std::string(key));
-        if (it == shard.objects.end()) {
+        ObjectMeta* found = table_.Find(shard, key);
+        if (found == nullptr) {
             metrics_.get_misses.Inc();
             promotion_.CountMiss(key);
             return Status::NotFound("key " + QuoteKey(key) + " does not exist");
         }
-        ObjectMeta& meta = it->second;
+        ObjectMeta& meta = *found;
         if (!meta.Readable()) {
             return Status::NotReady("key " + QuoteKey(key) + " is still being written");
         }
@@ -249,6 +249,7 @@ std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
     std::vector<Result<ObjectView>> out;
     out.reserve(keys.size());
     std::vector<DiskRead> disk_reads;
+    table_.Prefetch(keys);
     for (const std::string& key : keys) out.push_back(Read(key, disk_reads));
     // The batch's LOCAL_DISK reads, in its order: promoted as one chain.
     promotion_.OnReads(disk_reads);
@@ -414,9 +415,9 @@ Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
     {
         Shard& shard = table_.ShardFor(key);
         MutexLock lock(shard.mu);
-        auto it = shard.objects.find(std::string(key));
-        if (it == shard.objects.end() || !it->second.Readable()) return false;
-        disk_only = it->second.DiskOnly();
+        const ObjectMeta* meta = table_.Find(shard, key);
+        if (meta == nullptr || !meta->Readable()) return false;
+        disk_only = meta->DiskOnly();
     }
     if (disk_only && (prefetch || config_.prefetch_on_exist())) {
         // The engine reads right after it checks: start the read's promotion now, through the
@@ -425,6 +426,32 @@ Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
         (void)GetReplicaList(key);
     }
     return true;
+}
+
+std::vector<Result<bool>> MasterStore::BatchExists(std::span<const std::string> keys,
+                                                   bool prefetch) {
+    std::vector<Result<bool>> out;
+    out.reserve(keys.size());
+    for (const std::string& key : keys) {
+        Status valid = ValidateKey(key);
+        out.push_back(valid.ok() ? Result<bool>(false) : Result<bool>(std::move(valid)));
+    }
+    // One lock per shard for the batch; a LOCAL_DISK-only key's read (below) after all the
+    // checks, in key order, as Exists would run it.
+    std::vector<size_t> disk_only;
+    table_.FindEach(keys, [&](size_t i, const ObjectMeta* meta) {
+        if (!out[i].ok() || meta == nullptr || !meta->Readable()) return;
+        out[i] = true;
+        if (meta->DiskOnly()) disk_only.push_back(i);
+    });
+    if (prefetch || config_.prefetch_on_exist()) {
+        std::sort(disk_only.begin(), disk_only.end());
+        for (size_t i : disk_only) {
+            metrics_.prefetch_on_exist.Inc();
+            (void)GetReplicaList(keys[i]);
+        }
+    }
+    return out;
 }
 
 Status MasterStore::Tune(const std::vector<std::pair<std::string, std::string>>& assignments) {

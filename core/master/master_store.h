@@ -123,6 +123,7 @@ public:
     // LOCAL_DISK-only key is read as GetReplicaList reads it (lease, recency, promotion
     // trigger with its admission gate), counted in prefetch_on_exist_total.
     Result<bool> Exists(std::string_view key, bool prefetch = false);
+    std::vector<Result<bool>> BatchExists(std::span<const std::string> keys, bool prefetch = false);
 
     // ---------------- nodes ----------------
 

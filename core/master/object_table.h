@@ -10,13 +10,16 @@
 
 #include <array>
 #include <atomic>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "core/master/eviction_order.h"
 #include "core/base/mutex.h"
+#include "core/master/key_index.h"
 #include "core/master/object.h"
 
 namespace mooncake {
@@ -24,6 +27,8 @@ namespace mooncake {
 struct Shard {
     mutable Mutex mu;
     std::unordered_map<std::string, ObjectMeta> objects MC_GUARDED_BY(mu);
+    // The same objects by key, for lookups (ObjectTable::Find; core/master/key_index.h).
+    KeyIndex index MC_GUARDED_BY(mu);
     // Objects with a COMPLETE MEMORY replica, in the eviction order's lists.
     EvictionLists eviction_lists MC_GUARDED_BY(mu);
     // No Put or task in this shard is due before this (core/master/store_reap.cc).
@@ -38,9 +43,7 @@ public:
     explicit ObjectTable(uint32_t epoch)
         : next_generation_((static_cast<uint64_t>(epoch) << 32) | 1) {}
 
-    Shard& ShardFor(std::string_view key) {
-        return shards_[std::hash<std::string_view>{}(key) % kShardCount];
-    }
+    Shard& ShardFor(std::string_view key) { return shards_[KeyIndex::Hash(key) % kShardCount]; }
     Shard& shard(size_t index) { return shards_[index]; }
     std::array<Shard, kShardCount>& shards() { return shards_; }
 
@@ -50,22 +53,59 @@ public:
         auto [it, inserted] = shard.objects.try_emplace(key);
         if (inserted) {
             it->second.key = &it->first;
+            shard.index.Insert(&it->second, KeyIndex::Hash(key));
             live_.fetch_add(1, std::memory_order_relaxed);
         }
         return {&it->second, inserted};
     }
     void Erase(Shard& shard, const ObjectMeta& meta) MC_REQUIRES(shard.mu) {
         std::string key = *meta.key;
+        shard.index.Erase(&meta, KeyIndex::Hash(key));
         shard.objects.erase(key);
         live_.fetch_sub(1, std::memory_order_relaxed);
     }
     uint64_t live() const { return live_.load(); }  // objects in the table
+
+    // The object under `key` in `shard` (its shard), or nullptr.
+    ObjectMeta* Find(Shard& shard, std::string_view key) MC_REQUIRES(shard.mu) {
+        return shard.index.Find(key, KeyIndex::Hash(key));
+    }
+    // Brings into the cache what Find (and a Get) reads for each of `keys`: index slot,
+    // object, key characters, one level at a time across the whole batch, so that the cache
+    // misses of different keys overlap rather than follow one another (a large table's
+    // lookups otherwise wait for each miss in turn). Takes each shard's lock once per level,
+    // never two at once; changes nothing.
+    void Prefetch(std::span<const std::string> keys) { (void)PrefetchGrouped(keys); }
+    // Prefetch, then `visit(i, object or nullptr)` for each keys[i] under its shard's lock,
+    // taken once per shard, in shard order (not key order).
+    template <typename Visit>
+    void FindEach(std::span<const std::string> keys, Visit visit) {
+        const std::vector<KeyRef> refs = PrefetchGrouped(keys);
+        for (size_t begin = 0; begin < refs.size();) {
+            Shard& shard = shards_[refs[begin].shard];
+            MutexLock lock(shard.mu);
+            size_t end = begin;
+            for (; end < refs.size() && refs[end].shard == refs[begin].shard; ++end) {
+                const KeyRef& ref = refs[end];
+                visit(ref.index, shard.index.Find(keys[ref.index], ref.hash));
+            }
+            begin = end;
+        }
+    }
 
     Generation NewGeneration() { return next_generation_.fetch_add(1, std::memory_order_relaxed); }
     // Larger = more recently read; orders the shards' eviction lists against each other.
     uint64_t NextRecency() { return recency_clock_.fetch_add(1, std::memory_order_relaxed); }
 
 private:
+    struct KeyRef {
+        uint64_t hash;
+        uint32_t shard;
+        uint32_t index;  // in the batch
+    };
+    // The batch's keys grouped by shard, with their lines brought in (Prefetch).
+    std::vector<KeyRef> PrefetchGrouped(std::span<const std::string> keys);
+
     std::array<Shard, kShardCount> shards_;
     std::atomic<uint64_t> live_{0};
     std::atomic<uint64_t> next_generation_;
