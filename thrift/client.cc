@@ -434,7 +434,7 @@ std::vector<Result<ObjectInfo>> Client::BatchGetReplicaList(std::span<const std:
 void Client::BatchRead(
     std::span<const std::string> keys,
     const std::function<std::span<std::byte>(size_t, uint64_t, Status*)>& buffer_for,
-    std::vector<Status>& out) {
+    std::vector<Status>& out, std::span<Tier> served_from) {
     out.assign(keys.size(), Status::Ok());
     std::vector<Result<ObjectInfo>> lists = BatchGetReplicaList(keys);
     fan_out_->Run(keys.size(), batch_width_, [&](size_t i) {
@@ -447,7 +447,7 @@ void Client::BatchRead(
             std::span<std::byte> buffer = buffer_for(i, fresh->object.size, &refused);
             if (!refused.ok()) return refused;
             stop = false;
-            return ReadReplicas(*fresh, buffer);
+            return ReadReplicas(*fresh, buffer, served_from.empty() ? nullptr : &served_from[i]);
         });
     });
 }
@@ -479,19 +479,23 @@ std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> k
 }
 
 std::vector<Result<uint64_t>> Client::BatchGetInto(std::span<const std::string> keys,
-                                                   std::span<const std::span<std::byte>> outs) {
+                                                   std::span<const std::span<std::byte>> outs,
+                                                   std::span<Tier> served_from) {
     std::vector<Result<uint64_t>> out;
     out.reserve(keys.size());
-    if (outs.size() != keys.size()) {
+    if (outs.size() != keys.size() || (!served_from.empty() && served_from.size() != keys.size())) {
         Status st = Status::InvalidArgument("BatchGetInto: " + std::to_string(outs.size()) +
-                                            " buffers for " + std::to_string(keys.size()) +
-                                            " keys");
+                                            " buffers and " + std::to_string(served_from.size()) +
+                                            " tiers for " + std::to_string(keys.size()) + " keys");
         for (size_t i = 0; i < keys.size(); ++i) out.emplace_back(st);
         return out;
     }
     if (!by_key_address_.empty()) {
         return EachByKey(*fan_out_, batch_width_, keys.size(), Result<uint64_t>(uint64_t{0}),
-                         [&](size_t i) { return GetInto(keys[i], outs[i]); });
+                         [&](size_t i) {
+                             return GetInto(keys[i], outs[i],
+                                            served_from.empty() ? nullptr : &served_from[i]);
+                         });
     }
     std::vector<uint64_t> sizes(keys.size(), 0);
     std::vector<Status> read;
@@ -507,7 +511,7 @@ std::vector<Result<uint64_t>> Client::BatchGetInto(std::span<const std::string> 
             sizes[i] = size;
             return outs[i].first(size);
         },
-        read);
+        read, served_from);
     for (size_t i = 0; i < keys.size(); ++i) {
         if (read[i].ok()) {
             out.emplace_back(sizes[i]);
