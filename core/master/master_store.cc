@@ -408,19 +408,25 @@ void MasterStore::AddTombstones(const std::vector<std::pair<std::string, Generat
 
 Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    bool disk_only = false;
+    prefetch = prefetch || config_.prefetch_on_exist();
+    std::optional<std::pair<Generation, uint64_t>> promotable;
+    uint32_t estimate = 0;
     {
         Shard& shard = table_.ShardFor(key);
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(std::string(key));
         if (it == shard.objects.end() || !it->second.Readable()) return false;
-        disk_only = it->second.DiskOnly();
+        const ObjectMeta& meta = it->second;
+        if (prefetch && meta.Promotable()) {
+            promotable.emplace(meta.generation, meta.size);
+            estimate = sketch_.Estimate(meta.reads());
+        }
     }
-    if (disk_only && (prefetch || config_.prefetch_on_exist())) {
-        // The engine reads right after it checks: start the read's promotion now, through the
-        // Get path's own trigger (same gates, same counters).
+    if (promotable) {
+        // The engine reads right after it checks: promote now, not at that read (which would
+        // still be served from disk). Not a read itself: no lease, recency or count.
         metrics_.prefetch_on_exist.Inc();
-        (void)GetReplicaList(key);
+        (void)promotion_.Prefetch(key, promotable->first, promotable->second, estimate);
     }
     return true;
 }
