@@ -455,7 +455,7 @@ std::vector<Result<ObjectInfo>> Client::BatchGetReplicaList(std::span<const std:
 
 void Client::BatchRead(std::span<const std::string> keys,
                        const std::function<MutablePieces(size_t, uint64_t, Status*)>& buffer_for,
-                       std::vector<Status>& out) {
+                       std::vector<Status>& out, std::span<Tier> served_from) {
     out.assign(keys.size(), Status::Ok());
     std::vector<Result<ObjectInfo>> lists = BatchGetReplicaList(keys);
     fan_out_->Run(keys.size(), batch_width_, [&](size_t i) {
@@ -468,7 +468,7 @@ void Client::BatchRead(std::span<const std::string> keys,
             MutablePieces buffer = buffer_for(i, fresh->object.size, &refused);
             if (!refused.ok()) return refused;
             stop = false;
-            return ReadReplicas(*fresh, buffer);
+            return ReadReplicas(*fresh, buffer, served_from.empty() ? nullptr : &served_from[i]);
         });
     });
 }
@@ -502,26 +502,31 @@ std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> k
 }
 
 std::vector<Result<uint64_t>> Client::BatchGetInto(std::span<const std::string> keys,
-                                                   std::span<const std::span<std::byte>> outs) {
+                                                   std::span<const std::span<std::byte>> outs,
+                                                   std::span<Tier> served_from) {
     std::vector<MutablePieces> pieces(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) pieces[i] = MutablePieces(&outs[i], 1);
-    return BatchGetIntoPieces(keys, pieces);
+    return BatchGetIntoPieces(keys, pieces, served_from);
 }
 
 std::vector<Result<uint64_t>> Client::BatchGetIntoPieces(std::span<const std::string> keys,
-                                                         std::span<const MutablePieces> outs) {
+                                                         std::span<const MutablePieces> outs,
+                                                         std::span<Tier> served_from) {
     std::vector<Result<uint64_t>> out;
     out.reserve(keys.size());
-    if (outs.size() != keys.size()) {
+    if (outs.size() != keys.size() || (!served_from.empty() && served_from.size() != keys.size())) {
         Status st = Status::InvalidArgument("BatchGetInto: " + std::to_string(outs.size()) +
-                                            " buffers for " + std::to_string(keys.size()) +
-                                            " keys");
+                                            " buffers and " + std::to_string(served_from.size()) +
+                                            " tiers for " + std::to_string(keys.size()) + " keys");
         for (size_t i = 0; i < keys.size(); ++i) out.emplace_back(st);
         return out;
     }
     if (!by_key_address_.empty()) {
         return EachByKey(*fan_out_, batch_width_, keys.size(), Result<uint64_t>(uint64_t{0}),
-                         [&](size_t i) { return GetIntoPieces(keys[i], outs[i]); });
+                         [&](size_t i) {
+                             return GetIntoPieces(keys[i], outs[i],
+                                                  served_from.empty() ? nullptr : &served_from[i]);
+                         });
     }
     std::vector<uint64_t> sizes(keys.size(), 0);
     std::vector<Status> read;
@@ -538,7 +543,7 @@ std::vector<Result<uint64_t>> Client::BatchGetIntoPieces(std::span<const std::st
             sizes[i] = size;
             return outs[i];
         },
-        read);
+        read, served_from);
     for (size_t i = 0; i < keys.size(); ++i) {
         if (read[i].ok()) {
             out.emplace_back(sizes[i]);

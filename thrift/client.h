@@ -223,12 +223,15 @@ public:
     std::vector<Result<std::string>> BatchGet(std::span<const std::string> keys);
     // The same into the caller's buffers (outs[i] for keys[i], which must hold the whole value;
     // else kInvalidArgument for that key, nothing read): no allocation per value. One result
-    // per key: the value's size, or why it was not read.
+    // per key: the value's size, or why it was not read. `served_from`, when not empty (one
+    // per key), is set to the tier each value was read from.
     std::vector<Result<uint64_t>> BatchGetInto(std::span<const std::string> keys,
-                                               std::span<const std::span<std::byte>> outs);
+                                               std::span<const std::span<std::byte>> outs,
+                                               std::span<Tier> served_from = {});
     // BatchGetInto with each value scattered over its pieces (as GetIntoPieces).
     std::vector<Result<uint64_t>> BatchGetIntoPieces(std::span<const std::string> keys,
-                                                     std::span<const MutablePieces> outs);
+                                                     std::span<const MutablePieces> outs,
+                                                     std::span<Tier> served_from = {});
 
     // Removes the key (its DRAM now, its disk copies at the holders' next heartbeat).
     // Refused with kHasLease while leased, unless `force`.
@@ -331,9 +334,10 @@ private:
                    NodeId preferred = kNoNode, const PutPin& pin = {});
     // BatchGet / BatchGetInto: reads keys[i] into the pieces buffer_for(i, size, &refused)
     // returns (refused not ok: that is the key's answer), batch_width_ reads at a time.
+    // `served_from`: empty, or one tier per key to set.
     void BatchRead(std::span<const std::string> keys,
                    const std::function<MutablePieces(size_t, uint64_t, Status*)>& buffer_for,
-                   std::vector<Status>& out);
+                   std::vector<Status>& out, std::span<Tier> served_from = {});
 
     std::unique_ptr<MasterChannel> channel_;
     std::shared_ptr<DataTransport> transport_;

@@ -6,7 +6,8 @@
 //                   [--limit N] [--real-disk [--disk-dir DIR] [--disk-fraction F]]
 //                   [--ttft-memory-gbps G] [--ttft-disk-gbps G] [--ttft-prefill-tps T]
 //                   [--ttft-kv-bytes-per-token B]
-//   mooncake-replay TRACE --timed --master HOST:PORT [--speed S] [--duration SEC] ...
+//   mooncake-replay TRACE --timed --master HOST:PORT [--speed S] [--duration SEC]
+//                   [--prefetch-gap-ms G [--prefetch on|off]] ...
 //   mooncake-replay --suite [--suite-trace TRACE]... [--out DIR] [--jobs N] (suite.h)
 //
 // --real-disk: LOCAL_DISK is the real core/disk DiskStore (libaio + O_DIRECT, checksums,
@@ -158,6 +159,15 @@ int main(int argc, char** argv) {
                    "--timed: concurrent requests (each request's blocks are read in order)")
         ->check(CLI::Range(1, 256));
     app.add_option("--key-prefix", timed.key_prefix, "--timed: prefix of every key");
+    app.add_option("--prefetch-gap-ms", timed.prefetch_gap_ms,
+                   "--timed: each request checks its blocks with BatchExists this many ms before "
+                   "it reads them with one BatchGet (default: no check, blocks read one by one)")
+        ->check(CLI::Range(0.0, 60000.0));
+    std::string prefetch_mode = "on";
+    app.add_option("--prefetch", prefetch_mode,
+                   "--prefetch-gap-ms: the BatchExists prefetch flag (ExistOptions."
+                   "prefetch_to_memory), on or off")
+        ->check(CLI::IsMember({"on", "off"}));
     app.add_flag("--print-dram-size", print_dram_size,
                  "print MEMORY capacity in bytes for --mem-fraction and --object-size on this "
                  "trace (after --limit) and exit");
@@ -227,6 +237,8 @@ int main(int argc, char** argv) {
             return 2;
         }
         timed.object_size = object_size;
+        timed.prefetch = prefetch_mode == "on";
+        timed.ttft = ttft;
         Result<TimedResult> r = RunTimedReplay(*trace, timed);
         if (!r.ok()) {
             std::fprintf(stderr, "mooncake-replay: %s\n", r.status().ToString().c_str());

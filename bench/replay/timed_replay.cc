@@ -103,8 +103,103 @@ bool Check(const std::vector<std::byte>& buf, int64_t id) {
 struct WorkerTally {
     uint64_t requests = 0, references = 0, mem_hits = 0, disk_hits = 0, misses = 0;
     uint64_t put_failures = 0, errors = 0, mismatches = 0;
-    std::vector<double> get_memory, get_disk, put, lag;  // ms
+    std::vector<double> get_memory, get_disk, put, lag, exists;  // ms
+    uint64_t would_be_disk = 0, would_be_disk_found_memory = 0;
+    // Each request's sources, by its index in the trace (the meter takes them in order).
+    std::vector<std::pair<size_t, std::vector<BlockSource>>> sources;
 };
+
+double MsSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// A block not found is Put (the engine computed it), so later requests find it.
+void PutMissing(Client& client, int64_t block, const std::string& key,
+                std::vector<std::byte>& value, WorkerTally& t) {
+    Fill(value, block);
+    auto p0 = Clock::now();
+    Status st = client.Put(key, std::span<const std::byte>(value));
+    if (st.ok()) {
+        t.put.push_back(MsSince(p0));
+    } else if (!st.Is(StatusCode::kAlreadyExists)) {
+        ++t.put_failures;
+    }
+}
+
+// The outcome of one read, tallied; a key not found is Put.
+BlockSource Tally(Client& client, int64_t block, const std::string& key, const Status& got,
+                  Tier tier, double ms, const std::vector<std::byte>& buf,
+                  std::vector<std::byte>& value, WorkerTally& t) {
+    if (got.ok()) {
+        if (!Check(buf, block)) ++t.mismatches;
+        if (tier == Tier::kMemory) {
+            ++t.mem_hits;
+            t.get_memory.push_back(ms);
+            return BlockSource::kMemory;
+        }
+        ++t.disk_hits;
+        t.get_disk.push_back(ms);
+        return BlockSource::kDisk;
+    }
+    if (!got.Is(StatusCode::kNotFound) && !got.Is(StatusCode::kNotReady)) ++t.errors;
+    ++t.misses;
+    if (got.Is(StatusCode::kNotFound)) PutMissing(client, block, key, value, t);
+    return BlockSource::kMiss;
+}
+
+BlockSource ReadOne(Client& client, const TimedOptions& options, int64_t block,
+                    std::vector<std::byte>& buf, std::vector<std::byte>& value, WorkerTally& t) {
+    std::string key = options.key_prefix + std::to_string(block);
+    ++t.references;
+    Tier tier = Tier::kMemory;
+    auto t0 = Clock::now();
+    Result<uint64_t> got = client.GetInto(key, buf, &tier);
+    return Tally(client, block, key, got.status(), tier, MsSince(t0), buf, value, t);
+}
+
+// The engine's sequence: BatchExists (prefetch or not), the gap, one BatchGetInto of the
+// request's blocks. The tiers looked up first (Stat: inspection, no access) tell which reads
+// would have gone to LOCAL_DISK had nothing happened in between.
+void CheckThenRead(Client& client, const TimedOptions& options, const TraceRequest& req,
+                   std::vector<std::vector<std::byte>>& bufs, std::vector<std::byte>& value,
+                   std::vector<BlockSource>& sources, WorkerTally& t) {
+    const size_t n = req.blocks.size();
+    std::vector<std::string> keys;
+    keys.reserve(n);
+    for (int64_t block : req.blocks) keys.push_back(options.key_prefix + std::to_string(block));
+    std::vector<bool> disk_only(n, false);
+    for (size_t b = 0; b < n; ++b) {
+        Result<ObjectInfo> info = client.Stat(keys[b]);
+        if (!info.ok()) continue;
+        const ObjectView& v = info->object;
+        disk_only[b] = v.HasComplete(Tier::kLocalDisk) && !v.HasComplete(Tier::kMemory);
+    }
+    auto e0 = Clock::now();
+    (void)client.BatchExists(keys, options.prefetch);
+    t.exists.push_back(MsSince(e0));
+    if (options.prefetch_gap_ms > 0) {
+        std::this_thread::sleep_for(
+            std::chrono::duration<double, std::milli>(options.prefetch_gap_ms));
+    }
+    if (bufs.size() < n) bufs.resize(n, std::vector<std::byte>(options.object_size));
+    std::vector<std::span<std::byte>> outs(bufs.begin(),
+                                           bufs.begin() + static_cast<ptrdiff_t>(n));
+    std::vector<Tier> tiers(n, Tier::kMemory);
+    auto g0 = Clock::now();
+    std::vector<Result<uint64_t>> got = client.BatchGetInto(keys, outs, tiers);
+    // The batch's reads overlap: each is charged the batch's time.
+    const double ms = MsSince(g0);
+    for (size_t b = 0; b < n; ++b) {
+        ++t.references;
+        sources[b] = Tally(client, req.blocks[b], keys[b], got[b].status(), tiers[b], ms,
+                           bufs[b], value, t);
+        if (disk_only[b]) {
+            ++t.would_be_disk;
+            if (sources[b] == BlockSource::kMemory) ++t.would_be_disk_found_memory;
+        }
+    }
+}
+
 
 constexpr const char* kPromotionHistogram = "mooncake_promotion_latency_seconds";
 
@@ -136,6 +231,7 @@ Result<TimedResult> RunTimedReplay(const std::vector<TraceRequest>& trace,
             WorkerTally& t = tallies[static_cast<size_t>(w)];
             std::vector<std::byte> buf(options.object_size);
             std::vector<std::byte> value(options.object_size);
+            std::vector<std::vector<std::byte>> bufs;  // the BatchExists phase's, one per block
             for (;;) {
                 size_t i = next.fetch_add(1);
                 if (i >= trace.size()) return;
@@ -153,40 +249,15 @@ Result<TimedResult> RunTimedReplay(const std::vector<TraceRequest>& trace,
                 while (req.timestamp_ms > seen &&
                        !last_trace_ms.compare_exchange_weak(seen, req.timestamp_ms)) {
                 }
-                for (int64_t block : req.blocks) {
-                    std::string key = options.key_prefix + std::to_string(block);
-                    ++t.references;
-                    Tier tier = Tier::kMemory;
-                    auto t0 = Clock::now();
-                    Result<uint64_t> got = (*client)->GetInto(key, buf, &tier);
-                    double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-                    if (got.ok()) {
-                        if (!Check(buf, block)) ++t.mismatches;
-                        if (tier == Tier::kMemory) {
-                            ++t.mem_hits;
-                            t.get_memory.push_back(ms);
-                        } else {
-                            ++t.disk_hits;
-                            t.get_disk.push_back(ms);
-                        }
-                        continue;
+                std::vector<BlockSource> sources(req.blocks.size(), BlockSource::kMiss);
+                if (options.prefetch_gap_ms < 0) {
+                    for (size_t b = 0; b < req.blocks.size(); ++b) {
+                        sources[b] = ReadOne(**client, options, req.blocks[b], buf, value, t);
                     }
-                    if (!got.status().Is(StatusCode::kNotFound) &&
-                        !got.status().Is(StatusCode::kNotReady)) {
-                        ++t.errors;
-                    }
-                    ++t.misses;
-                    if (!got.status().Is(StatusCode::kNotFound)) continue;
-                    Fill(value, block);
-                    auto p0 = Clock::now();
-                    Status st = (*client)->Put(key, std::span<const std::byte>(value));
-                    if (st.ok()) {
-                        t.put.push_back(
-                            std::chrono::duration<double, std::milli>(Clock::now() - p0).count());
-                    } else if (!st.Is(StatusCode::kAlreadyExists)) {
-                        ++t.put_failures;
-                    }
+                } else {
+                    CheckThenRead(**client, options, req, bufs, value, sources, t);
                 }
+                t.sources.emplace_back(i, std::move(sources));
             }
         });
     }
@@ -195,8 +266,13 @@ Result<TimedResult> RunTimedReplay(const std::vector<TraceRequest>& trace,
     TimedResult r;
     r.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     r.trace_seconds = static_cast<double>(last_trace_ms.load() - origin_ms) / 1e3;
-    std::vector<double> gm, gd, pu, lag;
+    std::vector<double> gm, gd, pu, lag, ex;
+    std::vector<const std::vector<BlockSource>*> by_request(trace.size(), nullptr);
     for (const WorkerTally& t : tallies) {
+        r.would_be_disk += t.would_be_disk;
+        r.would_be_disk_found_memory += t.would_be_disk_found_memory;
+        ex.insert(ex.end(), t.exists.begin(), t.exists.end());
+        for (const auto& [index, sources] : t.sources) by_request[index] = &sources;
         r.requests += t.requests;
         r.references += t.references;
         r.mem_hits += t.mem_hits;
@@ -214,6 +290,12 @@ Result<TimedResult> RunTimedReplay(const std::vector<TraceRequest>& trace,
     r.get_disk = Summarize(std::move(gd));
     r.put = Summarize(std::move(pu));
     r.lag = Summarize(std::move(lag));
+    r.exists = Summarize(std::move(ex));
+    RequestMeter meter(options.ttft);
+    for (size_t i = 0; i < trace.size(); ++i) {
+        if (by_request[i] != nullptr) meter.Add(trace[i], *by_request[i]);
+    }
+    r.request_figures = meter.Figures();
     // Let promotions in flight land before the snapshot (they count in the histogram).
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     Result<std::string> metrics_after = (*client)->MetricsText();
@@ -243,7 +325,7 @@ void PrintTimedResult(const TimedResult& r, const TimedOptions& options, double 
             "\"get_disk_ms\": {\"p50\": %.3f, \"p99\": %.3f}, "
             "\"put_ms\": {\"p50\": %.3f, \"p99\": %.3f}, \"lag_ms\": {\"p50\": %.3f, \"p99\": %.3f}, "
             "\"promotion_queued\": %.0f, \"promotion_completed\": %.0f, "
-            "\"promotion_ms\": {\"count\": %llu, \"p50\": %.3f, \"p99\": %.3f}}\n",
+            "\"promotion_ms\": {\"count\": %llu, \"p50\": %.3f, \"p99\": %.3f}",
             mem_fraction, options.speed, static_cast<unsigned long long>(options.object_size),
             static_cast<unsigned long long>(r.requests),
             static_cast<unsigned long long>(r.references), r.trace_seconds, r.wall_seconds,
@@ -254,6 +336,24 @@ void PrintTimedResult(const TimedResult& r, const TimedOptions& options, double 
             r.get_memory.p99, r.get_disk.p50, r.get_disk.p99, r.put.p50, r.put.p99, r.lag.p50,
             r.lag.p99, r.promotion_queued, r.promotion_completed,
             static_cast<unsigned long long>(r.promotion.count), r.promotion.p50, r.promotion.p99);
+        const RequestFigures& f = r.request_figures;
+        std::printf(", \"prefix_mem_hit_ratio\": %.6f, \"requests_all_memory_ratio\": %.6f, "
+                    "\"ttft_ms_mean\": %.3f, \"ttft_ms_p50\": %.3f, \"ttft_ms_p99\": %.3f",
+                    f.prefix_mem_hit_ratio(), f.requests_all_memory_ratio(), f.ttft_ms_mean,
+                    f.ttft_ms_p50, f.ttft_ms_p99);
+        if (options.prefetch_gap_ms >= 0) {
+            std::printf(", \"prefetch\": %s, \"prefetch_gap_ms\": %g, \"would_be_disk\": %llu, "
+                        "\"would_be_disk_found_memory\": %llu, \"would_be_disk_memory_ratio\": %.6f, "
+                        "\"exists_ms\": {\"p50\": %.3f, \"p99\": %.3f}",
+                        options.prefetch ? "true" : "false", options.prefetch_gap_ms,
+                        static_cast<unsigned long long>(r.would_be_disk),
+                        static_cast<unsigned long long>(r.would_be_disk_found_memory),
+                        r.would_be_disk ? static_cast<double>(r.would_be_disk_found_memory) /
+                                              static_cast<double>(r.would_be_disk)
+                                        : 0.0,
+                        r.exists.p50, r.exists.p99);
+        }
+        std::printf("}\n");
         return;
     }
     std::printf("timed replay via %s: %llu requests, %llu block reads, %.1f s of trace in %.1f s "
@@ -279,6 +379,19 @@ void PrintTimedResult(const TimedResult& r, const TimedOptions& options, double 
     row("dispatch lag", r.lag);
     std::printf("promotions queued %.0f, completed %.0f\n", r.promotion_queued,
                 r.promotion_completed);
+    const RequestFigures& f = r.request_figures;
+    std::printf("per request: prefix MEMORY %.4f, all MEMORY %.4f, modeled TTFT mean %.1f / "
+                "p50 %.1f / p99 %.1f ms\n",
+                f.prefix_mem_hit_ratio(), f.requests_all_memory_ratio(), f.ttft_ms_mean,
+                f.ttft_ms_p50, f.ttft_ms_p99);
+    if (options.prefetch_gap_ms >= 0) {
+        row("BatchExists", r.exists);
+        std::printf("BatchExists (prefetch %s) %g ms before each BatchGet: %llu reads were "
+                    "LOCAL_DISK-only when checked, %llu of them found MEMORY\n",
+                    options.prefetch ? "on" : "off", options.prefetch_gap_ms,
+                    static_cast<unsigned long long>(r.would_be_disk),
+                    static_cast<unsigned long long>(r.would_be_disk_found_memory));
+    }
 }
 
 }  // namespace mooncake::replay

@@ -9,12 +9,21 @@
 // after its trigger may still be served from LOCAL_DISK. The MEMORY hit ratio, Get latency per
 // tier and the daemon's promotion delivery latency (trigger -> COMPLETE histogram, the delta
 // over the run) show what that costs.
+//
+// Prefetch on exist (--prefetch-gap-ms G, issue 37; Mooncake RFC #4271): each request first
+// checks its blocks with BatchExists (prefetch on or off, --prefetch), waits G ms (the engine's
+// probe -> read window), then reads them all with one BatchGetInto, as an engine's connector
+// does. Just before the check the blocks' tiers are looked up with Stat (inspection, not an
+// access), so a read is known to be "would-be LOCAL_DISK" (on disk only when checked) and
+// whether it found MEMORY when read. Without the flag, a request's blocks are read one by one
+// (GetInto), as before.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "bench/replay/request_metrics.h"
 #include "bench/replay/trace_reader.h"
 #include "core/base/status.h"
 
@@ -27,6 +36,9 @@ struct TimedOptions {
     int workers = 8;
     uint64_t object_size = 16384;  // bytes per block
     std::string key_prefix = "replay/";
+    double prefetch_gap_ms = -1;  // < 0: no BatchExists phase (blocks read one by one)
+    bool prefetch = true;         // the BatchExists phase's prefetch flag
+    TtftModel ttft;               // modeled TTFT from the tiers the reads were served from
 };
 
 struct Quantiles {
@@ -47,6 +59,12 @@ struct TimedResult {
     // The daemon's counters over the run.
     double promotion_queued = 0, promotion_completed = 0;
     Quantiles promotion;  // trigger -> COMPLETE, from mooncake_promotion_latency_seconds
+    // Per request, from the tiers actually served (request_metrics.h).
+    RequestFigures request_figures;
+    // The BatchExists phase (prefetch_gap_ms >= 0): reads of blocks that were on LOCAL_DISK
+    // only when checked, and of those the ones served from MEMORY.
+    uint64_t would_be_disk = 0, would_be_disk_found_memory = 0;
+    Quantiles exists;  // BatchExists round trip
 };
 
 Result<TimedResult> RunTimedReplay(const std::vector<TraceRequest>& trace,

@@ -411,19 +411,24 @@ void MasterStore::AddTombstones(const std::vector<std::pair<std::string, Generat
 
 Result<bool> MasterStore::Exists(std::string_view key, bool prefetch) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    bool disk_only = false;
+    prefetch = prefetch || config_.prefetch_on_exist();
+    std::optional<std::pair<Generation, uint64_t>> promotable;
+    uint32_t estimate = 0;
     {
         Shard& shard = table_.ShardFor(key);
         MutexLock lock(shard.mu);
         const ObjectMeta* meta = table_.Find(shard, key);
         if (meta == nullptr || !meta->Readable()) return false;
-        disk_only = meta->DiskOnly();
+        if (prefetch && meta->Promotable()) {
+            promotable.emplace(meta->generation, meta->size);
+            estimate = sketch_.Estimate(meta->reads());
+        }
     }
-    if (disk_only && (prefetch || config_.prefetch_on_exist())) {
-        // The engine reads right after it checks: start the read's promotion now, through the
-        // Get path's own trigger (same gates, same counters).
+    if (promotable) {
+        // The engine reads right after it checks: promote now, not at that read (which would
+        // still be served from disk). Not a read itself: no lease, recency or count.
         metrics_.prefetch_on_exist.Inc();
-        (void)GetReplicaList(key);
+        (void)promotion_.Prefetch(key, promotable->first, promotable->second, estimate);
     }
     return true;
 }
@@ -436,20 +441,29 @@ std::vector<Result<bool>> MasterStore::BatchExists(std::span<const std::string> 
         Status valid = ValidateKey(key);
         out.push_back(valid.ok() ? Result<bool>(false) : Result<bool>(std::move(valid)));
     }
-    // One lock per shard for the batch; a LOCAL_DISK-only key's read (below) after all the
+    // One lock per shard for the batch; a promotable key's prefetch (below) after all the
     // checks, in key order, as Exists would run it.
-    std::vector<size_t> disk_only;
+    prefetch = prefetch || config_.prefetch_on_exist();
+    struct Promotable {
+        size_t index;
+        Generation generation;
+        uint64_t size;
+        uint32_t estimate;
+    };
+    std::vector<Promotable> promotable;
     table_.FindEach(keys, [&](size_t i, const ObjectMeta* meta) {
         if (!out[i].ok() || meta == nullptr || !meta->Readable()) return;
         out[i] = true;
-        if (meta->DiskOnly()) disk_only.push_back(i);
-    });
-    if (prefetch || config_.prefetch_on_exist()) {
-        std::sort(disk_only.begin(), disk_only.end());
-        for (size_t i : disk_only) {
-            metrics_.prefetch_on_exist.Inc();
-            (void)GetReplicaList(keys[i]);
+        if (prefetch && meta->Promotable()) {
+            promotable.push_back({i, meta->generation, meta->size, sketch_.Estimate(meta->reads())});
         }
+    });
+    std::sort(promotable.begin(), promotable.end(),
+              [](const Promotable& a, const Promotable& b) { return a.index < b.index; });
+    for (const Promotable& p : promotable) {
+        // As Exists: the engine reads right after it checks; not a read itself.
+        metrics_.prefetch_on_exist.Inc();
+        (void)promotion_.Prefetch(keys[p.index], p.generation, p.size, p.estimate);
     }
     return out;
 }

@@ -118,10 +118,10 @@ public:
     std::vector<std::pair<std::string, Generation>> TakeNewTombstones();
     void AddTombstones(const std::vector<std::pair<std::string, Generation>>& tombstones);
 
-    // True when the key has a COMPLETE replica. Not an access, except with `prefetch` (the
-    // caller's ExistOptions.prefetch_to_memory) or the knob prefetch_on_exist: then a
-    // LOCAL_DISK-only key is read as GetReplicaList reads it (lease, recency, promotion
-    // trigger with its admission gate), counted in prefetch_on_exist_total.
+    // True when the key has a COMPLETE replica. Not an access. With `prefetch` (the caller's
+    // ExistOptions.prefetch_to_memory) or the knob prefetch_on_exist, a LOCAL_DISK-only key
+    // with no promotion in flight is requested for promotion past the admission gate
+    // (PromotionPipeline::Prefetch), counted in prefetch_on_exist_total.
     Result<bool> Exists(std::string_view key, bool prefetch = false);
     std::vector<Result<bool>> BatchExists(std::span<const std::string> keys, bool prefetch = false);
 

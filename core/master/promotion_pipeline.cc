@@ -113,7 +113,17 @@ std::optional<PromotionOutcome> PromotionPipeline::JudgeRoom(const RoomNeed& nee
     bool compare = config_.promotion_compare_victims() && !manual;
     // promotion_gate=adaptive (core/master/adaptive_policy.h): the arm the evidence supports judges;
     // its model is LRU, so only with that order.
-    const bool adaptive = !manual && gate_applies_ && config_.promotion_gate() == "adaptive";
+    const bool gate_adaptive = gate_applies_ && config_.promotion_gate() == "adaptive";
+    // A prefetch serves the read its probe announces. The gate's simulations promote at a
+    // read, which is then served from disk, so a refusing arm's evidence leaves out the very
+    // read a prefetch is for: under the adaptive gate a prefetch displaces as `always` does.
+    // An operator's fixed comparison still judges it, counting the announced read.
+    const bool prefetch = trigger == Trigger::kPrefetch;
+    if (prefetch) {
+        ++estimate;
+        if (gate_adaptive) compare = false;
+    }
+    const bool adaptive = !manual && !prefetch && gate_adaptive;
     const AdaptivePromotionGate::Arm arm = gate_.Current();
     if (adaptive) compare = arm == AdaptivePromotionGate::Arm::kCompare;
     std::optional<PromotionOutcome> refusal;

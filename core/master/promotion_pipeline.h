@@ -73,7 +73,7 @@ struct DiskRead {
 
 class PromotionPipeline {
 public:
-    enum class Trigger { kHit, kManual, kManualForce, kRetry, kProactive };
+    enum class Trigger { kHit, kManual, kManualForce, kRetry, kProactive, kPrefetch };
     using PeekVictims = std::function<VictimInfo(uint64_t size)>;
 
     // promotion_gate=adaptive judges only when `gate_applies` (its miniature simulations model
@@ -125,6 +125,16 @@ public:
     // (and a single Get). Takes the key's shard lock: call without it.
     PromotionOutcome TryPromote(std::string_view key, Generation generation, uint64_t size,
                                 uint32_t estimate, Trigger trigger);
+    // An engine's prefetching Exists of a LOCAL_DISK-only object (ExistOptions.
+    // prefetch_to_memory, or the knob prefetch_on_exist): a promotion request for the read the
+    // probe announces. As in Mooncake's RFC #4271 the probe is the hotness signal, so gate 1
+    // (admission) is skipped, and the probe is no read (the read that follows is counted);
+    // gates 2..5 are a Get's: room, one task per key, the cap. A refusal is not retried: the
+    // read that follows runs a Get's trigger. Takes the key's shard lock: call without it.
+    PromotionOutcome Prefetch(std::string_view key, Generation generation, uint64_t size,
+                              uint32_t estimate) {
+        return TryPromote(key, generation, size, estimate, Trigger::kPrefetch);
+    }
     // The last promotion decision about this incarnation of the key, if it is remembered
     // (a decision about an earlier object of the same key is not this one's).
     std::optional<PromotionDecision> LastDecision(std::string_view key,

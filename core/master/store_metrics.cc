@@ -75,7 +75,7 @@ StoreMetrics::StoreMetrics(MetricsRegistry& r)
           "rejoin_superseded_total",
           "older incarnations dropped when a registering node reported a newer one")),
       prefetch_on_exist(r.GetCounter("prefetch_on_exist_total",
-                                     "Exists of a LOCAL_DISK-only key that ran the read's promotion trigger")),
+                                     "Exists of a LOCAL_DISK-only key that requested its promotion (prefetch)")),
       nodes_expired(r.GetCounter("nodes_expired_total", "nodes expired by missed heartbeats")),
       nodes_replaced(r.GetCounter("nodes_replaced_total",
                                   "registrations replaced by a restarted node of the same name")) {}

@@ -154,8 +154,8 @@ def test_prefetch_on_exist_knob_promotes_without_a_read(prefetch_master, tmp_pat
 
 
 def test_without_knob_exist_does_not_promote_but_exist_options_do(tmp_path):
-    # prefetch_to_memory runs the read's promotion trigger on the master (its admission gate
-    # and counters), as the knob does for every Exists; a plain Exists is inspection only.
+    # prefetch_to_memory requests the promotion on the master (past its admission gate), as
+    # the knob does for every Exists; a plain Exists is inspection only.
     m = Master(tmp_path, *TIER_FLAGS, "--promotion_on_hit", "--promotion_compare_victims=false")
     s = disk_store(m, tmp_path)
     try:
@@ -178,6 +178,31 @@ def test_without_knob_exist_does_not_promote_but_exist_options_do(tmp_path):
         assert wait_for(lambda: "MEMORY" in types(s, batch_key), 15), types(s, batch_key)
         assert s.get(key) == ref[key]
         assert s.get(batch_key) == ref[batch_key]
+    finally:
+        s.close()
+        m.stop()
+
+
+def test_batch_exist_prefetch_warms_never_read_disk_blocks(tmp_path):
+    # Mooncake RFC #4271's contract, with its measured setting (promotion on hit off) and the
+    # default admission threshold and gate: the prefetching check is the hotness signal, so
+    # LOCAL_DISK-only blocks nobody has read yet come to MEMORY before the read that follows.
+    m = Master(tmp_path, "--enable_offload", "--offload_on_evict", "--promotion_on_hit=false")
+    s = disk_store(m, tmp_path)
+    try:
+        ref = overflow(s, "bx")
+        cold = wait_cold(s, ref)
+        assert len(cold) >= 4
+        keys = cold[:4]
+        opts = ExistOptions()
+        opts.prefetch_to_memory = True
+        assert s.batch_is_exist(keys + ["bx-missing"], opts) == [1, 1, 1, 1, 0]
+        for key in keys:
+            assert wait_for(lambda: "MEMORY" in types(s, key), 15), (key, types(s, key))
+        before = s.get_offload_rpc_read_count()
+        for key in keys:
+            assert s.get(key) == ref[key]
+        assert s.get_offload_rpc_read_count() == before  # every read served from MEMORY
     finally:
         s.close()
         m.stop()

@@ -123,27 +123,50 @@ TEST_F(PromotionTest, PromotionRepeatedGetsFireAndNextGetListsMemoryFirst) {
     ExpectInvariants();
 }
 
-// ExistOptions.prefetch_to_memory (Exists with prefetch): the check counts as the read it
-// precedes, through the same admission gate; a plain Exists is inspection and counts nothing.
-TEST_F(PromotionTest, PromotionExistsWithPrefetchRunsTheReadsTriggerAndGate) {
+// ExistOptions.prefetch_to_memory (Exists with prefetch): a promotion request for the read
+// the check announces (Mooncake RFC #4271). The probe is the hotness signal, so the admission
+// gate is skipped, and it is not a read (not counted; no lease, no recency). A plain Exists is
+// inspection and counts nothing.
+TEST_F(PromotionTest, PromotionExistsWithPrefetchQueuesPastTheAdmissionGate) {
     NodeId node = NodeWithDiskObjects(2);
     ASSERT_TRUE(*store().Exists(D(0)));
     EXPECT_EQ(Attempts(), 0);
     EXPECT_EQ(Metric("prefetch_on_exist_total"), 0);
-    // Threshold 2: one prefetching Exists is one access, gated like one Get.
+    // Threshold 2 and no read yet: a Get would be admission-gated, a prefetch is queued.
     ASSERT_TRUE(*store().Exists(D(0), /*prefetch=*/true));
-    EXPECT_EQ(Attempts(), 1);
-    EXPECT_EQ(Failed("admission_gated"), 1);
-    EXPECT_EQ(Queued(), 0);
-    // The read that follows reaches the threshold and queues the promotion.
-    ASSERT_EQ(Get(D(0)), StatusCode::kOk);
+    EXPECT_EQ(Queued(), 1);
+    EXPECT_EQ(Failed("admission_gated"), 0);
+    EXPECT_EQ(Metric("prefetch_on_exist_total"), 1);
+    EXPECT_EQ(Metric("gets_total", {{"tier", "LOCAL_DISK"}}), 0);  // not a read
+    // Checked again while in flight: nothing more to ask.
+    ASSERT_TRUE(*store().Exists(D(0), /*prefetch=*/true));
     EXPECT_EQ(Queued(), 1);
     EXPECT_EQ(Metric("prefetch_on_exist_total"), 1);
+    // The read that follows finds the task in flight.
+    ASSERT_EQ(Get(D(0)), StatusCode::kOk);
+    EXPECT_EQ(Queued(), 1);
+    EXPECT_EQ(Metric("promotion_deduplicated_total"), 1);
     // A key that is not there: false, nothing counted.
     EXPECT_FALSE(*store().Exists("absent", /*prefetch=*/true));
     EXPECT_EQ(Metric("prefetch_on_exist_total"), 1);
     ASSERT_EQ(RunPromotions(node), 1u);
     EXPECT_EQ(Metric("promotion_completed_total"), 1);
+    // In MEMORY now: a prefetch has nothing to do.
+    ASSERT_TRUE(*store().Exists(D(0), /*prefetch=*/true));
+    EXPECT_EQ(Metric("prefetch_on_exist_total"), 1);
+    ExpectInvariants();
+}
+
+// Skipping admission is all a prefetch skips: the strict watermark (an operator's explicit
+// interlock) still refuses it.
+TEST_F(PromotionTest, PromotionPrefetchIsStillJudgedByTheStrictWatermark) {
+    config_.Set("promotion_strict_watermark", "true").ok();
+    NodeId node = AddNode("n1", 4 * kObject);
+    PutOnDisk(D(0), node);
+    for (int i = 1; i <= 4; ++i) Put(D(i));  // DRAM full
+    ASSERT_TRUE(*store().Exists(D(0), /*prefetch=*/true));
+    EXPECT_EQ(Failed("watermark_gated"), 1);
+    EXPECT_EQ(Queued(), 0);
     ExpectInvariants();
 }
 
