@@ -231,6 +231,12 @@ std::string RenderStat(const ObjectInfo& info, Format format) {
         json.Int(o.soft_pinned ? std::max<int64_t>(0, Millis(o.soft_pin_expiry)) : 0);
         json.Key("hard_pinned");
         json.Bool(o.hard_pinned);
+        json.Key("group");
+        if (o.group.empty()) {
+            json.Null();
+        } else {
+            json.String(o.group);
+        }
         json.Key("recency");
         json.Uint(o.recency);
         json.Key("sketch_estimate");
@@ -255,6 +261,7 @@ std::string RenderStat(const ObjectInfo& info, Format format) {
     head.AddRow({"lease:", o.lease_expiry.count() > 0 ? HumanDuration(o.lease_expiry) + " remaining"
                                                       : "none"});
     head.AddRow({"pin:", PinText(o)});
+    head.AddRow({"group:", o.group.empty() ? "none" : DisplayKey(o.group)});
     head.AddRow({"sketch:", std::to_string(o.sketch_estimate)});
     head.AddRow({"tasks:", tasks.empty() ? "none" : tasks});
     head.AddRow({"promotion:", LastPromotionText(o.last_promotion)});

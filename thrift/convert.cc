@@ -176,6 +176,7 @@ ObjectInfo ToWire(const ObjectView& v, Nanos now, const NodeLocator& locate) {
             std::chrono::duration_cast<std::chrono::milliseconds>(left).count());
     }
     if (v.hard_pinned) out.__set_hard_pinned(true);
+    if (!v.group.empty()) out.__set_group(v.group);
     return out;
 }
 
@@ -184,6 +185,7 @@ mooncake::PutPin FromWire(const PutPin& pin) {
     out.soft = pin.soft;
     out.soft_ttl = std::chrono::milliseconds(std::max<int64_t>(0, pin.soft_ttl_ms));
     out.hard = pin.hard;
+    if (pin.__isset.group) out.group = pin.group;
     return out;
 }
 
@@ -193,6 +195,7 @@ PutPin ToWire(const mooncake::PutPin& pin) {
     out.soft_ttl_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(pin.soft_ttl).count();
     out.hard = pin.hard;
+    if (!pin.group.empty()) out.__set_group(pin.group);
     return out;
 }
 
@@ -213,6 +216,7 @@ ObjectView FromWire(const ObjectInfo& info) {
     out.soft_pinned = info.__isset.soft_pinned && info.soft_pinned;
     if (out.soft_pinned) out.soft_pin_expiry = std::chrono::milliseconds(info.soft_pin_remaining_ms);
     out.hard_pinned = info.__isset.hard_pinned && info.hard_pinned;
+    if (info.__isset.group) out.group = info.group;
     return out;
 }
 

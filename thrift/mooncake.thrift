@@ -88,6 +88,7 @@ struct ObjectInfo {
   11: optional bool soft_pinned,
   12: optional i64 soft_pin_remaining_ms,  // 0: lapsed (or the put has not ended)
   13: optional bool hard_pinned,
+  14: optional binary group,  // Stat only, set for a grouped object (core/master/group_table.h)
 }
 
 struct ObjectResult {
@@ -110,12 +111,14 @@ struct PutStartReply {
   2: Replica replica,     // the PROCESSING MEMORY range to write the bytes into
 }
 
-// A Put's pins (Python's ReplicateConfig; core/master/pin_table.h). Unset: unpinned, so an older
-// client (which never sends one) and an older master (which skips it) still agree.
+// What a Put asks of eviction (Python's ReplicateConfig): pins (core/master/pin_table.h) and a
+// group (core/master/group_table.h). Unset: unpinned and ungrouped, so an older client (which
+// never sends one) and an older master (which skips it, and the group field) still agree.
 struct PutPin {
   1: bool soft,
   2: i64 soft_ttl_ms,   // 0: the master's default_kv_soft_pin_ttl_ms
   3: bool hard,
+  4: optional binary group,  // ReplicateConfig.group_ids' entry for this object
 }
 
 struct PutStartItem {

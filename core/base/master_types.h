@@ -68,19 +68,22 @@ struct ObjectView {
     bool soft_pinned = false;
     Nanos soft_pin_expiry{0};
     bool hard_pinned = false;
+    std::string group;  // Stat only: its group (core/master/group_table.h), "" for none
 
     bool HasComplete(Tier tier) const;
     // Tier names that hold a COMPLETE replica, MEMORY first.
     std::vector<Tier> CompleteTiers() const;
 };
 
-// The pins a Put asks for (Mooncake's ReplicateConfig: with_soft_pin, soft_pin_ttl_ms,
-// with_hard_pin); what they mean, and the table that keeps them, is core/master/pin_table.h.
+// What a Put asks of eviction (Mooncake's ReplicateConfig): pins (with_soft_pin,
+// soft_pin_ttl_ms, with_hard_pin; core/master/pin_table.h) and a group (group_ids: evicted
+// together; core/master/group_table.h).
 struct PutPin {
     bool soft = false;
     Nanos soft_ttl{0};  // 0: the knob default_kv_soft_pin_ttl_ms
     bool hard = false;
-    bool any() const { return soft || hard; }
+    std::string group;  // "" = ungrouped
+    bool any() const { return soft || hard || !group.empty(); }
 };
 
 struct PutStartReply {

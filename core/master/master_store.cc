@@ -65,6 +65,11 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
                                        " exceeds max_value_size (" +
                                        config_.GetText(KnobId::max_value_size) + ")");
     }
+    if (pin.group.size() > GroupTable::kMaxGroupIdBytes) {
+        return Status::InvalidArgument("group id of " + QuoteKey(key) + " is " +
+                                       std::to_string(pin.group.size()) + " bytes (at most " +
+                                       std::to_string(GroupTable::kMaxGroupIdBytes) + ")");
+    }
     // A preferred node must be a live one: an unknown (or expired) id is the caller's error,
     // reported as such rather than silently ignored (issue 2, "Bad input: unknown node id").
     if (preferred != kNoNode && !nodes_.Get(preferred)) {
@@ -130,7 +135,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     promotion_.CountPut(meta, key, size);
     order_->OnPut(meta, hint, clock_.Now(), memory_objects_.load());
-    if (pin.any()) {
+    if (pin.soft || pin.hard) {
         ObjectPin held;
         if (pin.soft) {
             held.soft_ttl = pin.soft_ttl.count() > 0
@@ -140,6 +145,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         held.hard_bytes = hard_bytes;
         shard.eviction_lists.pins.Set(meta, held);
     }
+    groups_.Join(key, pin.group);
     meta.StartPut(*this, alloc->node, alloc->offset);
     PutStartReply reply;
     reply.generation = meta.generation;
@@ -234,6 +240,7 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
         counted = promotion_.CountRead(meta, key, disk_reads);
     }
     if (counted) promotion_.AfterRead(*counted, view.size);
+    if (!groups_.empty()) TouchGroup(key);
     return view;
 }
 

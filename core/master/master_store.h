@@ -45,6 +45,7 @@
 #include "core/master/object_lifecycle.h"
 #include "core/master/object_table.h"
 #include "core/master/offload_pipeline.h"
+#include "core/master/group_table.h"
 #include "core/master/pin_table.h"
 #include "core/master/promotion_pipeline.h"
 #include "core/master/put_hint.h"
@@ -277,6 +278,15 @@ private:
     // Evicts about `target` bytes, coldest first, never pinned objects (nor leased ones, under
     // the lease_blocks_eviction knob).
     EvictResult EvictColdest(uint64_t target);
+    // Takes `meta`'s MEMORY copy for eviction (`bytes`: its DRAM range): dropped now, or
+    // offloaded first (MEMORY goes when the copy lands). False when it cannot go yet (its
+    // node's offload queue is full). The caller checked Evictable.
+    bool EvictVictim(Shard& shard, ObjectMeta& meta, uint64_t bytes, bool offload_enabled,
+                     EvictResult& result) MC_REQUIRES(shard.mu);
+    // An evicted object's group goes with it (core/master/group_table.h): each of `members`
+    // that is evictable now, not pinned, is evicted too. Call without shard locks.
+    void EvictGroupMembers(const std::vector<std::string>& members, bool offload_enabled,
+                           EvictResult& result);
     // The lease_blocks_eviction knob's rule, read once per eviction round.
     LeaseRule lease_rule() const override {
         return config_.lease_blocks_eviction() ? LeaseRule::kLeaseBlocksEviction
@@ -292,6 +302,10 @@ private:
     // ---- object operations (core/master/store_lifecycle.cc; callers hold the shard lock) ----
     // A fresh recency, and (with a COMPLETE MEMORY replica) most recent in the eviction order.
     void LruTouch(Shard& shard, ObjectMeta& meta) override MC_REQUIRES(shard.mu);
+    // A read of `key` refreshes its group's other members in MEMORY (as Mooncake's group
+    // lease refresh), so the group stays together in the eviction order. Call without shard
+    // locks.
+    void TouchGroup(std::string_view key);
     // Out of the eviction order (its last COMPLETE MEMORY replica went).
     void LruUnlink(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
     // Drops the replica at `index`, freeing DRAM or telling the node to delete its disk record.
@@ -324,6 +338,7 @@ private:
     mutable ObjectTable table_;
     mutable NodeTable nodes_;
     DepartedObjects departed_;  // what left with a node and may come back with it
+    GroupTable groups_;         // objects put under a group id (ReplicateConfig.group_ids)
     RemovalJournal removals_;   // HA: removals made durable before they are acknowledged
     DramPool dram_;
     OffloadPipeline offload_;

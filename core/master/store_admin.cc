@@ -17,6 +17,7 @@ Result<ObjectView> MasterStore::Stat(std::string_view key) const {
     ObjectView view = MakeView(it->second, /*complete_only=*/false);
     view.sketch_estimate = sketch_.Estimate(it->second.reads());
     view.last_promotion = promotion_.LastDecision(key, it->second.generation);
+    view.group = groups_.GroupOf(key);
     if (const ObjectPin* pin = shard.eviction_lists.pins.Find(it->second)) {
         view.soft_pinned = pin->soft_ttl.count() > 0;
         view.soft_pin_expiry = pin->soft_until;

@@ -45,50 +45,83 @@ MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target) {
     const LeaseRule leases = lease_rule();
     for (const Candidate& c : CollectCandidates(target)) {
         if (result.freed + result.pending >= target) break;
-        Shard& shard = table_.shard(c.shard);
-        MutexLock lock(shard.mu);
-        auto it = shard.objects.find(c.key);
-        if (it == shard.objects.end()) continue;
-        ObjectMeta& meta = it->second;
-        // Read since collected, or a new incarnation: not the victim we chose.
-        if (meta.generation != c.generation || meta.recency != c.recency) continue;
-        if (!meta.Evictable(clock_.Now(), leases)) continue;
-        // The watermark round's copy is on its way already: MEMORY goes when it lands. (Was:
-        // such objects were not evictable, so Puts evicted warmer ones whose copies queued
-        // behind the whole round's: every Put stalled until the round was written, ~1 s in
-        // lockstep; bench/results/engine.md.)
-        const bool copy_coming = meta.WrittenAhead();
-        const Replica* mem = meta.CompleteMemory();
-        auto node = nodes_.Get(mem->node);
-        bool keep_on_disk = !copy_coming && offload_enabled && node && node->has_disk() &&
-                            !meta.HasComplete(Tier::kLocalDisk);
-        // The node's offload queue is at offload_queue_limit: this one cannot go yet.
-        if (keep_on_disk && offload_.QueueFull(mem->node)) continue;
-        metrics_.evictions.Inc();
-        metrics_.evicted_bytes.Inc(static_cast<double>(c.bytes));
-        order_->OnEvict(meta, clock_.Now());
-        ++result.victims;
-        if (copy_coming) {
-            offload_.EvictWhenCopied(meta);
-            result.pending += c.bytes;
-            continue;
+        std::vector<std::string> group;
+        {
+            Shard& shard = table_.shard(c.shard);
+            MutexLock lock(shard.mu);
+            auto it = shard.objects.find(c.key);
+            if (it == shard.objects.end()) continue;
+            ObjectMeta& meta = it->second;
+            // Read since collected, or a new incarnation: not the victim we chose.
+            if (meta.generation != c.generation || meta.recency != c.recency) continue;
+            if (!meta.Evictable(clock_.Now(), leases)) continue;
+            group = groups_.Others(c.key);  // before the victim may go (and leave its group)
+            if (!EvictVictim(shard, meta, c.bytes, offload_enabled, result)) continue;
         }
-        if (keep_on_disk) {
-            // Offload first; the MEMORY copy stays readable until the disk copy exists.
-            offload_.Queue(meta, /*evict_after=*/true);
-            result.pending += c.bytes;
-            continue;
-        }
-        DropReplica(shard, meta, static_cast<size_t>(meta.IndexOf([](const Replica& r) {
-            return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
-        })));
-        result.freed += c.bytes;
-        if (meta.NoReplicas()) {
-            // Its last copy: the object goes, so a later Put of the key succeeds.
-            DestroyObject(shard, meta);
-        }
+        EvictGroupMembers(group, offload_enabled, result);
     }
     return result;
+}
+
+bool MasterStore::EvictVictim(Shard& shard, ObjectMeta& meta, uint64_t bytes,
+                              bool offload_enabled, EvictResult& result) {
+    // The watermark round's copy is on its way already: MEMORY goes when it lands. (Was:
+    // such objects were not evictable, so Puts evicted warmer ones whose copies queued
+    // behind the whole round's: every Put stalled until the round was written, ~1 s in
+    // lockstep; bench/results/engine.md.)
+    const bool copy_coming = meta.WrittenAhead();
+    const Replica* mem = meta.CompleteMemory();
+    auto node = nodes_.Get(mem->node);
+    bool keep_on_disk = !copy_coming && offload_enabled && node && node->has_disk() &&
+                        !meta.HasComplete(Tier::kLocalDisk);
+    // The node's offload queue is at offload_queue_limit: this one cannot go yet.
+    if (keep_on_disk && offload_.QueueFull(mem->node)) return false;
+    metrics_.evictions.Inc();
+    metrics_.evicted_bytes.Inc(static_cast<double>(bytes));
+    order_->OnEvict(meta, clock_.Now());
+    ++result.victims;
+    if (copy_coming) {
+        offload_.EvictWhenCopied(meta);
+        result.pending += bytes;
+        return true;
+    }
+    if (keep_on_disk) {
+        // Offload first; the MEMORY copy stays readable until the disk copy exists.
+        offload_.Queue(meta, /*evict_after=*/true);
+        result.pending += bytes;
+        return true;
+    }
+    DropReplica(shard, meta, static_cast<size_t>(meta.IndexOf([](const Replica& r) {
+        return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
+    })));
+    result.freed += bytes;
+    if (meta.NoReplicas()) {
+        // Its last copy: the object goes, so a later Put of the key succeeds.
+        DestroyObject(shard, meta);
+    }
+    return true;
+}
+
+void MasterStore::EvictGroupMembers(const std::vector<std::string>& members,
+                                    bool offload_enabled, EvictResult& result) {
+    const LeaseRule leases = lease_rule();
+    for (const std::string& key : members) {
+        Shard& shard = table_.ShardFor(key);
+        MutexLock lock(shard.mu);
+        auto it = shard.objects.find(key);
+        if (it == shard.objects.end()) continue;
+        ObjectMeta& meta = it->second;
+        // The same safety as any victim; a pinned member keeps its pin's promise.
+        const Nanos now = clock_.Now();
+        if (!meta.Evictable(now, leases) || shard.eviction_lists.pins.HardPinned(meta) ||
+            shard.eviction_lists.pins.SoftPinned(meta, now)) {
+            continue;
+        }
+        if (EvictVictim(shard, meta, SegmentAllocator::RoundUp(meta.size), offload_enabled,
+                        result)) {
+            metrics_.group_evictions.Inc();
+        }
+    }
 }
 
 VictimInfo MasterStore::PeekVictims(uint64_t size) {

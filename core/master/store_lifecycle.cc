@@ -92,10 +92,22 @@ void MasterStore::CancelTasks(ObjectMeta& meta) {
 
 void MasterStore::EraseObject(Shard& shard, ObjectMeta& meta) {
     departed_.Gone(*meta.key);  // Remove said Removed first, when it was that
+    groups_.Leave(*meta.key);
     promotion_.ForgetObject(meta);  // a later incarnation of the key keeps its reads
     LruUnlink(shard, meta);
     UncountHardPin(shard.eviction_lists.pins.Erase(meta));
     table_.Erase(shard, meta);
+}
+
+void MasterStore::TouchGroup(std::string_view key) {
+    for (const std::string& other : groups_.Others(key)) {
+        Shard& shard = table_.ShardFor(other);
+        MutexLock lock(shard.mu);
+        auto it = shard.objects.find(other);
+        if (it != shard.objects.end() && it->second.HasComplete(Tier::kMemory)) {
+            LruTouch(shard, it->second);
+        }
+    }
 }
 
 void MasterStore::UncountHardPin(uint64_t bytes) {

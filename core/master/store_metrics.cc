@@ -60,6 +60,9 @@ StoreMetrics::StoreMetrics(MetricsRegistry& r)
                                    "hard_pin_max_ratio)")),
       evictions(r.GetCounter("evictions_total", "MEMORY replicas evicted (dropped or offloaded)")),
       evicted_bytes(r.GetCounter("evicted_bytes_total", "DRAM bytes evicted")),
+      group_evictions(r.GetCounter("group_evictions_total",
+                                   "MEMORY replicas evicted with another member of their "
+                                   "group (ReplicateConfig.group_ids)")),
       gets_memory(r.GetCounter("gets_total", "GetReplicaList answers by best tier served",
                                {{"tier", "MEMORY"}})),
       gets_disk(r.GetCounter("gets_total", "GetReplicaList answers by best tier served",

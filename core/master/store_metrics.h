@@ -40,6 +40,7 @@ struct StoreMetrics {
 
     Counter& evictions;
     Counter& evicted_bytes;
+    Counter& group_evictions;
     Counter& gets_memory;
     Counter& gets_disk;
     Counter& get_misses;

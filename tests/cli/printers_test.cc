@@ -64,6 +64,7 @@ TEST(RenderStat, JsonHasTheContractFields) {
   "soft_pinned": false,
   "soft_pin_ms_remaining": 0,
   "hard_pinned": false,
+  "group": null,
   "recency": 0,
   "sketch_estimate": 3,
   "promotion_in_flight": true,
@@ -106,6 +107,17 @@ TEST(RenderStat, ShowsPins) {
     info.object.soft_pin_expiry = Nanos(0);
     EXPECT_NE(RenderStat(info, Format::kTable).find("pin:         soft, lapsed\n"),
               std::string::npos);
+}
+
+// ReplicateConfig.group_ids: the object's group, none when ungrouped.
+TEST(RenderStat, ShowsTheGroup) {
+    ObjectInfo info = TwoTierObject("k");
+    EXPECT_NE(RenderStat(info, Format::kTable).find("group:       none\n"), std::string::npos);
+    info.object.group = "page-7";
+    EXPECT_NE(RenderStat(info, Format::kTable).find("group:       page-7\n"), std::string::npos)
+        << RenderStat(info, Format::kTable);
+    EXPECT_NE(RenderStat(info, Format::kJson).find("\"group\": \"page-7\","), std::string::npos)
+        << RenderStat(info, Format::kJson);
 }
 
 TEST(RenderList, JsonAddsBase64ForNonUtf8Keys) {
