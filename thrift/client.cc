@@ -209,7 +209,10 @@ std::vector<Status> Client::BatchPut(
 
 std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, NodeId preferred,
                                            const PutPin& pin) {
-    if (!by_key_address_.empty() && !pin.any()) {
+    // The by-key exchange carries no pin or group: such puts take the PutStart path.
+    const bool grouped = std::any_of(items.begin(), items.end(),
+                                     [](const PiecesItem& item) { return !item.group.empty(); });
+    if (!by_key_address_.empty() && !pin.any() && !grouped) {
         return EachByKey(*fan_out_, batch_width_, items.size(), Status::Ok(),
                          [&](size_t i) { return PutPieces(items[i].key, items[i].value); });
     }
@@ -230,7 +233,9 @@ std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, No
         rpc::PutStartItem item;
         item.key = std::string(items[i].key);
         item.size = static_cast<int64_t>(size);
-        if (pin.any()) item.__set_pin(rpc::ToWire(pin));
+        PutPin item_pin = pin;
+        if (!items[i].group.empty()) item_pin.group = std::string(items[i].group);
+        if (item_pin.any()) item.__set_pin(rpc::ToWire(item_pin));
         starts.push_back(std::move(item));
         index.push_back(i);
     }

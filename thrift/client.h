@@ -151,6 +151,7 @@ struct ScrubResult {
 struct PiecesItem {
     std::string_view key;
     ConstPieces value;
+    std::string_view group = {};  // the group it joins ("" none; see PutPin::group)
 };
 
 struct RemovePrefixResult {

@@ -299,7 +299,8 @@ int DistributedStore::Put(const std::string& key, const void* data, size_t size,
         }
     }
     const std::span<const std::byte> value(static_cast<const std::byte*>(data), size);
-    return PutItemsLocked({{key, ConstPieces(&value, 1)}}, /*upsert=*/false, preferred)[0];
+    return PutItemsLocked({{key, ConstPieces(&value, 1), preferred.GroupFor(0)}}, /*upsert=*/false,
+                          preferred)[0];
 }
 
 int DistributedStore::Upsert(const std::string& key, const void* data, size_t size, bool staged,
@@ -313,7 +314,8 @@ int DistributedStore::Upsert(const std::string& key, const void* data, size_t si
         }
     }
     const std::span<const std::byte> value(static_cast<const std::byte*>(data), size);
-    return PutItemsLocked({{key, ConstPieces(&value, 1)}}, /*upsert=*/true, preferred)[0];
+    return PutItemsLocked({{key, ConstPieces(&value, 1), preferred.GroupFor(0)}}, /*upsert=*/true,
+                          preferred)[0];
 }
 
 std::vector<int> DistributedStore::BatchPut(const std::vector<std::string>& keys,
@@ -342,6 +344,11 @@ std::vector<int> DistributedStore::BatchWrite(const std::vector<std::string>& ke
                       keys.size(), data.size(), sizes.size());
         return std::vector<int>(keys.size(), kInvalidParams);
     }
+    if (!preferred.groups.empty() && preferred.groups.size() != keys.size()) {
+        spdlog::error("{}: {} keys, {} group_ids: one group id per key", what, keys.size(),
+                      preferred.groups.size());
+        return std::vector<int>(keys.size(), kInvalidParams);
+    }
     std::vector<int> out(keys.size(), kOK);
     std::vector<std::span<const std::byte>> values(keys.size());  // each value one piece
     std::vector<PiecesItem> items;
@@ -356,7 +363,7 @@ std::vector<int> DistributedStore::BatchWrite(const std::vector<std::string>& ke
             if (out[i] != kOK) continue;
         }
         values[i] = std::span(static_cast<const std::byte*>(data[i]), sizes[i]);
-        items.push_back({keys[i], ConstPieces(&values[i], 1)});
+        items.push_back({keys[i], ConstPieces(&values[i], 1), preferred.GroupFor(i)});
         index.push_back(i);
     }
     std::vector<int> results = PutItemsLocked(items, upsert, preferred);
@@ -374,7 +381,8 @@ int DistributedStore::PutParts(const std::string& key,
     if (total > session_->options.local_buffer_size) return kBufferOverflow;
     // The parts go as pieces of one value, with no join (Mooncake copies them into its local
     // buffer first; the bound above is kept as Mooncake's).
-    return PutItemsLocked({{key, ConstPieces(parts)}}, /*upsert=*/false, preferred)[0];
+    return PutItemsLocked({{key, ConstPieces(parts), preferred.GroupFor(0)}}, /*upsert=*/false,
+                          preferred)[0];
 }
 
 int DistributedStore::CheckPieces(const std::vector<uintptr_t>& buffers,
@@ -401,6 +409,11 @@ std::vector<int> DistributedStore::BatchPutMulti(const std::vector<std::string>&
                       keys.size(), buffers.size(), sizes.size());
         return out;
     }
+    if (!preferred.groups.empty() && preferred.groups.size() != keys.size()) {
+        spdlog::error("{}: {} keys, {} group_ids: one group id per key", op, keys.size(),
+                      preferred.groups.size());
+        return out;
+    }
     ReaderLock lock(mu_);
     if (session_ == nullptr) return out;
     // Every key's buffers are checked before a byte moves, then go to the node as they lie.
@@ -410,7 +423,7 @@ std::vector<int> DistributedStore::BatchPutMulti(const std::vector<std::string>&
     for (size_t i = 0; i < keys.size(); ++i) {
         if ((out[i] = CheckPieces(buffers[i], sizes[i], op)) != kOK) continue;
         pieces[i] = PiecesOf<const std::byte>(buffers[i], sizes[i]);
-        items.push_back({keys[i], ConstPieces(pieces[i])});
+        items.push_back({keys[i], ConstPieces(pieces[i]), preferred.GroupFor(i)});
         index.push_back(i);
     }
     std::vector<int> results = PutItemsLocked(items, upsert, preferred);
@@ -425,7 +438,9 @@ std::vector<int> DistributedStore::PutItemsLocked(const std::vector<PiecesItem>&
     Client& client = *session_->client;
     const NodeId node = PreferredNodeLocked(preferred.segment);
     if (!upsert && items.size() == 1) {  // one write that the node ends: no PutEnd round trip
-        out[0] = PutResult(client.PutPieces(items[0].key, items[0].value, node, preferred.pin));
+        PutPin pin = preferred.pin;
+        pin.group = std::string(items[0].group);
+        out[0] = PutResult(client.PutPieces(items[0].key, items[0].value, node, pin));
         return out;
     }
     if (!upsert) {

@@ -66,6 +66,12 @@ struct ByteRange {
 struct WritePlacement {
     std::string segment;
     PutPin pin;
+    // ReplicateConfig.group_ids: the group of the i-th key written (core/master/group_table.h);
+    // empty, or one per key ("" = that key ungrouped).
+    std::vector<std::string> groups;
+    std::string_view GroupFor(size_t i) const {
+        return i < groups.size() ? std::string_view(groups[i]) : std::string_view();
+    }
 };
 
 class DistributedStore {

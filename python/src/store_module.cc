@@ -31,9 +31,9 @@ namespace {
 
 // Mooncake's write options, every field it has, so an engine that sets one does not fall back
 // to another path. Honoured: preferred_segment(s) (the first), prefer_alloc_in_same_node,
-// with_soft_pin / soft_pin_ttl_ms and with_hard_pin (core/master/pin_table.h). The rest (more than
-// one replica, groups, tenants) is logged once per process (NoteUnhonoured) and listed in
-// docs/PYTHON.md; the write goes on as a plain one.
+// with_soft_pin / soft_pin_ttl_ms and with_hard_pin (core/master/pin_table.h), group_ids
+// (core/master/group_table.h). The rest (more than one replica, tenants) is logged once per
+// process (NoteUnhonoured) and listed in docs/PYTHON.md; the write goes on as a plain one.
 struct ReplicateConfig {
     size_t replica_num = 1;
     bool with_soft_pin = false;
@@ -62,6 +62,7 @@ WritePlacement Placement(const DistributedStore& store, const ReplicateConfig& c
     out.pin.soft = c.with_soft_pin;
     if (c.with_soft_pin) out.pin.soft_ttl = std::chrono::milliseconds(c.soft_pin_ttl_ms);
     out.pin.hard = c.with_hard_pin;
+    out.groups = c.group_ids;
     return out;
 }
 
@@ -74,13 +75,11 @@ void NoteUnhonoured(const ReplicateConfig& c) {
     static Field fields[] = {
         {"replica_num > 1", {}},
         {"preferred_segments beyond the first", {}},
-        {"group_ids", {}},
         {"tenant_id", {}},
     };
     const bool set[] = {
         c.replica_num > 1,
         c.preferred_segments.size() > 1,
-        !c.group_ids.empty(),
         !c.tenant_id.empty() && c.tenant_id != "default",
     };
     for (size_t i = 0; i < std::size(set); ++i) {
@@ -88,7 +87,7 @@ void NoteUnhonoured(const ReplicateConfig& c) {
         std::call_once(fields[i].once, [&] {
             spdlog::warn("ReplicateConfig.{} is not honoured by mooncake-tier yet: the object "
                          "gets one MEMORY replica (in the preferred segment if it has room), "
-                         "ungrouped, in the default tenant (docs/PYTHON.md; logged once)",
+                         "in the default tenant (docs/PYTHON.md; logged once)",
                          fields[i].name);
         });
     }

@@ -300,9 +300,6 @@ def test_sglang_group_semantics_config(sglang_store):
     store.unregister_buffer(kv.data_ptr())
 
 
-@pytest.mark.xfail(strict=True, reason="ReplicateConfig.group_ids is accepted but not honoured: "
-                   "objects of one group are evicted one by one, so SGLang sees half pages "
-                   "(a page's k without its v)")
 def test_sglang_group_is_evicted_as_a_whole(tmp_path):
     m = Master(tmp_path)
     s = MooncakeDistributedStore()

@@ -256,10 +256,10 @@ def test_multi_buffers_no_space_is_200(tmp_path):
             [[4096], [quarter, quarter]])
         assert res == [0, NO_AVAILABLE_HANDLE]
         assert s.is_exist("fits") == 1 and s.is_exist("no-room") == 0
-        # A value larger than every segment is refused as a bad size (-600) before any room
-        # is looked for.
+        # A value larger than every segment is no room too (-200, as Mooncake answers any
+        # failure to place), refused before any room is looked for.
         assert s.batch_put_from_multi_buffers(["huge"], [[pool.ptr, pool.ptr]],
-                                              [[1 << 20, 4096]]) == [INVALID_PARAMS]
+                                              [[1 << 20, 4096]]) == [NO_AVAILABLE_HANDLE]
     finally:
         pool.close()
         s.close()
