@@ -45,6 +45,18 @@ Result<std::unique_ptr<addrinfo, AddrInfoDeleter>> Resolve(const HostPort& addre
     return std::unique_ptr<addrinfo, AddrInfoDeleter>(result);
 }
 
+// Moves past `n` transferred bytes of iov[first..]: partly sent/received entries shrink, whole
+// ones are skipped (`first` advances).
+void Advance(std::vector<iovec>& iov, size_t& first, size_t n) {
+    while (n > 0 && first < iov.size()) {
+        const size_t take = std::min(n, iov[first].iov_len);
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + take;
+        iov[first].iov_len -= take;
+        n -= take;
+        if (iov[first].iov_len == 0) ++first;
+    }
+}
+
 }  // namespace
 
 Status IoFailure(std::string_view what) {
@@ -205,14 +217,7 @@ Status SendAll(int fd, std::span<const iovec> buffers) {
             if (errno == EINTR) continue;
             return IoFailure("send");
         }
-        size_t left = static_cast<size_t>(n);
-        while (left > 0 && first < iov.size()) {
-            size_t take = std::min(left, iov[first].iov_len);
-            iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + take;
-            iov[first].iov_len -= take;
-            left -= take;
-            if (iov[first].iov_len == 0) ++first;
-        }
+        Advance(iov, first, static_cast<size_t>(n));
     }
     return Status::Ok();
 }
@@ -260,14 +265,7 @@ Status RecvAll(int fd, std::span<const iovec> buffers) {
             return IoFailure("recv");
         }
         any = true;
-        size_t left = static_cast<size_t>(n);
-        while (left > 0 && first < iov.size()) {
-            size_t take = std::min(left, iov[first].iov_len);
-            iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + take;
-            iov[first].iov_len -= take;
-            left -= take;
-            if (iov[first].iov_len == 0) ++first;
-        }
+        Advance(iov, first, static_cast<size_t>(n));
     }
     return Status::Ok();
 }
