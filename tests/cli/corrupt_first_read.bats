@@ -45,7 +45,8 @@ value_of() {
         >>"$MC_DIR/daemon.log" 2>&1 3>&- &
     export MC_PID=$!
     echo "$MC_PID" >"$MC_DIR/daemon.pid"
-    wait_until "'$CTL' nodes | grep -q '127.0.0.1:$port'" 30
+    # Up to 60 s on a loaded machine; if it never comes, say why (its log).
+    wait_until "'$CTL' nodes | grep -q '127.0.0.1:$port'" 60 || { tail -20 "$MC_DIR/daemon.log"; false; }
 
     local not_corrupt=0
     for k in "${keys[@]}"; do
