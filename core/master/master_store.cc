@@ -481,6 +481,10 @@ Status MasterStore::Tune(const std::vector<std::pair<std::string, std::string>>&
 
 void MasterStore::Tick() {
     Nanos now = clock_.Now();
+    if (last_tick_ != Nanos{0} && now - last_tick_ > kMasterPause) {
+        (void)ForgiveMasterPause(now, now - last_tick_);
+    }
+    last_tick_ = now;
     if (now >= next_reap_) {
         // Once per 100 ms is plenty for second-scale TTLs.
         next_reap_ = now + std::chrono::milliseconds(100);

@@ -201,6 +201,13 @@ public:
     void Tick();
     // Individual steps, for tests.
     size_t ExpireNodes();
+    // The master did not run for `gap` up to `now` (SIGSTOP, a paused VM, a swap storm): it
+    // heard no heartbeat in that time, so every node lease gets the gap back (never past now).
+    // Returns the nodes this kept from expiring (counted, logged). Tick calls it on a gap over
+    // kMasterPause.
+    size_t ForgiveMasterPause(Nanos now, Nanos gap);
+    // Ticks come every few ms; one this late means the master was not running.
+    static constexpr Nanos kMasterPause = std::chrono::seconds(1);
     // Puts, offload and promotion tasks past their timeouts (core/master/store_reap.cc).
     size_t ReapExpired();
     size_t RunWatermarkEviction();
@@ -365,6 +372,7 @@ private:
 
     // ---- ticks (only Tick's thread) ----
     Nanos next_reap_{0};
+    Nanos last_tick_{0};
     Nanos reap_shortest_timeout_{Nanos::max()};  // ReapExpired's, at its last pass
     Nanos next_proactive_{0};
 };

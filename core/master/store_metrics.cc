@@ -80,6 +80,9 @@ StoreMetrics::StoreMetrics(MetricsRegistry& r)
       prefetch_on_exist(r.GetCounter("prefetch_on_exist_total",
                                      "Exists of a LOCAL_DISK-only key that requested its promotion (prefetch)")),
       nodes_expired(r.GetCounter("nodes_expired_total", "nodes expired by missed heartbeats")),
+      node_expiries_forgiven(r.GetCounter(
+          "node_expiries_forgiven_total",
+          "node leases kept because the master itself did not run (stopped, paused) past them")),
       nodes_replaced(r.GetCounter("nodes_replaced_total",
                                   "registrations replaced by a restarted node of the same name")) {}
 

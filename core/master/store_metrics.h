@@ -51,6 +51,7 @@ struct StoreMetrics {
     Counter& superseded_at_rejoin;
     Counter& prefetch_on_exist;
     Counter& nodes_expired;
+    Counter& node_expiries_forgiven;
     Counter& nodes_replaced;
 
     // The counter of one promotion outcome: promotion_queued_total,

@@ -2,6 +2,10 @@
 // again reports holding is in store_rejoin.cc.
 #include "core/master/master_store.h"
 
+#include <algorithm>
+
+#include "spdlog/spdlog.h"
+
 namespace mooncake {
 
 // The name rules are NodeTable::Register's (core/master/node_table.cc). A registration it replaces is
@@ -96,6 +100,29 @@ size_t MasterStore::ExpireNodes() {
         if (RemoveNode(id).ok()) metrics_.nodes_expired.Inc();
     }
     return expired.size();
+}
+
+// Without this, a master stopped longer than client_live_ttl_sec would expire, on waking, every
+// node that was heartbeating all along, dropping their replicas; standalone, its own node,
+// stopped with it, and with it every key.
+size_t MasterStore::ForgiveMasterPause(Nanos now, Nanos gap) {
+    const Nanos cutoff = now - std::chrono::seconds(config_.client_live_ttl_sec());
+    size_t kept = 0;
+    for (auto& node : nodes_.All()) {
+        int64_t last = node->last_heartbeat_ns.load();
+        const int64_t extended = std::min(last + gap.count(), now.count());
+        // A heartbeat landing meanwhile is newer than either: it stays.
+        while (last < extended && !node->last_heartbeat_ns.compare_exchange_weak(last, extended)) {
+        }
+        if (Nanos(last) < cutoff && Nanos(extended) >= cutoff) ++kept;
+    }
+    if (kept > 0) {
+        metrics_.node_expiries_forgiven.Inc(static_cast<double>(kept));
+        spdlog::warn("the master did not run for {} ms (stopped or paused); {} node lease(s) that "
+                     "lapsed meanwhile are kept: their heartbeats could not be heard",
+                     std::chrono::duration_cast<std::chrono::milliseconds>(gap).count(), kept);
+    }
+    return kept;
 }
 
 Status MasterStore::ReportNodeHealth(NodeId node_id, const NodeHealth& health) {

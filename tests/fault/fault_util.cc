@@ -142,11 +142,16 @@ bool Settled(Client& client, std::string* last) {
 
 }  // namespace
 
-size_t SettleAndCheck(Client& client, const std::vector<WrittenKey>& keys, const std::string& when,
-                      std::chrono::milliseconds settle) {
+void WaitSettled(Client& client, const std::string& when, std::chrono::milliseconds settle) {
     std::string last;
     EXPECT_TRUE(WaitFor([&] { return Settled(client, &last); }, settle))
         << when << ": the store did not settle clean within " << settle.count() << " ms: " << last;
+}
+
+size_t SettleAndCheck(Client& client, const std::vector<WrittenKey>& keys, const std::string& when,
+                      std::chrono::milliseconds settle) {
+    WaitSettled(client, when, settle);
+    std::string last;
     size_t reads = 0, survived = 0, lost = 0;
     for (const WrittenKey& k : keys) {
         auto got = client.Get(k.key);

@@ -64,6 +64,11 @@ bool DiskOnly(const ObjectInfo& info);
 // A key the master no longer knows does not survive.
 void ExpectAfterLosing(Client& client, std::vector<WrittenKey>& keys, NodeId lost, bool keep_disk);
 
+// Waits (at most `settle`) until the master's CheckInvariants is clean with no pins and no
+// promotion or offload task left; a failure to settle is recorded with gtest, labelled `when`.
+void WaitSettled(Client& client, const std::string& when,
+                 std::chrono::milliseconds settle = std::chrono::seconds(15));
+
 // The end of every scenario: waits (at most `settle`) until the master's CheckInvariants is
 // clean with no pins and no promotion or offload task left, then reads every key back: one
 // expected to survive must return exactly its bytes, any other must be NotFound (never other

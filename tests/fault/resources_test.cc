@@ -113,6 +113,9 @@ TEST(ResourcesFaultTest, DiskFull) {
         ExpectRefusedForSpace(st, big.key);
     }
 
+    // Offloads still in flight may yet drop a MEMORY copy and the full disk evict the record:
+    // the master's view is final only once nothing is in flight.
+    WaitSettled(*c.client, "disk full", std::chrono::seconds(30));
     const size_t gone = SurvivesByMasterView(*c.client, keys);
     f.keys = keys.size();
     f.operations += SettleAndCheck(*c.client, keys, "disk full", std::chrono::seconds(30));

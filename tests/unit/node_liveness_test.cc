@@ -49,6 +49,34 @@ TEST_F(NodeLivenessTest, TickExpiresNodes) {
     ExpectInvariants();
 }
 
+// A master stopped for 30 s (SIGSTOP, a paused VM) heard nothing in that time: on waking it
+// keeps both leases, and a node expires only for the silence the master was awake to hear.
+TEST_F(NodeLivenessTest, AMasterThatDidNotRunKeepsTheLeasesItCouldNotHear) {
+    NodeId a = AddNode("a", 8 * kObject);
+    NodeId b = AddNode("b", 8 * kObject);
+    store().Tick();
+    for (int i = 0; i < 18; ++i) {  // 9 s awake; b says nothing
+        clock_.Advance(milliseconds(500));
+        store().Tick();
+    }
+    ASSERT_TRUE(store().Heartbeat(a).ok());
+    clock_.Advance(seconds(30));
+    store().Tick();
+    EXPECT_EQ(store().Nodes().size(), 2u);
+    EXPECT_EQ(Metric("node_expiries_forgiven_total"), 2);
+    EXPECT_EQ(Metric("nodes_expired_total"), 0);
+    // b had 9 s of silence before the pause: one more second awake expires it; a stays.
+    for (int i = 0; i < 3; ++i) {
+        clock_.Advance(milliseconds(500));
+        store().Tick();
+    }
+    ASSERT_EQ(store().Nodes().size(), 1u);
+    EXPECT_EQ(store().Nodes()[0].id, a);
+    EXPECT_EQ(store().Heartbeat(b).status().code(), StatusCode::kUnknownNode);
+    EXPECT_EQ(Metric("nodes_expired_total"), 1);
+    ExpectInvariants();
+}
+
 TEST_F(NodeLivenessTest, ExpiredNodeMayRegisterAgainUnderANewId) {
     NodeId a = AddNode("a", 8 * kObject);
     clock_.Advance(seconds(11));

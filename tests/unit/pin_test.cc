@@ -17,8 +17,8 @@ public:
         config_.Set("enable_offload", "false").ok();
     }
     static std::string K(int i) { return "k" + std::to_string(i); }
-    static PutPin Soft(Nanos ttl) { return {true, ttl, false}; }
-    static PutPin Hard() { return {false, Nanos(0), true}; }
+    static PutPin Soft(Nanos ttl) { return {true, ttl, false, {}}; }
+    static PutPin Hard() { return {false, Nanos(0), true, {}}; }
 
     Status PutPinned(const std::string& key, const PutPin& pin) {
         Result<PutStartReply> start = store().PutStart(1, key, kObject, kNoNode, nullptr, pin);
