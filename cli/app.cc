@@ -77,6 +77,11 @@ void BuildApp(CLI::App& app, GlobalOptions& options, CommandSet& set) {
                    "HA cluster whose leader --master etcd://... means (else "
                    "$MOONCAKE_CLUSTER_ID, else mooncake_cluster)")
         ->type_name("NAME");
+    app.add_option("--tenant", options.tenant,
+                   "the tenant whose keys every command names and sees (else "
+                   "$MOONCAKE_TENANT, else the default tenant)")
+        ->envname("MOONCAKE_TENANT")
+        ->type_name("NAME");
     app.add_flag("--json", options.json, "print JSON for scripts instead of tables");
     // The token itself is never an argument (argv is public): a file, or the environment.
     app.add_option("--auth_token_file", options.auth_token_file,

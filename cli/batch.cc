@@ -9,7 +9,7 @@ namespace mooncake::cli {
 
 std::string CheckKeyArguments(const std::vector<std::string>& keys) {
     for (const std::string& key : keys) {
-        Status st = ValidateKey(key);
+        Status st = ValidateUserKey(key);
         if (!st.ok()) return "bad key " + QuoteKey(key) + ": " + st.message();
     }
     return "";

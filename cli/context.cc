@@ -49,6 +49,7 @@ Client* Context::client(int* exit_code) {
     ClientOptions opts;
     opts.cluster_id = options_.cluster_id;
     opts.client_name = "mooncakectl";
+    opts.tenant = options_.tenant;
     opts.connect_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(options_.connect_timeout_sec * 1000.0));
     // A stalled daemon (stopped, swapping, deadlocked) is unreachable within the deadline.

@@ -25,6 +25,7 @@ struct GlobalOptions {
     double connect_timeout_sec = 2.0;     // --connect_timeout (Hello included)
     double timeout_sec = 10.0;            // --timeout: each call to the daemon or a node
     std::string cluster_id;               // --cluster_id (etcd:// masters; docs/HA.md)
+    std::string tenant;                   // --tenant, else $MOONCAKE_TENANT ("": default)
 };
 
 class Context {

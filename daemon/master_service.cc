@@ -31,6 +31,63 @@ void CheckBatch(size_t n) {
     }
 }
 
+// ---- tenants: the session scopes every key its caller names and unscopes every key it
+// answers with (core/base/tenant.h); below it, a key is a stored key. ----
+
+const KeyScope& SessionScope() { return CurrentRpcSession().scope; }
+
+// The stored key of the caller's `key`. A default-tenant session may also name a stored key
+// of any tenant as it is: nodes do (ending a put, reporting a record), and so may an
+// administrator; no client library lets a caller's key hold the NUL that frames one.
+Result<std::string> SessionKey(const std::string& key) {
+    const KeyScope& scope = SessionScope();
+    if (scope.is_default() && !key.empty() && key[0] == '\0') {
+        MC_RETURN_IF_ERROR(ValidateKey(key));
+        return key;
+    }
+    return scope.Scope(key);
+}
+
+// SessionKey, whose refusal is the call's.
+std::string Scoped(const std::string& key) {
+    Result<std::string> r = SessionKey(key);
+    ThrowIfError(r.status());
+    return std::move(*r);
+}
+
+// A prefix (or a listing's start) of the caller's keys: it may be empty, but holds no NUL.
+void CheckKeyPart(const std::string& part, const char* what) {
+    if (part.find('\0') != std::string::npos) {
+        Throw(Status::InvalidArgument(std::string(what) + " contains a NUL byte"));
+    }
+}
+
+// What the caller calls one of the session's stored keys.
+void Unscope(std::string& key) {
+    if (SessionScope().Contains(key)) key = std::string(SessionScope().Unscope(key));
+}
+
+// A batch's keys scoped one by one. A key that cannot be scoped keeps its refusal, and an
+// empty stored key in its place (the store refuses that alone), so items stay aligned.
+struct ScopedBatch {
+    std::vector<std::string> keys;
+    std::vector<Status> refused;
+    Status Outcome(size_t i, const Status& stored) const {
+        return refused[i].ok() ? stored : refused[i];
+    }
+};
+ScopedBatch ScopeEach(const std::vector<std::string>& keys) {
+    ScopedBatch batch;
+    batch.keys.reserve(keys.size());
+    batch.refused.reserve(keys.size());
+    for (const std::string& key : keys) {
+        Result<std::string> r = SessionKey(key);
+        batch.refused.push_back(r.status());
+        batch.keys.push_back(r.ok() ? std::move(*r) : std::string());
+    }
+    return batch;
+}
+
 uint64_t NonNegative(int64_t v, const char* what) {
     if (v < 0) Throw(Status::InvalidArgument(std::string(what) + " must not be negative"));
     return static_cast<uint64_t>(v);
@@ -125,7 +182,8 @@ rpc::NodeLocator MasterService::Locator() {
 // ---------------- session ----------------
 
 void MasterService::Hello(rpc::HelloReply& out, int32_t protocol_version,
-                          const std::string& auth_token, const std::string& client_name) {
+                          const std::string& auth_token, const std::string& client_name,
+                          const std::string& tenant) {
     Call call(*this, "Hello");
     const int32_t ours = rpc::g_mooncake_constants.PROTOCOL_VERSION;
     if (protocol_version != ours) {
@@ -138,7 +196,14 @@ void MasterService::Hello(rpc::HelloReply& out, int32_t protocol_version,
         spdlog::warn("refused a connection of '{}': bad auth token", client_name);
         Throw(creds.status());
     }
+    Result<KeyScope> scope = KeyScope::Make(tenant);
+    if (!scope.ok()) {
+        spdlog::warn("refused a connection of '{}': {}", client_name, scope.status().message());
+        Throw(scope.status());
+    }
     CurrentRpcSession().credentials = *creds;
+    CurrentRpcSession().scope = *scope;
+    out.__set_tenant(std::string(scope->tenant()));
     out.protocol_version = ours;
     out.client_id = static_cast<int64_t>((uint64_t{options_.epoch} << 32) |
                                          (next_client_.fetch_add(1) & 0xFFFFFFFFu));
@@ -155,7 +220,8 @@ void MasterService::PutStart(rpc::PutStartReply& out, int64_t client_id, const s
                              int64_t size, int64_t preferred_node, const rpc::PutPin& pin) {
     Call call(*this, "PutStart");
     const PutPin held = rpc::FromWire(pin);
-    auto r = store_.PutStart(static_cast<ClientId>(client_id), key, NonNegative(size, "size"),
+    auto r = store_.PutStart(static_cast<ClientId>(client_id), Scoped(key),
+                             NonNegative(size, "size"),
                              static_cast<NodeId>(std::max<int64_t>(0, preferred_node)),
                              /*hint=*/nullptr, held);
     ThrowIfError(r.status());
@@ -165,31 +231,32 @@ void MasterService::PutStart(rpc::PutStartReply& out, int64_t client_id, const s
 
 void MasterService::PutEnd(int64_t client_id, const std::string& key, int64_t generation) {
     Call call(*this, "PutEnd");
-    ThrowIfError(store_.PutEnd(static_cast<ClientId>(client_id), key,
+    ThrowIfError(store_.PutEnd(static_cast<ClientId>(client_id), Scoped(key),
                                static_cast<Generation>(generation)));
 }
 
 void MasterService::PutRevoke(int64_t client_id, const std::string& key, int64_t generation) {
     Call call(*this, "PutRevoke");
-    ThrowIfError(store_.PutRevoke(static_cast<ClientId>(client_id), key,
+    ThrowIfError(store_.PutRevoke(static_cast<ClientId>(client_id), Scoped(key),
                                   static_cast<Generation>(generation)));
 }
 
 void MasterService::GetReplicaList(rpc::ObjectInfo& out, const std::string& key) {
     Call call(*this, "GetReplicaList");
-    auto r = store_.GetReplicaList(key);
+    auto r = store_.GetReplicaList(Scoped(key));
     ThrowIfError(r.status());
     out = rpc::ToWire(*r, store_.clock().Now(), Locator());
+    Unscope(out.key);
 }
 
 void MasterService::Remove(const std::string& key, bool force) {
     Call call(*this, "Remove");
-    ThrowIfError(store_.Remove(key, force));
+    ThrowIfError(store_.Remove(Scoped(key), force));
 }
 
 bool MasterService::Exists(const std::string& key, bool prefetch) {
     Call call(*this, "Exists");
-    auto r = store_.Exists(key, prefetch);
+    auto r = store_.Exists(Scoped(key), prefetch);
     ThrowIfError(r.status());
     return *r;
 }
@@ -202,10 +269,12 @@ void MasterService::BatchPutStart(std::vector<rpc::PutStartResult>& out, int64_t
     out.reserve(items.size());
     for (const rpc::PutStartItem& item : items) {
         rpc::PutStartResult result;
+        Result<std::string> key = SessionKey(item.key);
         Result<PutStartReply> r =
-            item.size < 0
+            !key.ok() ? Result<PutStartReply>(key.status())
+            : item.size < 0
                 ? Result<PutStartReply>(Status::InvalidArgument("size must not be negative"))
-                : store_.PutStart(static_cast<ClientId>(client_id), item.key,
+                : store_.PutStart(static_cast<ClientId>(client_id), *key,
                                   static_cast<uint64_t>(item.size),
                                   static_cast<NodeId>(std::max<int64_t>(0, preferred_node)),
                                   /*hint=*/nullptr,
@@ -226,8 +295,11 @@ void MasterService::BatchPutEnd(std::vector<rpc::Outcome>& out, int64_t client_i
     Call call(*this, "BatchPutEnd");
     CheckBatch(items.size());
     for (const auto& item : items) {
-        out.push_back(rpc::ToOutcome(store_.PutEnd(static_cast<ClientId>(client_id), item.key,
-                                                   static_cast<Generation>(item.generation))));
+        Result<std::string> key = SessionKey(item.key);
+        out.push_back(rpc::ToOutcome(
+            key.ok() ? store_.PutEnd(static_cast<ClientId>(client_id), *key,
+                                     static_cast<Generation>(item.generation))
+                     : key.status()));
     }
 }
 
@@ -236,8 +308,11 @@ void MasterService::BatchPutRevoke(std::vector<rpc::Outcome>& out, int64_t clien
     Call call(*this, "BatchPutRevoke");
     CheckBatch(items.size());
     for (const auto& item : items) {
-        out.push_back(rpc::ToOutcome(store_.PutRevoke(static_cast<ClientId>(client_id), item.key,
-                                                      static_cast<Generation>(item.generation))));
+        Result<std::string> key = SessionKey(item.key);
+        out.push_back(rpc::ToOutcome(
+            key.ok() ? store_.PutRevoke(static_cast<ClientId>(client_id), *key,
+                                        static_cast<Generation>(item.generation))
+                     : key.status()));
     }
 }
 
@@ -245,13 +320,18 @@ void MasterService::BatchGetReplicaList(std::vector<rpc::ObjectResult>& out,
                                         const std::vector<std::string>& keys) {
     Call call(*this, "BatchGetReplicaList");
     CheckBatch(keys.size());
-    auto results = store_.BatchGetReplicaList(keys);
+    const ScopedBatch batch = ScopeEach(keys);
+    auto results = store_.BatchGetReplicaList(batch.keys);
     Nanos now = store_.clock().Now();
     auto locate = Locator();
-    for (const auto& r : results) {
+    for (size_t i = 0; i < results.size(); ++i) {
+        const auto& r = results[i];
         rpc::ObjectResult result;
-        result.outcome = rpc::ToOutcome(r.status());
-        if (r.ok()) result.__set_object(rpc::ToWire(*r, now, locate));
+        result.outcome = rpc::ToOutcome(batch.Outcome(i, r.status()));
+        if (r.ok()) {
+            result.__set_object(rpc::ToWire(*r, now, locate));
+            Unscope(result.object.key);
+        }
         out.push_back(std::move(result));
     }
 }
@@ -260,17 +340,24 @@ void MasterService::BatchRemove(std::vector<rpc::Outcome>& out,
                                 const std::vector<std::string>& keys, bool force) {
     Call call(*this, "BatchRemove");
     CheckBatch(keys.size());
-    for (const Status& st : store_.BatchRemove(keys, force)) out.push_back(rpc::ToOutcome(st));
+    const ScopedBatch batch = ScopeEach(keys);
+    const std::vector<Status> removed = store_.BatchRemove(batch.keys, force);
+    for (size_t i = 0; i < removed.size(); ++i) {
+        out.push_back(rpc::ToOutcome(batch.Outcome(i, removed[i])));
+    }
 }
 
 void MasterService::BatchExists(std::vector<rpc::ExistsResult>& out,
                                 const std::vector<std::string>& keys, bool prefetch) {
     Call call(*this, "BatchExists");
     CheckBatch(keys.size());
-    for (const Result<bool>& r : store_.BatchExists(keys, prefetch)) {
+    const ScopedBatch batch = ScopeEach(keys);
+    const std::vector<Result<bool>> found = store_.BatchExists(batch.keys, prefetch);
+    for (size_t i = 0; i < found.size(); ++i) {
         rpc::ExistsResult result;
-        result.outcome = rpc::ToOutcome(r.status());
-        result.exists = r.ok() && *r;
+        const Status st = batch.Outcome(i, found[i].status());
+        result.outcome = rpc::ToOutcome(st);
+        result.exists = st.ok() && *found[i];
         out.push_back(std::move(result));
     }
 }
@@ -280,7 +367,10 @@ void MasterService::RemoveByPrefix(rpc::RemovePrefixReply& out, const std::strin
     Call call(*this, "RemoveByPrefix");
     size_t skipped = 0;
     Status unrecorded;
-    out.removed = static_cast<int64_t>(store_.RemoveByPrefix(prefix, force, &skipped, &unrecorded));
+    CheckKeyPart(prefix, "prefix");
+    const KeyScope& scope = SessionScope();
+    out.removed = static_cast<int64_t>(
+        store_.RemoveByPrefix(scope.ScopePrefix(prefix), force, &skipped, &unrecorded, scope));
     out.skipped = static_cast<int64_t>(skipped);
     if (!unrecorded.ok()) Throw(unrecorded);
 }
@@ -410,9 +500,10 @@ void MasterService::NotifyPromotionFailure(int64_t node, const std::string& key,
 
 void MasterService::Stat(rpc::ObjectInfo& out, const std::string& key) {
     Call call(*this, "Stat");
-    auto r = store_.Stat(key);
+    auto r = store_.Stat(Scoped(key));
     ThrowIfError(r.status());
     out = rpc::ToWire(*r, store_.clock().Now(), Locator());
+    Unscope(out.key);
 }
 
 void MasterService::List(rpc::ListReply& out, const rpc::ListRequest& request) {
@@ -421,6 +512,10 @@ void MasterService::List(rpc::ListReply& out, const rpc::ListRequest& request) {
         Throw(Status::InvalidArgument("unknown tier in List"));
     }
     ListOptions options = rpc::FromWire(request);
+    CheckKeyPart(options.prefix, "prefix");
+    CheckKeyPart(options.start_after, "start_after");
+    options.prefix = SessionScope().ScopePrefix(options.prefix);
+    options.start_after = SessionScope().ListStartAfter(options.start_after);
     size_t limit = static_cast<size_t>(std::clamp(request.limit, 1, kMaxListLimit));
     options.limit = limit + 1;  // one more tells whether another page exists
     std::vector<ObjectView> objects = store_.List(options);
@@ -429,7 +524,10 @@ void MasterService::List(rpc::ListReply& out, const rpc::ListRequest& request) {
     Nanos now = store_.clock().Now();
     auto locate = Locator();
     out.objects.reserve(objects.size());
-    for (const auto& o : objects) out.objects.push_back(rpc::ToWire(o, now, locate));
+    for (const auto& o : objects) {
+        out.objects.push_back(rpc::ToWire(o, now, locate));
+        Unscope(out.objects.back().key);
+    }
 }
 
 void MasterService::Nodes(std::vector<rpc::NodeInfo>& out) {
@@ -440,13 +538,19 @@ void MasterService::Nodes(std::vector<rpc::NodeInfo>& out) {
 
 void MasterService::Tasks(std::vector<rpc::TaskInfo>& out) {
     Call call(*this, "Tasks");
-    for (const TaskView& t : store_.Tasks()) out.push_back(rpc::ToWire(t));
+    for (const TaskView& t : store_.Tasks()) {
+        if (!SessionScope().Contains(t.key)) continue;  // another tenant's
+        out.push_back(rpc::ToWire(t));
+        Unscope(out.back().key);
+    }
 }
 
 void MasterService::Hot(std::vector<rpc::HotKey>& out, int32_t limit) {
     Call call(*this, "Hot");
-    for (const HotKey& h : store_.Hot(static_cast<size_t>(std::clamp(limit, 0, kMaxListLimit)))) {
+    for (const HotKey& h : store_.Hot(static_cast<size_t>(std::clamp(limit, 0, kMaxListLimit)),
+                                      SessionScope())) {
         out.push_back(rpc::ToWire(h, store_.clock().Now()));
+        Unscope(out.back().key);
     }
 }
 
@@ -519,7 +623,8 @@ std::vector<rpc::ManualResult> ForEachKey(const std::vector<std::string>& keys, 
     std::vector<rpc::ManualResult> out;
     out.reserve(keys.size());
     for (const std::string& key : keys) {
-        Result<ManualOutcome> r = fn(key);
+        Result<std::string> stored = SessionKey(key);
+        Result<ManualOutcome> r = stored.ok() ? fn(*stored) : Result<ManualOutcome>(stored.status());
         rpc::ManualResult result;
         result.key = key;
         result.outcome = rpc::ToOutcome(r.status());

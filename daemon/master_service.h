@@ -49,7 +49,7 @@ public:
     MasterService(MasterServiceOptions options, MasterStore& store, NodeDirectory& directory);
 
     void Hello(rpc::HelloReply& out, int32_t protocol_version, const std::string& auth_token,
-               const std::string& client_name) override;
+               const std::string& client_name, const std::string& tenant) override;
 
     void PutStart(rpc::PutStartReply& out, int64_t client_id, const std::string& key,
                   int64_t size, int64_t preferred_node, const rpc::PutPin& pin) override;

@@ -184,7 +184,7 @@ struct TierFs::Impl {
 
     // Stat of `key`, NotFound unless it belongs in `dir`.
     static Result<ObjectInfo> StatIn(TierFs& fs, NodeKind dir, const std::string& key) {
-        if (!ValidateKey(key).ok()) return Status::NotFound("not a valid key");
+        if (!ValidateUserKey(key).ok()) return Status::NotFound("not a valid key");
         auto info = fs.master().Call([&](Client& c) { return c.Stat(key); });
         if (!info.ok()) return info.status();
         if (!Belongs(info->object, dir)) return Status::NotFound("not in this directory");

@@ -282,7 +282,7 @@ using Step = std::pair<std::string, std::function<void(Recorder&, Ctx&)>>;
 std::vector<Step> Steps() {
     std::vector<Step> s;
     s.push_back({"Hello", [](Recorder& r, Ctx& x) {
-                     CALL(send_Hello(rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "seed"), {
+                     CALL(send_Hello(rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "seed", ""), {
                          rpc::HelloReply h;
                          c.recv_Hello(h);
                          x.client = h.client_id;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/base/status.h"
+#include "core/base/tenant.h"
 #include "node/access.h"
 #include "net/net.h"
 
@@ -28,6 +29,8 @@ namespace mooncake {
 
 struct RpcSession {
     Credentials credentials;  // set by Hello (node/access.h)
+    // The tenant every key the session names belongs to (set by the master's Hello).
+    KeyScope scope = KeyScope::Default();
 };
 // The calling connection's session (valid inside a handler).
 RpcSession& CurrentRpcSession();

@@ -4,11 +4,13 @@
 #include <thread>
 
 #include "MasterService.h"
+#include "core/base/tenant.h"
 #include "net/read_rounds.h"
 #include "thrift/convert.h"
 #include "thrift/fan_out.h"
 #include "thrift/master_channel.h"
 #include "thrift/rpc_limits.h"
+#include "thrift/scoped_transport.h"
 
 namespace mooncake {
 namespace {
@@ -94,6 +96,9 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view master,
     rpc.auth_token = options.auth_token;
     rpc.client_name = options.client_name;
     rpc.cluster_id = options.cluster_id;
+    rpc.tenant = options.tenant;
+    Result<KeyScope> scope = KeyScope::Make(options.tenant);
+    if (!scope.ok()) return scope.status();
     auto channel = MasterChannel::Connect(master, rpc);
     if (!channel.ok()) return channel.status();
     std::shared_ptr<DataTransport> transport = options.transport;
@@ -107,6 +112,7 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view master,
         tcp.max_idle_per_peer = std::max<size_t>(tcp.max_idle_per_peer, 64);
         transport = NewTcpTransport(tcp);
     }
+    transport = ScopeTransport(std::move(transport), *scope);
     return std::unique_ptr<Client>(
         new Client(std::move(*channel), std::move(transport), options.batch_parallelism));
 }
@@ -126,7 +132,7 @@ Status Client::PutPieces(std::string_view key, ConstPieces value, NodeId preferr
                          const PutPin& pin) {
     const uint64_t size = PiecesSize(value);
     if (!by_key_address_.empty() && !pin.any() && size > 0 && size <= kByKeyPutMaxBytes) {
-        MC_RETURN_IF_ERROR(ValidateKey(key));
+        MC_RETURN_IF_ERROR(ValidateUserKey(key));
         bool sent = false;
         Status st = transport_->PutPiecesByKey(by_key_address_, key,
                                                static_cast<ClientId>(client_id()), value, &sent);
@@ -161,7 +167,7 @@ Status Client::PutWith(std::string_view key, uint64_t size,
                                                   Generation generation, uint64_t offset,
                                                   bool* ended)>& write,
                        NodeId preferred, const PutPin& pin) {
-    MC_RETURN_IF_ERROR(ValidateKey(key));
+    MC_RETURN_IF_ERROR(ValidateUserKey(key));
     if (size == 0) return Status::InvalidArgument("a value must be at least 1 byte");
     if (size > static_cast<uint64_t>(INT64_MAX)) {
         return Status::InvalidArgument("size " + std::to_string(size) + " is too large");
@@ -224,7 +230,7 @@ std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, No
     std::vector<rpc::PutStartItem> starts;
     std::vector<size_t> index;  // starts[i] is items[index[i]]
     for (size_t i = 0; i < items.size(); ++i) {
-        out[i] = ValidateKey(items[i].key);
+        out[i] = ValidateUserKey(items[i].key);
         const uint64_t size = PiecesSize(items[i].value);
         if (out[i].ok() && size == 0) {
             out[i] = Status::InvalidArgument("a value must be at least 1 byte");
@@ -307,7 +313,7 @@ std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, No
 }
 
 Result<ObjectInfo> Client::GetReplicaList(std::string_view key) {
-    MC_RETURN_IF_ERROR(ValidateKey(key));
+    MC_RETURN_IF_ERROR(ValidateUserKey(key));
     rpc::ObjectInfo wire;
     const std::string k(key);
     MC_RETURN_IF_ERROR(channel_->Call(
@@ -560,7 +566,7 @@ std::vector<Result<uint64_t>> Client::BatchGetIntoPieces(std::span<const std::st
 }
 
 Status Client::Remove(std::string_view key, bool force) {
-    MC_RETURN_IF_ERROR(ValidateKey(key));
+    MC_RETURN_IF_ERROR(ValidateUserKey(key));
     const std::string k(key);
     bool retried = false;
     Status st = channel_->Call(
@@ -610,7 +616,7 @@ Result<RemovePrefixResult> Client::RemoveByPrefix(std::string_view prefix, bool 
 }
 
 Result<bool> Client::Exists(std::string_view key, bool prefetch) {
-    MC_RETURN_IF_ERROR(ValidateKey(key));
+    MC_RETURN_IF_ERROR(ValidateUserKey(key));
     bool exists = false;
     const std::string k(key);
     MC_RETURN_IF_ERROR(channel_->Call(
@@ -646,7 +652,7 @@ std::vector<Result<bool>> Client::BatchExists(std::span<const std::string> keys,
 // ---------------- inspection ----------------
 
 Result<ObjectInfo> Client::Stat(std::string_view key) {
-    MC_RETURN_IF_ERROR(ValidateKey(key));
+    MC_RETURN_IF_ERROR(ValidateUserKey(key));
     rpc::ObjectInfo wire;
     const std::string k(key);
     MC_RETURN_IF_ERROR(channel_->Call([&](rpc::MasterServiceClient& c) { c.Stat(wire, k); },

@@ -71,6 +71,9 @@ struct ClientOptions {
     int retries = 2;                                // extra attempts of idempotent calls
     std::string auth_token;  // the master's and nodes' --auth_token_file contents, if any
     std::string client_name = "mooncake-client";
+    // The tenant every call acts in: its keys are its own (core/base/tenant.h). "" or
+    // "default": the default tenant. A master that does not support tenants is refused.
+    std::string tenant;
     // --master etcd://...: the HA cluster whose leader to follow (empty: $MOONCAKE_CLUSTER_ID,
     // else "mooncake_cluster"; docs/HA.md).
     std::string cluster_id;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "MasterService.h"
+#include "core/base/tenant.h"
 #include "etcd/leader_discovery.h"
 #include "mooncake_constants.h"
 #include "thrift/convert.h"
@@ -141,7 +142,7 @@ Result<std::unique_ptr<MasterChannel::Connection>> MasterChannel::Open() {
     try {
         conn->transport->open();
         conn->client->Hello(conn->hello, rpc::g_mooncake_constants.PROTOCOL_VERSION,
-                            options_.auth_token, options_.client_name);
+                            options_.auth_token, options_.client_name, options_.tenant);
     } catch (const rpc::StoreError& e) {
         return rpc::FromStoreError(e);
     } catch (const TTransportException& e) {
@@ -156,6 +157,13 @@ Result<std::unique_ptr<MasterChannel::Connection>> MasterChannel::Open() {
     }
     conn->socket->setRecvTimeout(Millis(options_.rpc_timeout));
     conn->socket->setSendTimeout(Millis(options_.rpc_timeout));
+    if (!options_.tenant.empty() && options_.tenant != kDefaultTenant &&
+        conn->hello.tenant != options_.tenant) {
+        // A server that predates tenants ignores the name: every call would act in the default
+        // tenant, among other services' keys.
+        return Status::InvalidArgument("master " + address_text + " does not support tenants "
+                                       "(asked for tenant '" + options_.tenant + "')");
+    }
     if (conn->hello.protocol_version != rpc::g_mooncake_constants.PROTOCOL_VERSION) {
         return Status::InvalidArgument(
             "master " + address_text + " speaks protocol version " +

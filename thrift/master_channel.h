@@ -49,6 +49,7 @@ struct RpcOptions {
     std::chrono::milliseconds retry_backoff{50};
     std::string auth_token;
     std::string client_name = "mooncake-client";
+    std::string tenant;  // the tenant every call acts in ("": the default one)
     size_t max_idle_connections = 16;
     // etcd:// masters only: the HA cluster to follow (empty: $MOONCAKE_CLUSTER_ID, else
     // "mooncake_cluster"), and how long a call keeps looking for a leader during a failover.

@@ -104,6 +104,9 @@ struct HelloReply {
   // Standalone only: HOST:PORT of its data channel, which serves one-exchange by-key Gets and
   // Puts (net/data_protocol.h kFlagByKey). Unset: use the two-step path.
   5: optional string by_key_data_address,
+  // The tenant the session acts in (core/base/tenant.h), echoed from Hello; a client that
+  // named one refuses a server that does not echo it (it would act in the default tenant).
+  6: optional string tenant,
 }
 
 struct PutStartReply {
@@ -298,8 +301,9 @@ struct ManualResult {
 
 // The master (and the standalone daemon). Readers and writers, nodes and operators all call it.
 service MasterService {
-  HelloReply Hello(1: i32 protocol_version, 2: string auth_token, 3: string client_name)
-      throws (1: StoreError error),
+  // tenant: every key the session names is that tenant's ("" or "default": the default one).
+  HelloReply Hello(1: i32 protocol_version, 2: string auth_token, 3: string client_name,
+                   4: string tenant) throws (1: StoreError error),
 
   // ---- clients: object lifecycle ----
   PutStartReply PutStart(1: i64 client_id, 2: binary key, 3: i64 size, 4: i64 preferred_node,

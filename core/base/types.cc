@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "core/base/tenant.h"
+
 namespace mooncake {
 
 std::string_view TierName(Tier tier) {
@@ -20,6 +22,17 @@ std::string_view ReplicaStateName(ReplicaState state) {
 }
 
 Status ValidateKey(std::string_view key) {
+    if (key.empty() || key[0] != '\0') return ValidateUserKey(key);
+    if (key.size() > kMaxKeyBytes) return ValidateUserKey(key);  // the same message
+    const std::string_view tenant = TenantOfKey(key);
+    if (tenant.data() == nullptr) {
+        return Status::InvalidArgument("key starts with a NUL byte but names no tenant");
+    }
+    MC_RETURN_IF_ERROR(ValidateTenant(tenant));
+    return ValidateUserKey(UserPartOfKey(key));
+}
+
+Status ValidateUserKey(std::string_view key) {
     if (key.empty()) return Status::InvalidArgument("key is empty");
     if (key.size() > kMaxKeyBytes) {
         return Status::InvalidArgument("key is " + std::to_string(key.size()) +
@@ -33,6 +46,9 @@ Status ValidateKey(std::string_view key) {
 
 std::string QuoteKey(std::string_view key) {
     constexpr size_t kShown = 64;
+    if (!key.empty() && key[0] == '\0' && ValidateKey(key).ok()) {
+        return QuoteKey(UserPartOfKey(key)) + " (tenant " + std::string(TenantOfKey(key)) + ")";
+    }
     std::string out = "'";
     for (size_t i = 0; i < key.size() && i < kShown; ++i) {
         unsigned char c = static_cast<unsigned char>(key[i]);

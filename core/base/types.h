@@ -35,7 +35,10 @@ inline constexpr size_t kMaxKeyBytes = 4096;
 // DRAM ranges are 4 KiB aligned so an O_DIRECT read can land in a segment directly.
 inline constexpr uint64_t kSegmentAlignment = 4096;
 
-// Keys are byte strings of 1..4096 bytes without NUL.
+// A caller's key: 1..4096 bytes without NUL.
+Status ValidateUserKey(std::string_view key);
+// An object's key as the store holds it: a default-tenant key (a caller's key) or a tenant's
+// scoped key, "\0" tenant "\0" key (core/base/tenant.h), at most 4096 bytes in all.
 Status ValidateKey(std::string_view key);
 
 // For messages: the key printably quoted and, if long, shortened.

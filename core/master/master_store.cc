@@ -350,7 +350,10 @@ std::vector<Status> MasterStore::BatchRemove(std::span<const std::string> keys, 
 }
 
 size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped,
-                                   Status* error) {
+                                   Status* error, const KeyScope& scope) {
+    auto matches = [&](const std::string& key) {
+        return key.compare(0, prefix.size(), prefix) == 0 && scope.Contains(key);
+    };
     size_t removed = 0;
     size_t leased = 0;
     Nanos now = clock_.Now();
@@ -362,7 +365,7 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
         for (Shard& shard : table_.shards()) {
             MutexLock lock(shard.mu);
             for (auto& [key, meta] : shard.objects) {
-                if (key.compare(0, prefix.size(), prefix) != 0) continue;
+                if (!matches(key)) continue;
                 if (!force && meta.Leased(now)) continue;
                 entries.emplace_back(key, meta.generation);
             }
@@ -379,7 +382,7 @@ size_t MasterStore::RemoveByPrefix(std::string_view prefix, bool force, size_t* 
         MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> victims;
         for (auto& [key, meta] : shard.objects) {
-            if (key.compare(0, prefix.size(), prefix) != 0) continue;
+            if (!matches(key)) continue;
             if (!force && meta.Leased(now)) {
                 ++leased;
                 continue;

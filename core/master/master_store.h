@@ -34,6 +34,7 @@
 #include "core/base/metrics.h"
 #include "core/base/mutex.h"
 #include "core/base/status.h"
+#include "core/base/tenant.h"
 #include "core/base/thread_annotations.h"
 #include "core/master/adaptive_policy.h"
 #include "core/master/admission_sketch.h"
@@ -100,11 +101,12 @@ public:
     // frees its DRAM; disk copies are deleted by their nodes (told at the next heartbeat).
     Status Remove(std::string_view key, bool force = false);
     std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
-    // Removes every key starting with `prefix`; returns how many were removed. Leased keys are
-    // skipped unless `force` (their count is returned in `skipped`).
-    // With a removal writer (below) whose write fails, nothing is removed and `error` says why.
+    // Removes every key of `scope` starting with `prefix` (a stored-key prefix: scoped
+    // already); returns how many were removed. Leased keys are skipped unless `force` (their
+    // count is returned in `skipped`). With a removal writer (below) whose write fails,
+    // nothing is removed and `error` says why.
     size_t RemoveByPrefix(std::string_view prefix, bool force, size_t* skipped = nullptr,
-                          Status* error = nullptr);
+                          Status* error = nullptr, const KeyScope& scope = KeyScope::Default());
 
     // Master high availability: every removal (Remove, BatchRemove, RemoveByPrefix) is made
     // durable by `writer` (the leader: etcd) before it is applied and acknowledged, so the
@@ -185,7 +187,8 @@ public:
     std::vector<ObjectView> List(const ListOptions& options) const;  // sorted by key
     std::vector<NodeInfo> Nodes() const;
     std::vector<TaskView> Tasks() const;
-    std::vector<HotKey> Hot(size_t limit) const;  // LOCAL_DISK-only keys by sketch estimate
+    // LOCAL_DISK-only keys of `scope` by sketch estimate, hottest first.
+    std::vector<HotKey> Hot(size_t limit, const KeyScope& scope = KeyScope::Default()) const;
     // Manual tier moves. promote bypasses admission; it respects DRAM pressure unless `force`.
     Result<ManualOutcome> Promote(std::string_view key, bool force);
     Result<ManualOutcome> Offload(std::string_view key);  // LOCAL_DISK copy, MEMORY kept

@@ -96,7 +96,7 @@ std::vector<TaskView> MasterStore::Tasks() const {
     return out;
 }
 
-std::vector<HotKey> MasterStore::Hot(size_t limit) const {
+std::vector<HotKey> MasterStore::Hot(size_t limit, const KeyScope& scope) const {
     struct Entry {
         HotKey hot;
         Generation generation;
@@ -110,7 +110,7 @@ std::vector<HotKey> MasterStore::Hot(size_t limit) const {
     for (Shard& shard : table_.shards()) {
         MutexLock lock(shard.mu);
         for (auto& [key, meta] : shard.objects) {
-            if (!meta.DiskOnly()) continue;
+            if (!meta.DiskOnly() || !scope.Contains(key)) continue;
             heap.push({{key, meta.size, sketch_.Estimate(meta.reads()), std::nullopt},
                        meta.generation});
             if (heap.size() > limit) heap.pop();

@@ -15,6 +15,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/base/tenant.h"
 #include "node/embedded_node.h"
 #include "net/net.h"
 #include "python/src/error_codes.h"
@@ -253,6 +254,7 @@ int DistributedStore::Setup(const SetupOptions& options) {
     client_options.auth_token = token;
     client_options.client_name = "python " + host + ":" + std::to_string(port);
     client_options.transport = session->transport;
+    client_options.tenant = options.tenant_id;
     auto client = Client::Connect(options.master_server_addr, client_options);
     if (!client.ok()) {
         spdlog::error("setup: master {}: {}", options.master_server_addr,
@@ -261,6 +263,7 @@ int DistributedStore::Setup(const SetupOptions& options) {
     }
     session->client = std::move(*client);
     hostname_ = session->node ? session->node->name() : host + ":" + std::to_string(port);
+    tenant_ = options.tenant_id.empty() ? std::string(kDefaultTenant) : options.tenant_id;
     session_ = std::move(session);
     return kOK;
 }
@@ -435,6 +438,13 @@ std::vector<int> DistributedStore::PutItemsLocked(const std::vector<PiecesItem>&
                                                   const WritePlacement& preferred) {
     std::vector<int> out(items.size(), kOK);
     if (items.empty()) return out;
+    if (!preferred.tenant.empty() && preferred.tenant != tenant_) {
+        spdlog::error("ReplicateConfig.tenant_id '{}' is not this store's tenant '{}': a store "
+                      "writes only in the tenant it was set up in (setup's tenant_id)",
+                      preferred.tenant, tenant_);
+        std::fill(out.begin(), out.end(), kInvalidParams);
+        return out;
+    }
     Client& client = *session_->client;
     const NodeId node = PreferredNodeLocked(preferred.segment);
     if (!upsert && items.size() == 1) {  // one write that the node ends: no PutEnd round trip

@@ -42,6 +42,9 @@ struct SetupOptions {
     bool enable_ssd_offload = false;
     std::string ssd_offload_path;  // else $MOONCAKE_OFFLOAD_FILE_STORAGE_PATH
     uint64_t ssd_offload_size = 0;  // 0: the disk_size knob's default
+    // The tenant every key of this store belongs to ("" or "default": the default tenant;
+    // core/base/tenant.h). Another tenant's keys are neither seen nor touched.
+    std::string tenant_id;
 };
 
 // Parses "16MB", "16 MB", "1.5GiB", "4096" (binary multiples, as Mooncake reads them).
@@ -69,6 +72,9 @@ struct WritePlacement {
     // ReplicateConfig.group_ids: the group of the i-th key written (core/master/group_table.h);
     // empty, or one per key ("" = that key ungrouped).
     std::vector<std::string> groups;
+    // ReplicateConfig.tenant_id: "" or the store's own tenant; another is refused (a store
+    // acts in the one tenant it was set up in).
+    std::string tenant;
     std::string_view GroupFor(size_t i) const {
         return i < groups.size() ? std::string_view(groups[i]) : std::string_view();
     }
@@ -212,6 +218,7 @@ private:
     mutable SharedMutex mu_;
     std::unique_ptr<Session> session_ MC_GUARDED_BY(mu_);
     std::string hostname_ MC_GUARDED_BY(mu_);
+    std::string tenant_ MC_GUARDED_BY(mu_);  // KeyScope::tenant() of setup's tenant_id
     mutable Mutex buffers_mu_;
     std::map<uintptr_t, size_t> buffers_ MC_GUARDED_BY(buffers_mu_);  // start -> size
     size_t longest_buffer_ MC_GUARDED_BY(buffers_mu_) = 0;            // bounds CoveredTo's scan

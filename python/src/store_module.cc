@@ -32,8 +32,9 @@ namespace {
 // Mooncake's write options, every field it has, so an engine that sets one does not fall back
 // to another path. Honoured: preferred_segment(s) (the first), prefer_alloc_in_same_node,
 // with_soft_pin / soft_pin_ttl_ms and with_hard_pin (core/master/pin_table.h), group_ids
-// (core/master/group_table.h). The rest (more than one replica, tenants) is logged once per
-// process (NoteUnhonoured) and listed in docs/PYTHON.md; the write goes on as a plain one.
+// (core/master/group_table.h), tenant_id (the store's own, or refused). The rest (more than
+// one replica) is logged once per process (NoteUnhonoured) and listed in docs/PYTHON.md; the
+// write goes on as a plain one.
 struct ReplicateConfig {
     size_t replica_num = 1;
     bool with_soft_pin = false;
@@ -63,6 +64,7 @@ WritePlacement Placement(const DistributedStore& store, const ReplicateConfig& c
     if (c.with_soft_pin) out.pin.soft_ttl = std::chrono::milliseconds(c.soft_pin_ttl_ms);
     out.pin.hard = c.with_hard_pin;
     out.groups = c.group_ids;
+    out.tenant = c.tenant_id;
     return out;
 }
 
@@ -75,19 +77,17 @@ void NoteUnhonoured(const ReplicateConfig& c) {
     static Field fields[] = {
         {"replica_num > 1", {}},
         {"preferred_segments beyond the first", {}},
-        {"tenant_id", {}},
     };
     const bool set[] = {
         c.replica_num > 1,
         c.preferred_segments.size() > 1,
-        !c.tenant_id.empty() && c.tenant_id != "default",
     };
     for (size_t i = 0; i < std::size(set); ++i) {
         if (!set[i]) continue;
         std::call_once(fields[i].once, [&] {
             spdlog::warn("ReplicateConfig.{} is not honoured by mooncake-tier yet: the object "
-                         "gets one MEMORY replica (in the preferred segment if it has room), "
-                         "in the default tenant (docs/PYTHON.md; logged once)",
+                         "gets one MEMORY replica (in the preferred segment if it has room) "
+                         "(docs/PYTHON.md; logged once)",
                          fields[i].name);
         });
     }
@@ -133,13 +133,6 @@ bool BoolArg(const py::handle& value) {
     return s == "1" || s == "true" || s == "yes" || s == "on";
 }
 
-// setup's tenant_id: mooncake-tier has no tenants yet; a named one is said, not dropped quietly.
-void WarnTenant(const std::string& tenant) {
-    if (tenant.empty() || tenant == "default") return;
-    spdlog::warn("setup: tenant_id '{}' is not honoured by mooncake-tier yet: this store's "
-                 "objects are in the default tenant (docs/PYTHON.md)", tenant);
-}
-
 int SetupFrom(DistributedStore& store, const SetupOptions& options) {
     py::gil_scoped_release release;
     return store.Setup(options);
@@ -159,7 +152,7 @@ int SetupDict(DistributedStore& store, const py::dict& config) {
             else if (k == "enable_ssd_offload") o.enable_ssd_offload = BoolArg(v);
             else if (k == "ssd_offload_path") o.ssd_offload_path = py::str(v).cast<std::string>();
             else if (k == "ssd_offload_size") o.ssd_offload_size = SizeArg(v, "ssd_offload_size");
-            else if (k == "tenant_id") WarnTenant(py::str(v).cast<std::string>());
+            else if (k == "tenant_id") o.tenant_id = py::str(v).cast<std::string>();
             // metadata_server, protocol, rdma_devices, ...: transfer-engine settings, ignored.
         }
     } catch (const std::exception& e) {
@@ -176,8 +169,8 @@ int SetupArgs(DistributedStore& store, const std::string& local_hostname,
               const std::string& master_server_addr, const py::object& /*engine*/,
               bool enable_ssd_offload, const std::string& ssd_offload_path,
               const py::kwargs& others) {
-    if (others.contains("tenant_id")) WarnTenant(py::str(others["tenant_id"]).cast<std::string>());
     SetupOptions o;
+    if (others.contains("tenant_id")) o.tenant_id = py::str(others["tenant_id"]).cast<std::string>();
     o.local_hostname = local_hostname;
     o.master_server_addr = master_server_addr;
     o.enable_ssd_offload = enable_ssd_offload;

@@ -37,7 +37,7 @@ struct RawMaster {
     }
     void Hello() {
         rpc::HelloReply reply;
-        client->Hello(reply, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "test");
+        client->Hello(reply, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "test", "");
     }
     std::shared_ptr<TSocket> socket;
     std::shared_ptr<TFramedTransport> transport;
@@ -154,7 +154,7 @@ TEST_F(BadInputTest, CallsBeforeHelloAndWrongVersionsAreRefused) {
     ExpectStoreError(rpc::ErrorCode::ILLEGAL_CLIENT, [&] { raw.client->Remove("canary", true); });
     rpc::HelloReply reply;
     ExpectStoreError(rpc::ErrorCode::INVALID_ARGUMENT,
-                     [&] { raw.client->Hello(reply, 999, "", "from the future"); });
+                     [&] { raw.client->Hello(reply, 999, "", "from the future", ""); });
     raw.Hello();
     EXPECT_TRUE(raw.client->Exists("canary", false));
     ExpectStillServing();
@@ -360,7 +360,7 @@ TEST_F(BadInputTest, BadKeysSizesAndBatchesInRpcsAreRefused) {
     RawMaster raw(server_->rpc_port);
     raw.Hello();
     rpc::HelloReply hello;
-    raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "bad-input");
+    raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "bad-input", "");
     const int64_t cid = hello.client_id;
     rpc::PutStartReply put;
     // Negative and zero sizes.
@@ -512,7 +512,7 @@ TEST_F(BadInputTest, ShortDataRequestsLoseNothing) {
     // complete with those bytes readable, and nothing else is touched.
     RawMaster raw(server_->rpc_port);
     rpc::HelloReply hello;
-    raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "short");
+    raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "short", "");
     rpc::PutStartReply put;
     raw.client->PutStart(put, hello.client_id, "short", 1000, 0, {});
     fd = RawConnect(server_->data_port);

@@ -216,7 +216,7 @@ TEST_F(SecurityTest, ReadOnlySessionIsRefusedEveryMutatingCallOfTheClientLibrary
 TEST_F(SecurityTest, ReadOnlySessionIsRefusedEveryTokenMethodOnTheWire) {
     RawMaster raw(server_->rpc_port);
     rpc::HelloReply hello;
-    raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "read-only");
+    raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "", "read-only", "");
     const int64_t gen = static_cast<int64_t>(canary_.object.generation);
     const int64_t cid = hello.client_id;
     auto& c = *raw.client;
@@ -385,7 +385,7 @@ TEST_F(SecurityTest, WrongTokenIsRefusedAtHello) {
     RawMaster raw(server_->rpc_port);
     rpc::HelloReply hello;
     rpc::StoreError e = ErrorOf([&] {
-        raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "wrong", "t");
+        raw.client->Hello(hello, rpc::g_mooncake_constants.PROTOCOL_VERSION, "wrong", "t", "");
     });
     EXPECT_EQ(e.code, rpc::ErrorCode::ILLEGAL_CLIENT);
     // Still not greeted: even a read is refused on that connection.

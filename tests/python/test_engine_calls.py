@@ -575,20 +575,38 @@ def test_sglang_standalone_pool_is_mapped_by_the_store_process(standalone_daemon
         pool.allocator.free(pool.ptr)
 
 
-@pytest.mark.xfail(strict=True, reason="tenant_id (setup keyword / ReplicateConfig.tenant_id) is "
-                   "accepted and warned about but not honoured: every store shares the default "
-                   "tenant, so one tenant's engine reads another's KV pages")
 def test_sglang_tenants_do_not_see_each_other(cluster):
+    """Two SGLang deployments on one store, set up with different tenant_id (as
+    MOONCAKE_TENANT_ID makes it pass): the same page keys are two objects, and one's
+    remove_all (SGLang's clear) leaves the other's pages."""
     a, b = MooncakeDistributedStore(), MooncakeDistributedStore()
+    keys = [f"tenant-page_{i}_k" for i in range(8)]
     try:
         assert sglang_setup(a, cluster.address, segment=4 << 20, tenant_id="tenant-a") == 0
         assert sglang_setup(b, cluster.address, segment=4 << 20, tenant_id="tenant-b") == 0
-        assert a.put("tenant-page_0_k", b"a" * 4096) == 0
-        assert a.is_exist("tenant-page_0_k") == 1
-        assert b.is_exist("tenant-page_0_k") == 0
+        for i, key in enumerate(keys[:4]):
+            assert a.put(key, bytes([i]) * 4096) == 0
+        assert int_list(a.batch_is_exist(keys), 8) == [1] * 4 + [0] * 4
+        assert int_list(b.batch_is_exist(keys), 8) == [0] * 8
+        assert b.get(keys[0]) == b""
+        for i, key in enumerate(keys):
+            assert b.put(key, bytes([100 + i]) * 4096) == 0
+        assert a.get(keys[1]) == bytes([1]) * 4096
+        assert b.get(keys[1]) == bytes([101]) * 4096
+        # A write naming another tenant than the store's own is refused, not redirected.
+        other = ReplicateConfig()
+        other.tenant_id = "tenant-b"
+        assert a.put("tenant-cross", b"x", other) == -600
+        assert b.is_exist("tenant-cross") == 0 and a.is_exist("tenant-cross") == 0
+        time.sleep(LEASE_WAIT)
+        assert a.remove_all() == 4
+        assert int_list(a.batch_is_exist(keys), 8) == [0] * 8
+        assert int_list(b.batch_is_exist(keys), 8) == [1] * 8
+        assert b.get(keys[7]) == bytes([107]) * 4096
     finally:
         time.sleep(LEASE_WAIT)
-        a.remove("tenant-page_0_k", True)
+        a.remove_all(True)
+        b.remove_all(True)
         a.close()
         b.close()
 
