@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/tenant.h"
 #include "fuse/master_connection.h"
 #include "fuse/tierfs.h"
 #include "thrift/auth_token.h"
@@ -39,6 +40,8 @@ constexpr const char* kHelp =
     "  -d                  libfuse debug output (implies -f)\n"
     "  -o rw               config/<knob> writable: writing a value tunes the knob\n"
     "  -o ro               read-only (the default)\n"
+    "  -o tenant=NAME      the view of one tenant's keys (default: $MOONCAKE_TENANT, else\n"
+    "                      the default tenant)\n"
     "  -o allow_other      let other users see the view (off unless asked; needs\n"
     "                      user_allow_other in /etc/fuse.conf when not root)\n"
     "  -o OPT              other mount options go to libfuse\n"
@@ -61,6 +64,7 @@ struct Args {
     int timeout_ms = 1000;
     std::string auth_token_file;  // --auth_token_file; the token itself is never on argv
     std::string cluster_id;       // --cluster_id; empty: $MOONCAKE_CLUSTER_ID or the default
+    std::string tenant;           // -o tenant=NAME, else $MOONCAKE_TENANT; empty: default
 };
 
 // Splits "a,b,c" into options, honoring no escapes (mount options here have no commas).
@@ -74,6 +78,8 @@ void AddMountOptions(std::string_view list, Args* args) {
             args->read_write = true;
         } else if (opt == "ro") {
             args->read_write = false;
+        } else if (opt.rfind("tenant=", 0) == 0) {
+            args->tenant = opt.substr(7);
         } else {
             args->fuse_options.push_back(opt);
         }
@@ -84,6 +90,7 @@ void AddMountOptions(std::string_view list, Args* args) {
 int ParseArgs(int argc, char** argv, Args* args) {
     const char* env = std::getenv("MOONCAKE_MASTER");
     args->master = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
+    if (const char* tenant = std::getenv("MOONCAKE_TENANT")) args->tenant = tenant;
     auto usage_error = [](const std::string& message) {
         std::fprintf(stderr, "mooncake-tierfs: %s\n%s", message.c_str(), kUsage);
         return kExitUsage;
@@ -172,6 +179,12 @@ int main(int argc, char** argv) {
     client_options.retries = 0;  // MasterConnection retries a fast failure once itself
     client_options.client_name = "mooncake-tierfs";
     client_options.cluster_id = args.cluster_id;
+    client_options.tenant = args.tenant;
+    if (auto scope = mooncake::KeyScope::Make(args.tenant); !scope.ok()) {
+        std::fprintf(stderr, "mooncake-tierfs: -o tenant=%s: %s\n", args.tenant.c_str(),
+                     scope.status().message().c_str());
+        return kExitUsage;
+    }
     // --auth_token_file, else $MOONCAKE_AUTH_TOKEN_FILE, else $MOONCAKE_AUTH_TOKEN.
     auto token = mooncake::ResolveClientToken(args.auth_token_file);
     if (!token.ok()) {
