@@ -55,6 +55,20 @@ int Main(int argc, char** argv) {
         }
         token = *read;
     }
+    std::vector<TenantToken> tenant_tokens;
+    if (!config.tenant_tokens_file().empty()) {
+        if (token.empty()) {
+            // Without the administrator's token every session could name any tenant.
+            std::cerr << "mooncaked: --tenant_tokens_file needs --auth_token_file\n";
+            return 2;
+        }
+        auto read = ReadTenantTokensFile(config.tenant_tokens_file());
+        if (!read.ok()) {
+            std::cerr << "mooncaked: " << read.status().message() << "\n";
+            return 2;
+        }
+        tenant_tokens = std::move(*read);
+    }
     auto listen = net::ParseHostPort(config.listen());
     if (!listen.ok()) {
         std::cerr << "mooncaked: --listen: " << listen.status().message() << "\n";
@@ -79,7 +93,7 @@ int Main(int argc, char** argv) {
         shutdown.Request();
     });
 
-    DaemonContext ctx{config, token, config_file, shutdown};
+    DaemonContext ctx{config, token, std::move(tenant_tokens), config_file, shutdown};
     const std::string role = config.role();
     spdlog::info("mooncaked starting: role {}, listen {}", role, config.listen());
     int rc = role == "master" ? RunMaster(ctx)

@@ -36,12 +36,34 @@ void CheckBatch(size_t n) {
 
 const KeyScope& SessionScope() { return CurrentRpcSession().scope; }
 
+// Whether a session with `creds` may act in `tenant` (as Hello names it). A tenant's token
+// grants that tenant only. Once tenants have tokens, naming one without its token (or the
+// cluster's) is refused: a tokenless session may read, but only the default tenant's keys.
+Status TenantGranted(const Credentials& creds, const std::string& tenant) {
+    const bool named = !tenant.empty() && tenant != kDefaultTenant;
+    if (!creds.tenant.empty()) {
+        if (named && tenant != creds.tenant) {
+            return Status::IllegalClient("the token of tenant '" + creds.tenant +
+                                         "' does not grant tenant '" + tenant + "'");
+        }
+        return Status::Ok();
+    }
+    if (named && !creds.authorized) {
+        return Status::IllegalClient("tenant '" + tenant + "' needs its own token or the "
+                                     "cluster's (--auth_token_file)");
+    }
+    return Status::Ok();
+}
+
 // The stored key of the caller's `key`. A default-tenant session may also name a stored key
 // of any tenant as it is: nodes do (ending a put, reporting a record), and so may an
 // administrator; no client library lets a caller's key hold the NUL that frames one.
 Result<std::string> SessionKey(const std::string& key) {
     const KeyScope& scope = SessionScope();
     if (scope.is_default() && !key.empty() && key[0] == '\0') {
+        if (!CurrentRpcSession().credentials.authorized) {
+            return Status::IllegalClient("naming a stored key needs the cluster's token");
+        }
         MC_RETURN_IF_ERROR(ValidateKey(key));
         return key;
     }
@@ -191,12 +213,20 @@ void MasterService::Hello(rpc::HelloReply& out, int32_t protocol_version,
                                       " is not supported; this master speaks " +
                                       std::to_string(ours)));
     }
-    auto creds = Authenticate(options_.auth_token, auth_token);
+    auto creds = Authenticate(options_.auth_token, auth_token, options_.tenant_tokens);
     if (!creds.ok()) {
         spdlog::warn("refused a connection of '{}': bad auth token", client_name);
         Throw(creds.status());
     }
-    Result<KeyScope> scope = KeyScope::Make(tenant);
+    Result<KeyScope> scope = KeyScope::Make(creds->tenant.empty() ? tenant : creds->tenant);
+    if (Status granted = TenantGranted(*creds, tenant); !granted.ok()) {
+        store_.metrics()
+            .GetCounter("tenant_refused_total",
+                        "sessions refused for naming a tenant their token does not grant")
+            .Inc();
+        spdlog::warn("refused a connection of '{}': {}", client_name, granted.message());
+        Throw(granted);
+    }
     if (!scope.ok()) {
         spdlog::warn("refused a connection of '{}': {}", client_name, scope.status().message());
         Throw(scope.status());

@@ -15,6 +15,7 @@
 
 #include "MasterService.h"
 #include "core/master/master_store.h"
+#include "node/access.h"
 #include "thrift/convert.h"
 #include "thrift/rpc_limits.h"
 
@@ -26,6 +27,8 @@ class NodeDirectory;
 struct MasterServiceOptions {
     std::string role;        // "master" or "standalone", told to clients in Hello
     std::string auth_token;  // empty: every session may do everything (node/access.h)
+    // Tenants' own tokens: a session holding one acts in that tenant only (node/access.h).
+    std::vector<TenantToken> tenant_tokens;
     uint32_t epoch = 0;      // high bits of client ids (unique across master restarts)
     std::string config_file; // --config, for TuneSet(persist); empty if none
     // Longest long-poll wait honoured (the fuzz target sets 0: a real-time wait only slows it).

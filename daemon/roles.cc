@@ -124,14 +124,15 @@ public:
         : store_(config, clock_, metrics, epoch), directory_(store_) {}
     ~MasterPart() { Stop(); }
 
-    Status Start(const net::HostPort& listen, const std::string& role,
-                 const std::string& auth_token, const std::string& config_file,
+    Status Start(const net::HostPort& listen, const std::string& role, const DaemonContext& ctx,
                  std::function<rpc::ScrubReply()> local_scrub = {},
                  const std::string& by_key_data_address = {}) {
+        const std::string& config_file = ctx.config_file;
         MasterServiceOptions options;
         options.by_key_data_address = by_key_data_address;
         options.role = role;
-        options.auth_token = auth_token;
+        options.auth_token = ctx.auth_token;
+        options.tenant_tokens = ctx.tenant_tokens;
         options.epoch = MasterEpoch();
         options.config_file = config_file;
         options.local_scrub = std::move(local_scrub);
@@ -358,6 +359,7 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
         MasterServiceOptions options;
         options.role = "master";
         options.auth_token = ctx.auth_token;
+        options.tenant_tokens = ctx.tenant_tokens;
         options.epoch = epoch;
         options.config_file = ctx.config_file;
         if (leading) {
@@ -472,7 +474,7 @@ int RunMaster(DaemonContext& ctx) {
     MasterPart master(ctx.config, metrics);
     MetricsHttp http(metrics);
     http.ServeMaster(MasterView(master.store(), ctx.auth_token));
-    if (Status st = master.Start(addresses->listen, "master", ctx.auth_token, ctx.config_file); !st.ok()) {
+    if (Status st = master.Start(addresses->listen, "master", ctx); !st.ok()) {
         return Fail(st);
     }
     if (Status st = StartMetrics(http, ctx.config, *addresses); !st.ok()) return Fail(st);
@@ -493,7 +495,11 @@ int RunNode(DaemonContext& ctx) {
     NodeParts node(ctx.config, metrics);
     if (Status st = CheckListenPortFree(addresses->listen); !st.ok()) return Fail(st);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
-    if (Status st = node.StartData(*addresses, ctx.auth_token); !st.ok()) return Fail(st);
+    if (Status st = node.StartData(*addresses, ctx.auth_token, /*serves_by_key=*/false,
+                                   ctx.tenant_tokens);
+        !st.ok()) {
+        return Fail(st);
+    }
 
     // The master link first (retrying: the master may start after us), so NodeService has a
     // node to describe once the loops run.
@@ -555,7 +561,8 @@ int RunStandalone(DaemonContext& ctx) {
     NodeParts node(ctx.config, metrics);
     if (Status st = CheckListenPortFree(addresses->listen); !st.ok()) return Fail(st);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
-    if (Status st = node.StartData(*addresses, ctx.auth_token, /*serves_by_key=*/true);
+    if (Status st = node.StartData(*addresses, ctx.auth_token, /*serves_by_key=*/true,
+                                   ctx.tenant_tokens);
         !st.ok()) {
         return Fail(st);
     }
@@ -566,8 +573,8 @@ int RunStandalone(DaemonContext& ctx) {
     auto scrub_local = [&node, name = addresses->advertise.ToString()] {
         return ScrubDisk(node.disk(), name);
     };
-    if (Status st = master.Start(addresses->listen, "standalone", ctx.auth_token,
-                                 ctx.config_file, scrub_local, addresses->data_address);
+    if (Status st = master.Start(addresses->listen, "standalone", ctx, scrub_local,
+                                 addresses->data_address);
         !st.ok()) {
         return Fail(st);
     }

@@ -12,9 +12,11 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/base/knobs.h"
 #include "core/base/mutex.h"
+#include "node/access.h"
 
 namespace mooncake {
 
@@ -41,6 +43,7 @@ private:
 struct DaemonContext {
     Config& config;
     std::string auth_token;  // contents of --auth_token_file (trimmed), or empty
+    std::vector<TenantToken> tenant_tokens;  // --tenant_tokens_file's, or none
     std::string config_file; // --config path, or empty
     ShutdownFlag& shutdown;
 };

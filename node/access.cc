@@ -1,7 +1,12 @@
 #include "node/access.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 
+#include "core/base/tenant.h"
 #include "thrift/auth_token.h"
 
 namespace mooncake {
@@ -30,20 +35,20 @@ constexpr MethodPermission kMasterMethods[] = {
     {"BatchExists", P::kRead, "read"},
     {"RemoveByPrefix", P::kToken, "write"},
     // nodes
-    {"RegisterNode", P::kToken, "node"},
-    {"Heartbeat", P::kToken, "node"},
-    {"UnregisterNode", P::kToken, "node"},
-    {"RegisterDiskReplicas", P::kToken, "node"},
-    {"RegisterMemoryReplicas", P::kToken, "node"},
-    {"ReportDiskReplicaDropped", P::kToken, "node"},
-    {"ReportNodeHealth", P::kToken, "node"},
-    {"OffloadObjectHeartbeat", P::kToken, "node"},
-    {"NotifyOffloadSuccess", P::kToken, "node"},
-    {"NotifyOffloadFailure", P::kToken, "node"},
-    {"PromotionObjectHeartbeat", P::kToken, "node"},
-    {"PromotionAllocStart", P::kToken, "node"},
-    {"NotifyPromotionSuccess", P::kToken, "node"},
-    {"NotifyPromotionFailure", P::kToken, "node"},
+    {"RegisterNode", P::kCluster, "node"},
+    {"Heartbeat", P::kCluster, "node"},
+    {"UnregisterNode", P::kCluster, "node"},
+    {"RegisterDiskReplicas", P::kCluster, "node"},
+    {"RegisterMemoryReplicas", P::kCluster, "node"},
+    {"ReportDiskReplicaDropped", P::kCluster, "node"},
+    {"ReportNodeHealth", P::kCluster, "node"},
+    {"OffloadObjectHeartbeat", P::kCluster, "node"},
+    {"NotifyOffloadSuccess", P::kCluster, "node"},
+    {"NotifyOffloadFailure", P::kCluster, "node"},
+    {"PromotionObjectHeartbeat", P::kCluster, "node"},
+    {"PromotionAllocStart", P::kCluster, "node"},
+    {"NotifyPromotionSuccess", P::kCluster, "node"},
+    {"NotifyPromotionFailure", P::kCluster, "node"},
     // admin
     {"Stat", P::kRead, "read"},
     {"List", P::kRead, "read"},
@@ -51,13 +56,13 @@ constexpr MethodPermission kMasterMethods[] = {
     {"Tasks", P::kRead, "read"},
     {"Hot", P::kRead, "read"},
     {"TuneGet", P::kRead, "read"},
-    {"TuneSet", P::kToken, "admin"},
+    {"TuneSet", P::kCluster, "admin"},
     {"MetricsText", P::kRead, "read"},
     {"Promote", P::kToken, "admin"},
     {"Offload", P::kToken, "admin"},
     {"Evict", P::kToken, "admin"},
     {"CheckInvariants", P::kRead, "read"},
-    {"Scrub", P::kToken, "admin"},  // drops the corrupt records it finds
+    {"Scrub", P::kCluster, "admin"},  // drops the corrupt records it finds
 };
 
 constexpr MethodPermission kNodeMethods[] = {
@@ -65,7 +70,7 @@ constexpr MethodPermission kNodeMethods[] = {
     {"GetStatus", P::kRead, "read"},
     {"MetricsText", P::kRead, "read"},
     // Drops the corrupt records it finds: a change, so the token's.
-    {"Scrub", P::kToken, "write"},
+    {"Scrub", P::kCluster, "write"},
 };
 
 // Object bytes are data: reading them needs the token as much as writing them does.
@@ -93,11 +98,54 @@ bool TokenMatches(std::string_view expected, std::string_view given) {
     return diff == 0;
 }
 
-Result<Credentials> Authenticate(std::string_view expected, std::string_view given) {
-    if (expected.empty()) return Credentials{true, true};
-    if (given.empty()) return Credentials{true, false};  // read-only session
-    if (!TokenMatches(expected, given)) return Status::IllegalClient("auth token refused");
-    return Credentials{true, true};
+Result<Credentials> Authenticate(std::string_view expected, std::string_view given,
+                                 std::span<const TenantToken> tenants) {
+    if (expected.empty()) return Credentials{true, true, {}};
+    if (given.empty()) return Credentials{true, false, {}};  // read-only session
+    if (TokenMatches(expected, given)) return Credentials{true, true, {}};
+    // Every tenant's token is compared (no early exit): the time says nothing of which.
+    const TenantToken* match = nullptr;
+    for (const TenantToken& t : tenants) {
+        if (TokenMatches(t.token, given) && match == nullptr) match = &t;
+    }
+    if (match == nullptr) return Status::IllegalClient("auth token refused");
+    return Credentials{true, true, match->tenant};
+}
+
+Result<std::vector<TenantToken>> ReadTenantTokensFile(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) {
+        return Status::InvalidArgument("--tenant_tokens_file " + path + ": cannot be read: " +
+                                       std::strerror(errno));
+    }
+    std::vector<TenantToken> out;
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+        auto bad = [&](const std::string& why) {
+            return Status::InvalidArgument("--tenant_tokens_file " + path + " line " +
+                                           std::to_string(number) + ": " + why);
+        };
+        while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) {
+            line.pop_back();
+        }
+        size_t start = line.find_first_not_of(" \t");
+        if (start == std::string::npos || line[start] == '#') continue;
+        size_t end = line.find_first_of(" \t", start);
+        if (end == std::string::npos) return bad("a tenant without a token");
+        TenantToken t{line.substr(start, end - start), {}};
+        size_t token = line.find_first_not_of(" \t", end);
+        t.token = line.substr(token);
+        if (Status st = ValidateTenant(t.tenant); !st.ok()) return bad(st.message());
+        if (t.tenant == kDefaultTenant) return bad("the default tenant's token is the cluster's");
+        for (const TenantToken& seen : out) {
+            if (seen.tenant == t.tenant) return bad("tenant '" + t.tenant + "' named twice");
+            if (seen.token == t.token) {
+                return bad("tenant '" + t.tenant + "' has the token of '" + seen.tenant + "'");
+            }
+        }
+        out.push_back(std::move(t));
+    }
+    return out;
 }
 
 std::string NeedsTokenMessage(std::string_view method) {
@@ -119,11 +167,17 @@ Status CheckAccess(std::span<const MethodPermission> table, std::string_view met
             if (!creds.greeted) return Status::IllegalClient("call Hello first");
             return Status::Ok();
         case P::kToken:
+        case P::kCluster:
             if (!creds.greeted) return Status::IllegalClient("call Hello first");
             if (!creds.authorized) {
                 std::string what = it->why == "data" ? "a data channel " + std::string(method)
                                                      : std::string(method);
                 return Status::IllegalClient(NeedsTokenMessage(what));
+            }
+            if (it->needs == P::kCluster && !creds.tenant.empty()) {
+                return Status::IllegalClient(std::string(method) +
+                                             " needs the cluster's token; the token of tenant '" +
+                                             creds.tenant + "' acts in that tenant only");
             }
             return Status::Ok();
     }

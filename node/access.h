@@ -17,16 +17,31 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/status.h"
 
 namespace mooncake {
 
 enum class Permission {
-    kNone,   // before Hello (Hello itself)
-    kRead,   // any greeted session: inspection, metadata reads
-    kToken,  // a session that presented the token: writes, admin, node-role calls, bytes
+    kNone,     // before Hello (Hello itself)
+    kRead,     // any greeted session: inspection, metadata reads
+    kToken,    // a session that presented a token (the cluster's or a tenant's): writes, bytes
+    kCluster,  // the cluster's token only: node-role calls, knobs, scrubs
 };
+
+// A tenant's own token (--tenant_tokens_file, core/base/tenant.h): a session that presents it
+// is authorized in that tenant only: it names no other, and calls nothing that needs the
+// cluster's token. The cluster's token (--auth_token_file) stays the administrator's.
+struct TenantToken {
+    std::string tenant;
+    std::string token;
+};
+
+// Reads --tenant_tokens_file: one "TENANT TOKEN" per line (blank lines and lines starting with
+// '#' skipped). kInvalidArgument naming the file and line for a bad tenant name, a missing or
+// duplicate token, or a tenant named twice.
+Result<std::vector<TenantToken>> ReadTenantTokensFile(const std::string& path);
 
 struct MethodPermission {
     std::string_view method;
@@ -45,11 +60,14 @@ std::span<const MethodPermission> DataOpPermissions();
 struct Credentials {
     bool greeted = false;     // said Hello (with an accepted token or none)
     bool authorized = false;  // the token matched, or the daemon has none
+    std::string tenant;       // non-empty: authorized by this tenant's token, in it only
 };
 
-// The outcome of a Hello carrying `given`, on a daemon whose token is `expected` ("" = none).
-// kIllegalClient for a wrong non-empty token; else the session's credentials.
-Result<Credentials> Authenticate(std::string_view expected, std::string_view given);
+// The outcome of a Hello carrying `given`, on a daemon whose token is `expected` ("" = none)
+// and whose tenants' tokens are `tenants`. kIllegalClient for a wrong non-empty token; else
+// the session's credentials.
+Result<Credentials> Authenticate(std::string_view expected, std::string_view given,
+                                 std::span<const TenantToken> tenants = {});
 
 // Ok when `creds` may call `method` of `table`; kIllegalClient naming what is missing
 // otherwise (a method absent from the table is refused).

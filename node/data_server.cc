@@ -248,7 +248,7 @@ bool DataServer::HandleRequest(int fd, net::BufferedReader& in, Credentials& cre
     if (h->op == data::Op::kHello) {
         std::string token(h->length, '\0');
         if (!in.RecvAll(token.data(), token.size()).ok()) return false;
-        auto accepted = Authenticate(options_.auth_token, token);
+        auto accepted = Authenticate(options_.auth_token, token, options_.tenant_tokens);
         if (!accepted.ok()) {
             errors_.Inc();
             (void)SendResponse(fd, accepted.status());
@@ -298,7 +298,12 @@ bool DataServer::HandleRequest(int fd, net::BufferedReader& in, Credentials& cre
         }
         writer = client;
     }
-    if (Status st = ValidateKey(key); !st.ok()) {
+    Status valid = ValidateKey(key);
+    if (valid.ok() && !creds.tenant.empty() && TenantOfKey(key) != creds.tenant) {
+        valid = Status::IllegalClient("the token of tenant '" + creds.tenant + "' does not grant " +
+                                      QuoteKey(key));
+    }
+    if (Status st = valid; !st.ok()) {
         if (h->op == data::Op::kWrite) return RefusePayload(fd, in, st, h->length);
         errors_.Inc();
         return SendResponse(fd, st).ok();

@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/base/knobs.h"
 #include "core/base/mutex.h"
@@ -58,6 +59,9 @@ class BufferedReader;
 struct DataServerOptions {
     net::HostPort listen;
     std::string auth_token;  // empty: any Hello is accepted (see node/access.h)
+    // Tenants' own tokens: a connection that says Hello with one reads and writes only the
+    // keys of that tenant (core/base/tenant.h).
+    std::vector<TenantToken> tenant_tokens;
     int max_connections = 512;
     std::chrono::milliseconds io_timeout{30000};    // per socket call within a request
     std::chrono::milliseconds idle_timeout{600000}; // an idle pooled connection is closed after

@@ -68,11 +68,12 @@ Status NodeParts::Open() {
 }
 
 Status NodeParts::StartData(const NodeAddresses& addresses, const std::string& auth_token,
-                            bool serves_by_key) {
+                            bool serves_by_key, const std::vector<TenantToken>& tenant_tokens) {
     DataServerOptions options;
     options.local_master_follows = serves_by_key;
     options.listen = {addresses.listen.host, addresses.data_port};
     options.auth_token = auth_token;
+    options.tenant_tokens = tenant_tokens;
     options.max_connections = kMaxDataConnections;
     data_ = std::make_unique<DataServer>(options, *segment_, disk_.get(), config_, metrics_);
     Status st = data_->Start();

@@ -15,11 +15,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/base/knobs.h"
 #include "core/base/metrics.h"
 #include "core/base/status.h"
 #include "net/net.h"
+#include "node/access.h"
 
 namespace mooncake {
 
@@ -54,7 +56,8 @@ public:
     Status Open();
     // `serves_by_key`: ServeByKey follows (standalone), and by-key requests wait for it.
     Status StartData(const NodeAddresses& addresses, const std::string& auth_token,
-                     bool serves_by_key = false);
+                     bool serves_by_key = false,
+                     const std::vector<TenantToken>& tenant_tokens = {});
     // Registers (retrying until `give_up`) and starts the work loops; from here on the data
     // server ends puts at `link` for writes that ask it to. `incarnation` is random per node
     // process (or per embedded node), never 0. `link` must outlive these parts.

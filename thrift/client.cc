@@ -97,10 +97,13 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view master,
     rpc.client_name = options.client_name;
     rpc.cluster_id = options.cluster_id;
     rpc.tenant = options.tenant;
-    Result<KeyScope> scope = KeyScope::Make(options.tenant);
-    if (!scope.ok()) return scope.status();
+    if (Status st = KeyScope::Make(options.tenant).status(); !st.ok()) return st;
     auto channel = MasterChannel::Connect(master, rpc);
     if (!channel.ok()) return channel.status();
+    // The data channel names keys as stored: in the tenant the master says the session is in
+    // (a tenant's token implies its tenant when none was asked for).
+    Result<KeyScope> scope = KeyScope::Make((*channel)->tenant());
+    if (!scope.ok()) return scope.status();
     std::shared_ptr<DataTransport> transport = options.transport;
     if (transport == nullptr) {
         TcpTransportOptions tcp;
@@ -119,6 +122,9 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view master,
 
 const std::string& Client::master() const { return channel_->address(); }
 const std::string& Client::server_role() const { return channel_->server_role(); }
+std::string_view Client::tenant() const {
+    return channel_->tenant().empty() ? kDefaultTenant : std::string_view(channel_->tenant());
+}
 int64_t Client::client_id() const { return channel_->client_id(); }
 
 // ---------------- objects ----------------

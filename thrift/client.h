@@ -317,6 +317,8 @@ public:
 
     const std::string& master() const;
     const std::string& server_role() const;  // "master" or "standalone"
+    // The tenant this client acts in: the one asked for, or the one its token implies.
+    std::string_view tenant() const;
     int64_t client_id() const;
 
 private:

@@ -111,6 +111,7 @@ Result<std::unique_ptr<MasterChannel>> MasterChannel::Connect(std::string_view m
     channel->client_id_ = (*first)->hello.client_id;
     channel->server_role_ = (*first)->hello.role;
     channel->by_key_data_address_ = (*first)->hello.by_key_data_address;
+    channel->tenant_ = (*first)->hello.tenant;
     channel->Return(std::move(*first));
     return channel;
 }

@@ -80,6 +80,9 @@ public:
     const std::string& server_role() const { return server_role_; }
     // A standalone daemon's data channel for by-key ops (HelloReply); empty elsewhere.
     const std::string& by_key_data_address() const { return by_key_data_address_; }
+    // The tenant the master's sessions act in (Hello's echo): the one asked for, or the one a
+    // tenant's token implies; "" from a master that predates tenants.
+    const std::string& tenant() const { return tenant_; }
     // What the channel was given (HOST:PORT, or the etcd:// URL).
     const std::string& address() const { return address_text_; }
     // The master dialled now (the current leader's HOST:PORT under etcd://).
@@ -103,6 +106,7 @@ private:
     int64_t client_id_ = 0;
     std::string server_role_;
     std::string by_key_data_address_;
+    std::string tenant_;
     mutable Mutex mu_;
     std::vector<std::unique_ptr<Connection>> idle_ MC_GUARDED_BY(mu_);
     mutable Mutex follow_mu_;  // one leader look-up at a time

@@ -263,7 +263,7 @@ int DistributedStore::Setup(const SetupOptions& options) {
     }
     session->client = std::move(*client);
     hostname_ = session->node ? session->node->name() : host + ":" + std::to_string(port);
-    tenant_ = options.tenant_id.empty() ? std::string(kDefaultTenant) : options.tenant_id;
+    tenant_ = std::string(session->client->tenant());
     session_ = std::move(session);
     return kOK;
 }

@@ -277,7 +277,7 @@ TEST_F(SecurityTest, ReadOnlySessionIsRefusedEveryTokenMethodOnTheWire) {
     };
     size_t checked = 0;
     for (const MethodPermission& m : MasterMethodPermissions()) {
-        if (m.needs != Permission::kToken) continue;
+        if (m.needs != Permission::kToken && m.needs != Permission::kCluster) continue;
         SCOPED_TRACE(std::string(m.method));
         auto it = calls.find(std::string(m.method));
         ASSERT_NE(it, calls.end()) << "no refusal case for " << m.method;
@@ -477,7 +477,7 @@ TEST(ClientTokenTest, TokenComparisonIsExact) {
     EXPECT_TRUE(Authenticate("tok", "tok")->authorized);
     EXPECT_TRUE(Authenticate("tok", "bad").status().Is(StatusCode::kIllegalClient));
     // Fail closed: a method the table does not know is refused even to a full session.
-    EXPECT_TRUE(CheckAccess(MasterMethodPermissions(), "NoSuchCall", Credentials{true, true})
+    EXPECT_TRUE(CheckAccess(MasterMethodPermissions(), "NoSuchCall", Credentials{true, true, {}})
                     .Is(StatusCode::kIllegalClient));
 }
 
@@ -591,6 +591,146 @@ TEST(SecurityClusterTest, ClusterWithATokenWorksAndForeignNodesCannotJoin) {
     ASSERT_EQ(nodes->size(), 1u);
     EXPECT_EQ((*nodes)[0].spec.name, node.name);
     EXPECT_EQ(*a.Get("clustered"), Pattern(5, 200000));
+}
+
+// Tenants' own tokens (issue 34): a client holding one acts in that tenant only, on the
+// control wire and on the data channel; the cluster's token stays the administrator's.
+class TenantTokenTest : public ::testing::Test {
+protected:
+    static constexpr const char* kTokenA = "token of tenant a";
+    static constexpr const char* kTokenB = "token of tenant b";
+    void SetUp() override {
+        const std::string cluster = WriteTokenFile(dir_, "token", std::string(kToken) + "\n");
+        const std::string tenants = WriteTokenFile(
+            dir_, "tenants",
+            std::string("# tenant token\n\ntenant-a ") + kTokenA + "\ntenant-b " + kTokenB + "\n");
+        server_ = std::make_unique<Standalone>(std::vector<std::string>{
+            "--auth_token_file=" + cluster, "--tenant_tokens_file=" + tenants});
+        ASSERT_NE(server_->client, nullptr) << server_->daemon->Log();
+    }
+    Result<std::unique_ptr<Client>> As(const std::string& token, const std::string& tenant) {
+        ClientOptions options;
+        options.auth_token = token;
+        options.tenant = tenant;
+        return Client::Connect(server_->address, options);
+    }
+    double Refused() {
+        auto admin = As(kToken, "");
+        if (!admin.ok()) return -1;
+        return MetricValue(*(*admin)->MetricsText(), "mooncake_tenant_refused_total");
+    }
+    TempDir dir_;
+    std::unique_ptr<Standalone> server_;
+};
+
+TEST_F(TenantTokenTest, ATenantsTokenActsInThatTenantOnly) {
+    auto a = As(kTokenA, "tenant-a");
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    ASSERT_TRUE((*a)->Put("k", Pattern(1, 5000)).ok());
+    // The token alone says the tenant.
+    auto implied = As(kTokenA, "");
+    ASSERT_TRUE(implied.ok());
+    EXPECT_EQ(*(*implied)->Get("k"), Pattern(1, 5000));
+    // Naming another tenant is refused, counted and logged.
+    for (const std::string& other : {std::string("tenant-b"), std::string("tenant-c")}) {
+        auto cross = As(kTokenA, other);
+        ASSERT_FALSE(cross.ok()) << other;
+        EXPECT_TRUE(cross.status().Is(StatusCode::kIllegalClient)) << cross.status().ToString();
+        EXPECT_NE(cross.status().message().find("the token of tenant 'tenant-a' does not grant "
+                                                "tenant '" + other + "'"),
+                  std::string::npos)
+            << cross.status().message();
+    }
+    EXPECT_EQ(Refused(), 2);
+    EXPECT_NE(server_->daemon->Log().find("does not grant tenant 'tenant-b'"), std::string::npos);
+    // b's token in b: a's key is not there.
+    auto b = As(kTokenB, "tenant-b");
+    ASSERT_TRUE(b.ok());
+    EXPECT_TRUE((*b)->Get("k").status().Is(StatusCode::kNotFound));
+    // No cluster calls with a tenant's token.
+    auto tune = (*a)->TuneSet({{"promotion_admission_threshold", "3"}}, false);
+    ASSERT_FALSE(tune.ok());
+    EXPECT_NE(tune.status().message().find("needs the cluster's token"), std::string::npos)
+        << tune.status().message();
+    // Without a token, a tenant cannot be named at all, and stored keys cannot be.
+    auto anonymous = As("", "tenant-a");
+    ASSERT_FALSE(anonymous.ok());
+    EXPECT_TRUE(anonymous.status().Is(StatusCode::kIllegalClient));
+    EXPECT_TRUE(server_->client->Stat(std::string("\0tenant-a\0k", 11))
+                    .status().Is(StatusCode::kInvalidArgument));
+    // The administrator may name any tenant.
+    auto admin = As(kToken, "tenant-a");
+    ASSERT_TRUE(admin.ok());
+    EXPECT_EQ(*(*admin)->Get("k"), Pattern(1, 5000));
+}
+
+TEST_F(TenantTokenTest, DataChannelServesATenantsTokenItsOwnKeysOnly) {
+    auto a = As(kTokenA, "tenant-a");
+    auto b = As(kTokenB, "tenant-b");
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_TRUE((*a)->Put("k", Pattern(2, 3000)).ok());
+    ASSERT_TRUE((*b)->Put("k", Pattern(3, 3000)).ok());
+    int fd = RawConnect(server_->data_port);
+    ASSERT_GE(fd, 0);
+    data::RequestHeader hello;
+    hello.op = data::Op::kHello;
+    hello.length = std::string_view(kTokenA).size();
+    SendData(fd, hello, {}, kTokenA);
+    ASSERT_TRUE(ReadData(fd).ok());
+    data::RequestHeader read;
+    read.op = data::Op::kRead;
+    read.flags = data::kFlagByKey;
+    read.length = 1 << 20;
+    const std::string own("\0tenant-a\0k", 11), other("\0tenant-b\0k", 11);
+    read.key_length = static_cast<uint32_t>(other.size());
+    SendData(fd, read, other);
+    Status st = ReadData(fd);
+    EXPECT_TRUE(st.Is(StatusCode::kIllegalClient)) << st.ToString();
+    EXPECT_NE(st.message().find("does not grant"), std::string::npos) << st.message();
+    read.key_length = static_cast<uint32_t>(own.size());
+    SendData(fd, read, own);
+    std::string bytes;
+    ASSERT_TRUE(ReadData(fd, &bytes).ok());
+    EXPECT_EQ(bytes, Pattern(2, 3000));
+    ::close(fd);
+}
+
+TEST(TenantTokenFileTest, BadFilesStopTheDaemonWithTheLine) {
+    TempDir dir;
+    const std::string cluster = WriteTokenFile(dir, "token", "cluster\n");
+    struct Case {
+        std::string text;
+        std::string says;
+    };
+    for (const Case& c : {Case{"a/b t1\n", "line 1: tenant name"},
+                          Case{"a t1\nb\n", "line 2: a tenant without a token"},
+                          Case{"a t1\na t2\n", "line 2: tenant 'a' named twice"},
+                          Case{"a t1\nb t1\n", "has the token of 'a'"},
+                          Case{"default t1\n", "the default tenant's token is the cluster's"}}) {
+        const std::string file = WriteTokenFile(dir, "tenants", c.text);
+        Daemon d("bad-tenants",
+                 {"--role=standalone", "--listen=127.0.0.1:" + std::to_string(FreePort()),
+                  "--data_port=" + std::to_string(FreePort()), "--metrics_port=0",
+                  "--auth_token_file=" + cluster, "--tenant_tokens_file=" + file},
+                 dir);
+        ASSERT_TRUE(d.Start());
+        int code = -1;
+        ASSERT_TRUE(WaitFor([&] { return (code = d.ExitedWith()) != -1; })) << c.text;
+        EXPECT_EQ(code, 2) << c.text;
+        EXPECT_NE(d.Log().find(c.says), std::string::npos) << c.text << d.Log();
+    }
+    // Tenants' tokens without the administrator's.
+    const std::string file = WriteTokenFile(dir, "tenants", "a t1\n");
+    Daemon d("no-cluster-token",
+             {"--role=standalone", "--listen=127.0.0.1:" + std::to_string(FreePort()),
+              "--data_port=" + std::to_string(FreePort()), "--metrics_port=0",
+              "--tenant_tokens_file=" + file},
+             dir);
+    ASSERT_TRUE(d.Start());
+    int code = -1;
+    ASSERT_TRUE(WaitFor([&] { return (code = d.ExitedWith()) != -1; }));
+    EXPECT_EQ(code, 2);
+    EXPECT_NE(d.Log().find("--tenant_tokens_file needs --auth_token_file"), std::string::npos);
 }
 
 }  // namespace
