@@ -341,10 +341,13 @@ def test_replicate_config_has_mooncakes_fields(store):
     c.preferred_segments = [store.get_hostname(), "other:1"]
     c.prefer_alloc_in_same_node = True
     c.group_ids = ["g1"]
-    c.tenant_id = "t1"
+    c.tenant_id = "default"  # the store's own tenant (another is refused: test_engine_calls)
     assert store.put("rc-key", b"value", c) == 0
     assert store.get("rc-key") == b"value"
     assert store.batch_put_from_multi_buffers([], [], [], c) == []
+    c.tenant_id = "t1"
+    assert store.put("rc-key-t1", b"value", c) == -600
+    assert store.get("rc-key-t1") == b""
 
 
 def test_preferred_segment_places_the_object(tmp_path):
