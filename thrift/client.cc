@@ -74,10 +74,13 @@ constexpr uint64_t kByKeyPutMaxBytes = 1ull << 20;
 bool ByKeyUnreachable(const Status& st) { return st.Is(StatusCode::kUnavailable); }
 
 // A pipelined batch to one node moves on one connection up to this many bytes; a larger one
-// is cut into parts (up to batch_parallelism) on connections of their own, so that the node's
-// connection threads copy in parallel. Below it, the one stream's saved round trips are worth
-// more than a second core.
-constexpr uint64_t kBytesPerPipeline = 4ull << 20;
+// is cut into parts (run batch_parallelism at a time) on connections of their own, so that the node's
+// connection threads copy in parallel. Measured on the 2-core VM (bench/results/
+// batch-exchange.md): with 4 MiB per stream a 32 x 64 KiB put went on one connection and lost
+// to the earlier 4-wide single puts (one server thread copies and does the master's part per
+// key); with 512 KiB it goes as 4 pipelined streams of 8. Small values (a 32 x 4 KiB batch)
+// stay one stream, where the saved round trips are worth more than a second core.
+constexpr uint64_t kBytesPerPipeline = 512ull << 10;
 
 uint64_t OpBytes(const BatchOp& op) {
     return std::max(PiecesSize(op.send), PiecesSize(op.receive));
@@ -226,7 +229,10 @@ void Client::RunPipelined(std::span<const std::string> addresses, std::span<Batc
         while (end < order.size() && addresses[order[end]] == addresses[order[first]]) {
             bytes += OpBytes(sorted[end++]);
         }
-        const size_t cuts = std::clamp<size_t>(bytes / kBytesPerPipeline, 1, batch_width_);
+        // Up to 4 parts per worker: fan_out_ hands them out as workers free up, so one
+        // descheduled connection thread does not hold the whole batch (fixed quarters did,
+        // on the loaded 2-core VM, at 512 KiB).
+        const size_t cuts = std::clamp<size_t>(bytes / kBytesPerPipeline, 1, 4 * batch_width_);
         const uint64_t share = (bytes + cuts - 1) / cuts;
         for (size_t at = first; at < end;) {
             size_t stop = at;

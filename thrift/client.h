@@ -341,8 +341,8 @@ private:
                    std::vector<Status>& out, std::span<Tier> served_from = {});
 
     // Runs ops[i] at addresses[i]: the ops of one address as pipelined batches
-    // (DataTransport::RunBatch), a large group cut into up to batch_width_ parts so the node's
-    // connection threads work in parallel, the addresses and parts batch_width_ at a time.
+    // (DataTransport::RunBatch), a large group cut into parts so the node's connection
+    // threads work in parallel, the addresses and parts batch_width_ at a time.
     // BatchPutPieces against a standalone daemon: by-key puts, pipelined.
     std::vector<Status> BatchPutByKey(std::span<const PiecesItem> items);
     void RunPipelined(std::span<const std::string> addresses, std::span<BatchOp> ops);
