@@ -23,13 +23,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
         if (!parsed.ok()) return 0;
         const data::RequestHeader h = *parsed;
         FUZZ_CHECK(in.size() == data::kRequestHeaderSize);
-        // Only known flags: end-put on a write; by-key alone, on a read or a write, naming no
-        // range. A writer's client id follows the key of an end-put or by-key write.
+        // Only known flags: end-put on a write; by-key (with at most the more flag beside it)
+        // on a read or a write, naming no range; more on a read or a write. A writer's client id follows the key of an end-put or by-key write.
         const bool by_key = (h.flags & data::kFlagByKey) != 0;
         FUZZ_CHECK((h.flags & ~data::kKnownFlags) == 0);
         FUZZ_CHECK(!(h.flags & data::kFlagEndPut) || h.op == data::Op::kWrite);
+        FUZZ_CHECK(!(h.flags & data::kFlagMore) || h.op == data::Op::kRead ||
+                   h.op == data::Op::kWrite);
         if (by_key) {
-            FUZZ_CHECK(h.flags == data::kFlagByKey);
+            FUZZ_CHECK((h.flags & ~data::kFlagMore) == data::kFlagByKey);
             FUZZ_CHECK(h.op == data::Op::kRead || h.op == data::Op::kWrite);
             FUZZ_CHECK(h.generation == mooncake::kNoGeneration && h.offset == 0 &&
                        h.length > 0 && h.tier == mooncake::Tier::kMemory);

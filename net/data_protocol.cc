@@ -92,9 +92,12 @@ Result<RequestHeader> ParseRequest(std::span<const std::byte> bytes) {
         if ((h.flags & kFlagEndPut) && h.op != Op::kWrite) {
             return Status::InvalidArgument("the end-put flag is only valid on a write");
         }
+        if ((h.flags & kFlagMore) && h.op != Op::kRead && h.op != Op::kWrite) {
+            return Status::InvalidArgument("the more flag is only valid on a read or a write");
+        }
         if (h.flags & kFlagByKey) {
-            if (h.flags != kFlagByKey) {
-                return Status::InvalidArgument("the by-key flag goes alone");
+            if ((h.flags & ~kFlagMore) != kFlagByKey) {
+                return Status::InvalidArgument("the by-key flag goes alone (or with the more flag)");
             }
             if (h.op != Op::kRead && h.op != Op::kWrite) {
                 return Status::InvalidArgument("the by-key flag is only valid on a read or a "

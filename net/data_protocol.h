@@ -38,6 +38,9 @@
 //     A refusal (AlreadyExists, NoSpace, ...) comes after the payload has been sent, so a
 //     writer uses it for small values only and the two-step put for large ones.
 //
+// kFlagMore (kRead or kWrite, beside the others): the request is not its window's last (see
+// the constant). It changes when an answer is sent, never what it says.
+//
 // This file is pure (no I/O) so the codec can be fuzzed: Parse* accepts any bytes and either
 // returns a header that passed every structural check or a Status saying what was wrong.
 #pragma once
@@ -62,7 +65,12 @@ inline constexpr size_t kClientIdBytes = 8;     // after the key, with kFlagEndP
 // Request flags (RequestHeader::flags).
 inline constexpr uint32_t kFlagEndPut = 1u << 0;  // kWrite: the node ends the put (see above)
 inline constexpr uint32_t kFlagByKey = 1u << 1;   // kRead, kWrite: one exchange (see above)
-inline constexpr uint32_t kKnownFlags = kFlagEndPut | kFlagByKey;
+// kRead, kWrite, beside any other flag: another request follows right behind this one on the
+// connection (a pipelined batch), so the server may hold this answer and send it with the
+// next ones in one write. The last request of a window goes without it, so the server flushes
+// its held answers there; the client waits for answers only after such a request.
+inline constexpr uint32_t kFlagMore = 1u << 2;
+inline constexpr uint32_t kKnownFlags = kFlagEndPut | kFlagByKey | kFlagMore;
 inline constexpr size_t kRequestHeaderSize = 40;
 inline constexpr size_t kResponseHeaderSize = 24;
 inline constexpr uint32_t kMaxTokenBytes = 4096;
@@ -106,7 +114,8 @@ inline uint64_t ExtraRequestBytes(const RequestHeader& h) {
     return names_client ? kClientIdBytes : 0;
 }
 // `bytes` must be exactly kRequestHeaderSize long. Checks magic, version (1 with flags 0, 2
-// with known flags: kFlagEndPut on kWrite, kFlagByKey alone on kRead or kWrite), op, tier,
+// with known flags: kFlagEndPut on kWrite, kFlagByKey on kRead or kWrite with no flag but
+// kFlagMore beside it, kFlagMore on kRead or kWrite), op, tier,
 // flags, key length (1..kMaxKeyBytes for kRead/kWrite, 0 otherwise), generation (non-zero for
 // kRead and kWrite; 0 with kFlagByKey, and offset 0 and length >= 1), offset + length
 // overflow, token size. Size limits that depend on the server's

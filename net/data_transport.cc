@@ -131,4 +131,27 @@ Result<uint64_t> DataTransport::ReadByKeyIntoPieces(std::string_view address, st
     return size;
 }
 
+void DataTransport::RunBatch(std::string_view address, std::span<BatchOp> ops) {
+    for (BatchOp& op : ops) {
+        switch (op.kind) {
+            case BatchOp::Kind::kWrite:
+                op.status = WriteMemoryPieces(address, op.key, op.generation, op.offset, op.send);
+                break;
+            case BatchOp::Kind::kRead:
+                op.status =
+                    ReadPieces(address, op.tier, op.key, op.generation, op.offset, op.receive);
+                break;
+            case BatchOp::Kind::kPutByKey:
+                op.status = PutPiecesByKey(address, op.key, op.client, op.send, &op.sent);
+                break;
+            case BatchOp::Kind::kReadByKey: {
+                auto size = ReadByKeyIntoPieces(address, op.key, op.receive, &op.served_from);
+                op.status = size.status();
+                if (size.ok()) op.size = *size;
+                break;
+            }
+        }
+    }
+}
+
 }  // namespace mooncake

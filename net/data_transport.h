@@ -24,6 +24,30 @@
 
 namespace mooncake {
 
+// One value of a batch for one address (DataTransport::RunBatch): the request, and once the
+// call returns, its answer. Items are independent: one's refusal never fails another.
+struct BatchOp {
+    enum class Kind {
+        kWrite,      // WriteMemoryPieces: `send` into the range (generation, offset)
+        kRead,       // ReadPieces: exactly PiecesSize(receive) bytes of (tier, generation, offset)
+        kPutByKey,   // PutPiecesByKey of `send` for `client`
+        kReadByKey,  // ReadByKeyIntoPieces: up to PiecesSize(receive) bytes
+    };
+    Kind kind = Kind::kRead;
+    std::string_view key;
+    Tier tier = Tier::kMemory;
+    Generation generation = kNoGeneration;
+    uint64_t offset = 0;
+    ConstPieces send;
+    MutablePieces receive;
+    ClientId client = 0;
+
+    Status status;                      // the item's answer
+    uint64_t size = 0;                  // kReadByKey: the value's size
+    Tier served_from = Tier::kMemory;   // kReadByKey: the tier read
+    bool sent = false;                  // kPutByKey: the request may have left (see PutByKey)
+};
+
 class DataTransport {
 public:
     virtual ~DataTransport() = default;
@@ -112,6 +136,16 @@ public:
                                   ConstPieces value, bool* sent = nullptr);
     virtual Result<uint64_t> ReadByKeyIntoPieces(std::string_view address, std::string_view key,
                                                  MutablePieces out, Tier* served_from = nullptr);
+
+    // ---- a batch of values for one address ----
+    // Every op in `ops`, each answered in its own status (and size, tier, sent). The default
+    // makes them one at a time with the calls above. The TCP transport pipelines them: the
+    // requests of a window leave in one vectored send, straight from the caller's pieces, and
+    // the answers come back on the same connection in order (net/data_protocol.h kFlagMore).
+    // A connection that breaks part-way answers the ops it did not answer with its error
+    // (kUnavailable for a closed one); the ops that may be sent again are, once, on a fresh
+    // connection, as a single call would be.
+    virtual void RunBatch(std::string_view address, std::span<BatchOp> ops);
 };
 
 struct TcpTransportOptions {

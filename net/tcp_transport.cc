@@ -17,6 +17,7 @@
 #include "net/data_protocol.h"
 #include "net/data_transport.h"
 #include "net/net.h"
+#include "net/pipeline.h"
 #include "net/stream_io.h"
 
 namespace mooncake {
@@ -148,7 +149,60 @@ public:
         return Run(address, h, key, p, /*retry=*/false, sent);
     }
 
+    // Pipelined: each window of ops on one pooled connection (net/pipeline.h).
+    void RunBatch(std::string_view address, std::span<BatchOp> ops) override {
+        std::vector<BatchOp*> live;
+        live.reserve(ops.size());
+        for (BatchOp& op : ops) {
+            op.status = ValidateKey(op.key);
+            op.sent = false;
+            if (op.status.ok()) live.push_back(&op);
+        }
+        for (size_t first = 0; first < live.size();) {
+            const size_t end = net::WindowEnd(live, first);
+            RunWindowWithRetry(address, std::span<BatchOp* const>(live).subspan(first, end - first));
+            first = end;
+        }
+    }
+
 private:
+    // As Run: a pooled connection that fails before answering is left for a fresh one, once,
+    // with the ops not answered yet that may be sent again (not a by-key put: it may have
+    // happened). Those that are not sent again answer the failure.
+    void RunWindowWithRetry(std::string_view address, std::span<BatchOp* const> window) {
+        std::vector<BatchOp*> rest(window.begin(), window.end());
+        for (int attempt = 0; !rest.empty(); ++attempt) {
+            const bool puts = std::any_of(rest.begin(), rest.end(), [](const BatchOp* op) {
+                return op->kind == BatchOp::Kind::kPutByKey;
+            });
+            bool pooled = false;
+            auto conn = Checkout(address, &pooled, /*fresh=*/attempt > 0, /*verify=*/puts);
+            if (!conn.ok()) {
+                for (BatchOp* op : rest) op->status = conn.status();
+                return;
+            }
+            net::WindowResult r =
+                net::RunWindow(conn->get(), /*greet=*/!pooled, options_.auth_token, rest);
+            if (r.broken.ok() && r.reusable) Return(address, std::move(*conn));
+            if (r.answered == rest.size()) return;
+            const Status why = r.broken.ok() ? Status::Unavailable("data connection lost")
+                               : r.broken.Is(StatusCode::kUnavailable) ||
+                                       r.broken.Is(StatusCode::kTimeout)
+                                   ? r.broken
+                                   : Status::Unavailable("data connection failed mid-batch: " +
+                                                         r.broken.message());
+            std::vector<BatchOp*> again;
+            for (size_t i = r.answered; i < rest.size(); ++i) {
+                rest[i]->status = why;
+                if (rest[i]->kind != BatchOp::Kind::kPutByKey) again.push_back(rest[i]);
+            }
+            // A timeout is a slow peer, not a dead connection (as Run).
+            if (!pooled || attempt > 0 || why.Is(StatusCode::kTimeout)) return;
+            DropIdle(address);
+            rest = std::move(again);
+        }
+    }
+
     // Where a request's payload comes from and a response's payload goes: pieces of memory
     // (net/byte_pieces.h; a span is one piece), or a stream (net/byte_stream.h). At most one
     // of each side is set.

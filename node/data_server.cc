@@ -17,6 +17,7 @@
 #include "core/base/metrics.h"
 #include "node/access.h"
 #include "node/fault_injection.h"
+#include "node/replies.h"
 #include "node/segment.h"
 #include "spdlog/spdlog.h"
 #include "net/buffered_reader.h"
@@ -31,25 +32,6 @@ using WallTimer = std::chrono::steady_clock;
 // A refused write's payload is read and dropped (keeping the connection) up to this size;
 // beyond it the connection is closed instead of reading gigabytes for nothing.
 constexpr uint64_t kDiscardLimit = 16ull << 20;
-
-// `served_from`: the replica's tier, named in OK answers to by-key reads.
-Status SendResponse(int fd, const Status& status, std::span<const std::byte> payload = {},
-                    std::optional<Tier> served_from = std::nullopt) {
-    data::ResponseHeader h;
-    if (status.ok()) h.served_from = served_from;
-    // Codes newer than the data channel's range (kNotLeader, from a master link) travel as
-    // kUnavailable: the message still says what happened.
-    h.status = status.code() > StatusCode::kInternal ? StatusCode::kUnavailable : status.code();
-    std::string_view message = status.message();
-    if (message.size() > data::kMaxMessageBytes) message = message.substr(0, data::kMaxMessageBytes);
-    h.message_length = status.ok() ? 0 : static_cast<uint32_t>(message.size());
-    h.length = status.ok() ? payload.size() : 0;
-    data::ResponseBytes header = data::SerializeResponse(h);
-    iovec iov[3] = {{header.data(), header.size()},
-                    {const_cast<char*>(message.data()), h.message_length},
-                    {const_cast<std::byte*>(payload.data()), static_cast<size_t>(h.length)}};
-    return net::SendAll(fd, iov);
-}
 
 double SecondsSince(WallTimer::time_point start) {
     return std::chrono::duration<double>(WallTimer::now() - start).count();
@@ -99,6 +81,10 @@ DataServer::DataServer(DataServerOptions options, Segment& segment, DiskStore* d
                                  "counted here)")),
       refused_connections_(metrics.GetCounter("data_connections_refused_total",
                                               "data connections closed at the connection limit")),
+      reply_writes_(metrics.GetCounter(
+          "data_reply_writes_total",
+          "sends of answers on data connections (a pipelined batch's window of answers "
+          "goes in one)")),
       read_seconds_(metrics.GetHistogram("data_request_seconds",
                                          "data channel request latency in seconds",
                                          LatencyBucketsSeconds(), {{"op", "read"}})),
@@ -208,40 +194,48 @@ void DataServer::AcceptLoop() {
 void DataServer::Serve(Conn* conn) {
     const int fd = conn->fd.get();
     net::BufferedReader in(fd);
+    Replies out(fd, reply_writes_);
     Credentials creds;
     while (!stopping_.load()) {
         if (!in.WaitForData(options_.idle_timeout).ok()) break;  // idle too long, or closed
-        if (!HandleRequest(fd, in, creds)) break;
+        if (!HandleRequest(out, in, creds)) break;
     }
+    // The answers given before the connection ends still reach the client (a refusal that
+    // closes it, the requests of a batch answered before a broken one).
+    (void)out.Flush();
     ::shutdown(fd, SHUT_RDWR);
     MutexLock lock(mu_);
     --active_;
     conn->done.store(true);
 }
 
-bool DataServer::RefusePayload(int fd, net::BufferedReader& in, const Status& why,
+bool DataServer::RefusePayload(Replies& out, net::BufferedReader& in, const Status& why,
                                uint64_t length, bool count_error) {
     if (count_error) errors_.Inc();
-    if (!SendResponse(fd, why).ok()) return false;
+    if (!out.Send(why).ok()) return false;
     if (length <= kDiscardLimit) return in.Discard(length).ok();
     // Too much to drain: say so, stop sending, and let the close tell the peer the rest.
-    ::shutdown(fd, SHUT_WR);
+    (void)out.Flush();
+    ::shutdown(out.fd(), SHUT_WR);
     return false;
 }
 
-bool DataServer::HandleRequest(int fd, net::BufferedReader& in, Credentials& creds) {
+bool DataServer::HandleRequest(Replies& out, net::BufferedReader& in, Credentials& creds) {
     data::RequestBytes raw;
     if (!in.RecvAll(raw.data(), raw.size()).ok()) return false;
     auto h = data::ParseRequest(raw);
+    // A request of a pipelined batch that is not its window's last: its answer may wait for
+    // the next ones (one send for the window). Anything else is answered at once.
+    out.set_hold(h.ok() && (h->flags & data::kFlagMore) != 0);
     if (!h.ok()) {
         errors_.Inc();
         spdlog::debug("data channel: malformed request: {}", h.status().ToString());
-        (void)SendResponse(fd, h.status());
+        (void)out.Send(h.status());
         return false;  // the stream cannot be resynchronised
     }
     if (!creds.greeted && h->op != data::Op::kHello) {
         errors_.Inc();
-        (void)SendResponse(fd, Status::IllegalClient(
+        (void)out.Send(Status::IllegalClient(
                                    "the first request on a data connection must be hello"));
         return false;
     }
@@ -251,11 +245,14 @@ bool DataServer::HandleRequest(int fd, net::BufferedReader& in, Credentials& cre
         auto accepted = Authenticate(options_.auth_token, token, options_.tenant_tokens);
         if (!accepted.ok()) {
             errors_.Inc();
-            (void)SendResponse(fd, accepted.status());
+            (void)out.Send(accepted.status());
             return false;
         }
         creds = *accepted;
-        return SendResponse(fd, Status::Ok()).ok();
+        // A client sends its hello in the same write as its first request: when that is
+        // here already, the hello's answer goes out with the request's.
+        out.set_hold(in.buffered() > 0);
+        return out.Send(Status::Ok()).ok();
     }
     // The access table (node/access.cc) decides; a refused request leaves the stream in
     // sync (its key and payload are drained), so the connection stays usable.
@@ -273,16 +270,16 @@ bool DataServer::HandleRequest(int fd, net::BufferedReader& in, Credentials& cre
     if (Status st = allowed; !st.ok()) {
         if (h->op == data::Op::kPing) {
             errors_.Inc();
-            return SendResponse(fd, st).ok();
+            return out.Send(st).ok();
         }
         if (!in.Discard(h->key_length + data::ExtraRequestBytes(*h)).ok()) return false;
-        if (h->op == data::Op::kWrite) return RefusePayload(fd, in, st, h->length);
+        if (h->op == data::Op::kWrite) return RefusePayload(out, in, st, h->length);
         errors_.Inc();
-        return SendResponse(fd, st).ok();
+        return out.Send(st).ok();
     }
     switch (h->op) {
         case data::Op::kHello: break;  // handled above
-        case data::Op::kPing: return SendResponse(fd, Status::Ok()).ok();
+        case data::Op::kPing: return out.Send(Status::Ok()).ok();
         case data::Op::kWrite:
         case data::Op::kRead: break;
     }
@@ -304,26 +301,26 @@ bool DataServer::HandleRequest(int fd, net::BufferedReader& in, Credentials& cre
                                       QuoteKey(key));
     }
     if (Status st = valid; !st.ok()) {
-        if (h->op == data::Op::kWrite) return RefusePayload(fd, in, st, h->length);
+        if (h->op == data::Op::kWrite) return RefusePayload(out, in, st, h->length);
         errors_.Inc();
-        return SendResponse(fd, st).ok();
+        return out.Send(st).ok();
     }
     if (h->op == data::Op::kWrite) {
-        if (by_key) return HandleWriteByKey(fd, in, key, *writer, h->length);
-        return HandleWrite(fd, in, key, h->generation, h->offset, h->length, writer);
+        if (by_key) return HandleWriteByKey(out, in, key, *writer, h->length);
+        return HandleWrite(out, in, key, h->generation, h->offset, h->length, writer);
     }
-    if (by_key) return HandleReadByKey(fd, key, h->length);
-    return HandleRead(fd, static_cast<int>(h->tier), key, h->generation, h->offset, h->length);
+    if (by_key) return HandleReadByKey(out, key, h->length);
+    return HandleRead(out, static_cast<int>(h->tier), key, h->generation, h->offset, h->length);
 }
 
-bool DataServer::HandleWrite(int fd, net::BufferedReader& in, const std::string& key,
+bool DataServer::HandleWrite(Replies& out, net::BufferedReader& in, const std::string& key,
                              uint64_t generation, uint64_t offset, uint64_t length,
                              std::optional<ClientId> end_put_for) {
     auto start = WallTimer::now();
     // Read once: the link named here is the one the put is ended at.
     MasterLink* const link = end_put_for ? put_end_link_.load() : nullptr;
     if (end_put_for && link == nullptr) {
-        return RefusePayload(fd, in,
+        return RefusePayload(out, in,
                              Status::Unavailable("this node cannot end puts (it has no master "
                                                  "link yet): write without the end-put flag "
                                                  "and call PutEnd"),
@@ -331,7 +328,7 @@ bool DataServer::HandleWrite(int fd, net::BufferedReader& in, const std::string&
     }
     uint64_t max = config_.max_value_size();
     if (length == 0 || length > max) {
-        return RefusePayload(fd, in,
+        return RefusePayload(out, in,
                              Status::InvalidArgument("a write of " + std::to_string(length) +
                                                      " bytes is outside 1..max_value_size (" +
                                                      FormatSize(max) + ")"),
@@ -339,7 +336,7 @@ bool DataServer::HandleWrite(int fd, net::BufferedReader& in, const std::string&
     }
     {
         auto lease = segment_.BeginWrite(key, generation, offset, length);
-        if (!lease.ok()) return RefusePayload(fd, in, lease.status(), length);
+        if (!lease.ok()) return RefusePayload(out, in, lease.status(), length);
         // Straight from the socket into the segment; an incomplete write leaves nothing
         // readable (and with the end-put flag, the put is not ended).
         if (!in.RecvAll(lease->data(), length).ok()) {
@@ -366,24 +363,24 @@ bool DataServer::HandleWrite(int fd, net::BufferedReader& in, const std::string&
         }
     }
     write_seconds_.Observe(SecondsSince(start));
-    return SendResponse(fd, answer).ok();
+    return out.Send(answer).ok();
 }
 
-bool DataServer::HandleRead(int fd, int tier, const std::string& key, uint64_t generation,
+bool DataServer::HandleRead(Replies& out, int tier, const std::string& key, uint64_t generation,
                             uint64_t offset, uint64_t length) {
     if (length == 0) {
         errors_.Inc();
-        return SendResponse(fd, Status::InvalidArgument("empty read")).ok();
+        return out.Send(Status::InvalidArgument("empty read")).ok();
     }
     bool connection_ok = false;
-    Status st = SendReplica(fd, static_cast<Tier>(tier), key, generation, offset, length,
+    Status st = SendReplica(out, static_cast<Tier>(tier), key, generation, offset, length,
                             /*name_tier=*/false, &connection_ok);
     if (st.ok()) return connection_ok;
     errors_.Inc();
-    return SendResponse(fd, st).ok();
+    return out.Send(st).ok();
 }
 
-Status DataServer::SendReplica(int fd, Tier tier, const std::string& key, uint64_t generation,
+Status DataServer::SendReplica(Replies& out, Tier tier, const std::string& key, uint64_t generation,
                                uint64_t offset, uint64_t length, bool name_tier,
                                bool* connection_ok) {
     auto start = WallTimer::now();
@@ -393,7 +390,7 @@ Status DataServer::SendReplica(int fd, Tier tier, const std::string& key, uint64
         if (!lease.ok()) return lease.status();
         // Sent straight from the segment while the range's read lock is held.
         *connection_ok =
-            SendResponse(fd, Status::Ok(), {lease->data(), lease->size()}, served).ok();
+            out.Send(Status::Ok(), {lease->data(), lease->size()}, served).ok();
         if (*connection_ok) {
             reads_memory_.Inc();
             read_bytes_memory_.Inc(static_cast<double>(length));
@@ -416,7 +413,7 @@ Status DataServer::SendReplica(int fd, Tier tier, const std::string& key, uint64
     }
     if (!st.ok()) return st;
     *connection_ok =
-        SendResponse(fd, Status::Ok(), {buffer.data() + offset, length}, served).ok();
+        out.Send(Status::Ok(), {buffer.data() + offset, length}, served).ok();
     if (*connection_ok) {
         reads_disk_.Inc();
         read_bytes_disk_.Inc(static_cast<double>(length));
@@ -443,11 +440,11 @@ Status NotStandalone(std::string_view what) {
 
 }  // namespace
 
-bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_length) {
+bool DataServer::HandleReadByKey(Replies& out, const std::string& key, uint64_t max_length) {
     const LocalMaster* local = AwaitLocalMaster();
     if (local == nullptr) {
         errors_.Inc();
-        return SendResponse(fd, NotStandalone("reads")).ok();
+        return out.Send(NotStandalone("reads")).ok();
     }
     bool sent = false;  // a replica's bytes went out: the answer is given
     bool connection_ok = false;
@@ -469,7 +466,7 @@ bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_le
             Status::NotFound("key " + QuoteKey(key) + " has no complete replica here"));
         for (const ReplicaDesc& r : view->replicas) {
             if (r.state != ReplicaState::kComplete || r.node != self) continue;
-            if (reads.Add(SendReplica(fd, r.tier, key, view->generation, r.ReadOffset(),
+            if (reads.Add(SendReplica(out, r.tier, key, view->generation, r.ReadOffset(),
                                       view->size, /*name_tier=*/true, &connection_ok))) {
                 sent = true;
                 break;
@@ -482,20 +479,20 @@ bool DataServer::HandleReadByKey(int fd, const std::string& key, uint64_t max_le
         return connection_ok;
     }
     if (!(master_answered && AnswerAboutTheKey(st))) errors_.Inc();
-    return SendResponse(fd, st).ok();
+    return out.Send(st).ok();
 }
 
-bool DataServer::HandleWriteByKey(int fd, net::BufferedReader& in, const std::string& key,
+bool DataServer::HandleWriteByKey(Replies& out, net::BufferedReader& in, const std::string& key,
                                   ClientId client, uint64_t length) {
     auto start = WallTimer::now();
     const LocalMaster* local = AwaitLocalMaster();
-    if (local == nullptr) return RefusePayload(fd, in, NotStandalone("writes"), length);
+    if (local == nullptr) return RefusePayload(out, in, NotStandalone("writes"), length);
     MasterStore& store = *local->store;
     const NodeId self = local->self();
     // Checks the key, the size against max_value_size and DRAM, and that the key is new.
     auto started = store.PutStart(client, key, length, self);
     if (!started.ok()) {
-        return RefusePayload(fd, in, started.status(), length,
+        return RefusePayload(out, in, started.status(), length,
                              /*count_error=*/!AnswerAboutTheKey(started.status()));
     }
     const Generation generation = started->generation;
@@ -503,7 +500,7 @@ bool DataServer::HandleWriteByKey(int fd, net::BufferedReader& in, const std::st
     if (started->replica.node != self) {
         // Only when another node has joined this daemon's master: the range is not ours.
         revoke();
-        return RefusePayload(fd, in,
+        return RefusePayload(out, in,
                              Status::Unavailable("the master placed " + QuoteKey(key) +
                                                  " on another node: put it in two steps"),
                              length);
@@ -512,7 +509,7 @@ bool DataServer::HandleWriteByKey(int fd, net::BufferedReader& in, const std::st
         auto lease = segment_.BeginWrite(key, generation, started->replica.offset, length);
         if (!lease.ok()) {
             revoke();
-            return RefusePayload(fd, in, lease.status(), length);
+            return RefusePayload(out, in, lease.status(), length);
         }
         if (!in.RecvAll(lease->data(), length).ok()) {
             revoke();  // nothing readable is left of a write that ended short
@@ -534,7 +531,7 @@ bool DataServer::HandleWriteByKey(int fd, net::BufferedReader& in, const std::st
         errors_.Inc();
     }
     write_seconds_.Observe(SecondsSince(start));
-    return SendResponse(fd, answer).ok();
+    return out.Send(answer).ok();
 }
 
 }  // namespace mooncake

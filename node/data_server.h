@@ -45,6 +45,7 @@
 namespace mooncake {
 
 class Counter;
+class Replies;
 class DiskStore;
 class Gauge;
 class Histogram;
@@ -94,27 +95,27 @@ private:
     void AcceptLoop();
     void Serve(Conn* conn);
     // One request; false when the connection must close.
-    // `in` reads the connection (`fd` is for the answers).
-    bool HandleRequest(int fd, net::BufferedReader& in, Credentials& creds);
+    // `in` reads the connection, `out` sends its answers (held while a pipelined batch goes on).
+    bool HandleRequest(Replies& out, net::BufferedReader& in, Credentials& creds);
     // `end_put_for`: the client whose put a kFlagEndPut write ends (nullopt: a plain write).
-    bool HandleWrite(int fd, net::BufferedReader& in, const std::string& key,
+    bool HandleWrite(Replies& out, net::BufferedReader& in, const std::string& key,
                      uint64_t generation, uint64_t offset, uint64_t length,
                      std::optional<ClientId> end_put_for);
-    bool HandleRead(int fd, int tier, const std::string& key, uint64_t generation,
+    bool HandleRead(Replies& out, int tier, const std::string& key, uint64_t generation,
                     uint64_t offset, uint64_t length);
     // By-key requests (kFlagByKey): `max_length` is the most bytes the reader takes.
-    bool HandleReadByKey(int fd, const std::string& key, uint64_t max_length);
-    bool HandleWriteByKey(int fd, net::BufferedReader& in, const std::string& key,
+    bool HandleReadByKey(Replies& out, const std::string& key, uint64_t max_length);
+    bool HandleWriteByKey(Replies& out, net::BufferedReader& in, const std::string& key,
                           ClientId client, uint64_t length);
     // Sends bytes [offset, offset + length) of replica (key, generation) in `tier` as an OK
     // response (naming the tier if `name_tier`, as by-key answers do). A refusal is returned
     // with nothing sent (the caller answers it or tries another replica); otherwise Ok, and
     // *connection_ok says whether the send went through.
-    Status SendReplica(int fd, Tier tier, const std::string& key, uint64_t generation,
+    Status SendReplica(Replies& out, Tier tier, const std::string& key, uint64_t generation,
                        uint64_t offset, uint64_t length, bool name_tier, bool* connection_ok);
     // Answers `why` and drains (or, when too long, refuses) the request's payload; counted in
     // data_errors_total unless `count_error` is false.
-    bool RefusePayload(int fd, net::BufferedReader& in, const Status& why, uint64_t length,
+    bool RefusePayload(Replies& out, net::BufferedReader& in, const Status& why, uint64_t length,
                        bool count_error = true);
 
     const DataServerOptions options_;
@@ -133,6 +134,7 @@ private:
     Counter& by_key_writes_;
     Counter& errors_;
     Counter& refused_connections_;
+    Counter& reply_writes_;
     Histogram& read_seconds_;
     Histogram& write_seconds_;
 

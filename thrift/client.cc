@@ -75,6 +75,19 @@ constexpr uint64_t kByKeyPutMaxBytes = 1ull << 20;
 // serving by-key ops any more): the two-step path asks the master, which knows where to read.
 bool ByKeyUnreachable(const Status& st) { return st.Is(StatusCode::kUnavailable); }
 
+// A pipelined batch to one node moves on one connection up to this many bytes; a larger one
+// is cut into parts (run batch_parallelism at a time) on connections of their own, so that the node's
+// connection threads copy in parallel. Measured on the 2-core VM (bench/results/
+// batch-exchange.md): with 4 MiB per stream a 32 x 64 KiB put went on one connection and lost
+// to the earlier 4-wide single puts (one server thread copies and does the master's part per
+// key); with 512 KiB it goes as 4 pipelined streams of 8. Small values (a 32 x 4 KiB batch)
+// stay one stream, where the saved round trips are worth more than a second core.
+constexpr uint64_t kBytesPerPipeline = 512ull << 10;
+
+uint64_t OpBytes(const BatchOp& op) {
+    return std::max(PiecesSize(op.send), PiecesSize(op.receive));
+}
+
 }  // namespace
 
 Client::Client(std::unique_ptr<MasterChannel> channel, std::shared_ptr<DataTransport> transport,
@@ -209,6 +222,47 @@ Status Client::PutWith(std::string_view key, uint64_t size,
     return st;
 }
 
+void Client::RunPipelined(std::span<const std::string> addresses, std::span<BatchOp> ops) {
+    // Stable order by address: each address's ops stay in the caller's order.
+    std::vector<size_t> order(ops.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return addresses[a] < addresses[b]; });
+    std::vector<BatchOp> sorted;
+    sorted.reserve(ops.size());
+    for (size_t i : order) sorted.push_back(std::move(ops[i]));
+    struct Part {
+        size_t first, end;
+    };
+    std::vector<Part> parts;
+    for (size_t first = 0; first < order.size();) {
+        size_t end = first;
+        uint64_t bytes = 0;
+        while (end < order.size() && addresses[order[end]] == addresses[order[first]]) {
+            bytes += OpBytes(sorted[end++]);
+        }
+        // Up to 4 parts per worker: fan_out_ hands them out as workers free up, so one
+        // descheduled connection thread does not hold the whole batch (fixed quarters did,
+        // on the loaded 2-core VM, at 512 KiB).
+        const size_t cuts = std::clamp<size_t>(bytes / kBytesPerPipeline, 1, 4 * batch_width_);
+        const uint64_t share = (bytes + cuts - 1) / cuts;
+        for (size_t at = first; at < end;) {
+            size_t stop = at;
+            uint64_t taken = 0;
+            while (stop < end && (stop == at || taken < share)) taken += OpBytes(sorted[stop++]);
+            parts.push_back({at, stop});
+            at = stop;
+        }
+        first = end;
+    }
+    fan_out_->Run(parts.size(), batch_width_, [&](size_t p) {
+        const Part& part = parts[p];
+        transport_->RunBatch(addresses[order[part.first]],
+                             std::span<BatchOp>(sorted).subspan(part.first, part.end - part.first));
+    });
+    for (size_t j = 0; j < order.size(); ++j) ops[order[j]] = std::move(sorted[j]);
+}
+
 std::vector<Status> Client::BatchPut(
     std::span<const std::pair<std::string, std::span<const std::byte>>> items, NodeId preferred,
     const PutPin& pin) {
@@ -225,8 +279,7 @@ std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, No
     const bool grouped = std::any_of(items.begin(), items.end(),
                                      [](const PiecesItem& item) { return !item.group.empty(); });
     if (!by_key_address_.empty() && !pin.any() && !grouped) {
-        return EachByKey(*fan_out_, batch_width_, items.size(), Status::Ok(),
-                         [&](size_t i) { return PutPieces(items[i].key, items[i].value); });
+        return BatchPutByKey(items);
     }
     std::vector<Status> out(items.size());
     if (Status st = CheckBatch(items.size()); !st.ok()) {
@@ -266,19 +319,31 @@ std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, No
         for (size_t i : index) out[i] = st;
         return out;
     }
-    // The bytes, batch_width_ writes at a time (each on its own pooled connection).
-    fan_out_->Run(started.size(), batch_width_, [&](size_t j) {
+    // The bytes: each node's ranges as one pipelined stream (RunPipelined).
+    std::vector<BatchOp> writes;
+    std::vector<std::string> addresses;
+    std::vector<size_t> write_index;  // writes[w] is items[write_index[w]]
+    for (size_t j = 0; j < started.size(); ++j) {
         size_t i = index[j];
         out[i] = rpc::FromOutcome(started[j].outcome);
-        if (!out[i].ok()) return;
+        if (!out[i].ok()) continue;
         const rpc::PutStartReply& reply = started[j].reply;
-        out[i] = reply.replica.data_address.empty()
-                     ? Status::Unavailable("the node holding the allocated range is gone")
-                     : transport_->WriteMemoryPieces(reply.replica.data_address, items[i].key,
-                                                     static_cast<Generation>(reply.generation),
-                                                     static_cast<uint64_t>(reply.replica.offset),
-                                                     items[i].value);
-    });
+        if (reply.replica.data_address.empty()) {
+            out[i] = Status::Unavailable("the node holding the allocated range is gone");
+            continue;
+        }
+        BatchOp op;
+        op.kind = BatchOp::Kind::kWrite;
+        op.key = items[i].key;
+        op.generation = static_cast<Generation>(reply.generation);
+        op.offset = static_cast<uint64_t>(reply.replica.offset);
+        op.send = items[i].value;
+        writes.push_back(op);
+        addresses.push_back(reply.replica.data_address);
+        write_index.push_back(i);
+    }
+    RunPipelined(addresses, writes);
+    for (size_t w = 0; w < writes.size(); ++w) out[write_index[w]] = writes[w].status;
     std::vector<rpc::KeyGeneration> to_end, to_revoke;
     std::vector<size_t> end_index;
     for (size_t j = 0; j < started.size(); ++j) {
@@ -315,6 +380,48 @@ std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, No
             },
             Idempotent::kYes);
     }
+    return out;
+}
+
+std::vector<Status> Client::BatchPutByKey(std::span<const PiecesItem> items) {
+    std::vector<Status> out(items.size());
+    if (Status st = CheckBatch(items.size()); !st.ok()) {
+        std::fill(out.begin(), out.end(), st);
+        return out;
+    }
+    // The values a by-key put takes (as PutPieces) go in one pipelined stream; the others,
+    // and those whose request never left (the daemon's data channel moved), as single Puts.
+    std::vector<BatchOp> ops;
+    std::vector<size_t> index;  // ops[j] is items[index[j]]
+    std::vector<size_t> singles;
+    const auto client = static_cast<ClientId>(client_id());
+    for (size_t i = 0; i < items.size(); ++i) {
+        const uint64_t size = PiecesSize(items[i].value);
+        if (size == 0 || size > kByKeyPutMaxBytes || !ValidateKey(items[i].key).ok()) {
+            singles.push_back(i);
+            continue;
+        }
+        BatchOp op;
+        op.kind = BatchOp::Kind::kPutByKey;
+        op.key = items[i].key;
+        op.send = items[i].value;
+        op.client = client;
+        ops.push_back(op);
+        index.push_back(i);
+    }
+    std::vector<std::string> addresses(ops.size(), by_key_address_);
+    RunPipelined(addresses, ops);
+    for (size_t j = 0; j < ops.size(); ++j) {
+        if (ops[j].status.ok() || ops[j].sent) {
+            out[index[j]] = ops[j].status;
+        } else {
+            singles.push_back(index[j]);
+        }
+    }
+    fan_out_->Run(singles.size(), batch_width_, [&](size_t s) {
+        const size_t i = singles[s];
+        out[i] = PutPieces(items[i].key, items[i].value);
+    });
     return out;
 }
 
@@ -475,7 +582,51 @@ void Client::BatchRead(std::span<const std::string> keys,
                        std::vector<Status>& out, std::span<Tier> served_from) {
     out.assign(keys.size(), Status::Ok());
     std::vector<Result<ObjectInfo>> lists = BatchGetReplicaList(keys);
+    // First each key's first readable replica (as ReadReplicasWith picks it: the list's order,
+    // MEMORY first), one pipelined stream per node; what that did not read takes the path of
+    // a single read below (the other replicas, then one fresh look).
+    std::vector<BatchOp> ops;
+    std::vector<std::string> addresses;
+    std::vector<size_t> op_index;                          // ops[j] is keys[op_index[j]]
+    std::vector<std::vector<std::span<std::byte>>> value(keys.size());  // FirstBytes of each
+    std::vector<char> done(keys.size(), 0);
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (!lists[i].ok()) continue;
+        const ObjectInfo& info = *lists[i];
+        const ObjectView& v = info.object;
+        size_t r = 0;
+        while (r < v.replicas.size() && (v.replicas[r].state != ReplicaState::kComplete ||
+                                         info.locations[r].data_address.empty())) {
+            ++r;
+        }
+        if (r == v.replicas.size()) continue;
+        Status refused;
+        MutablePieces buffer = buffer_for(i, v.size, &refused);
+        if (!refused.ok()) {
+            out[i] = refused;
+            done[i] = 1;
+            continue;
+        }
+        FirstBytes(buffer, v.size, value[i]);
+        BatchOp op;
+        op.kind = BatchOp::Kind::kRead;
+        op.key = keys[i];
+        op.tier = v.replicas[r].tier;
+        op.generation = v.generation;
+        op.offset = v.replicas[r].ReadOffset();
+        op.receive = value[i];
+        ops.push_back(op);
+        addresses.push_back(info.locations[r].data_address);
+        op_index.push_back(i);
+    }
+    RunPipelined(addresses, ops);
+    for (size_t j = 0; j < ops.size(); ++j) {
+        if (!ops[j].status.ok()) continue;
+        done[op_index[j]] = 1;
+        if (!served_from.empty()) served_from[op_index[j]] = ops[j].tier;
+    }
     fan_out_->Run(keys.size(), batch_width_, [&](size_t i) {
+        if (done[i]) return;
         // As GetInto: the batch's list, then (when its replicas moved meanwhile) one fresh one.
         out[i] = net::ReadWithOneRelook([&](int round, bool& stop) {
             Result<ObjectInfo> fresh = round == 0 ? std::move(lists[i]) : GetReplicaList(keys[i]);
@@ -539,11 +690,36 @@ std::vector<Result<uint64_t>> Client::BatchGetIntoPieces(std::span<const std::st
         return out;
     }
     if (!by_key_address_.empty()) {
-        return EachByKey(*fan_out_, batch_width_, keys.size(), Result<uint64_t>(uint64_t{0}),
-                         [&](size_t i) {
-                             return GetIntoPieces(keys[i], outs[i],
-                                                  served_from.empty() ? nullptr : &served_from[i]);
-                         });
+        if (Status st = CheckBatch(keys.size()); !st.ok()) {
+            for (size_t i = 0; i < keys.size(); ++i) out.emplace_back(st);
+            return out;
+        }
+        // One pipelined stream of by-key reads; a key the daemon's channel could not serve
+        // (Unavailable: it moved, or the connection broke) is read as GetInto reads it.
+        std::vector<BatchOp> ops(keys.size());
+        for (size_t i = 0; i < keys.size(); ++i) {
+            ops[i].kind = BatchOp::Kind::kReadByKey;
+            ops[i].key = keys[i];
+            ops[i].receive = outs[i];
+        }
+        std::vector<std::string> addresses(keys.size(), by_key_address_);
+        RunPipelined(addresses, ops);
+        std::vector<size_t> again;
+        for (size_t i = 0; i < keys.size(); ++i) {
+            if (ops[i].status.ok()) {
+                if (!served_from.empty()) served_from[i] = ops[i].served_from;
+                out.emplace_back(ops[i].size);
+            } else {
+                out.emplace_back(ops[i].status);
+                if (ByKeyUnreachable(ops[i].status)) again.push_back(i);
+            }
+        }
+        fan_out_->Run(again.size(), batch_width_, [&](size_t a) {
+            const size_t i = again[a];
+            out[i] = GetIntoPieces(keys[i], outs[i],
+                                   served_from.empty() ? nullptr : &served_from[i]);
+        });
+        return out;
     }
     std::vector<uint64_t> sizes(keys.size(), 0);
     std::vector<Status> read;

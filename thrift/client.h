@@ -345,6 +345,13 @@ private:
                    const std::function<MutablePieces(size_t, uint64_t, Status*)>& buffer_for,
                    std::vector<Status>& out, std::span<Tier> served_from = {});
 
+    // Runs ops[i] at addresses[i]: the ops of one address as pipelined batches
+    // (DataTransport::RunBatch), a large group cut into parts so the node's connection
+    // threads work in parallel, the addresses and parts batch_width_ at a time.
+    // BatchPutPieces against a standalone daemon: by-key puts, pipelined.
+    std::vector<Status> BatchPutByKey(std::span<const PiecesItem> items);
+    void RunPipelined(std::span<const std::string> addresses, std::span<BatchOp> ops);
+
     std::unique_ptr<MasterChannel> channel_;
     std::shared_ptr<DataTransport> transport_;
     // A standalone daemon's data channel, when it and the transport do by-key ops: Get, GetInto

@@ -1,5 +1,7 @@
 #include "thrift/scoped_transport.h"
 
+#include <vector>
+
 namespace mooncake {
 namespace {
 
@@ -104,6 +106,35 @@ public:
         return WithKey(key, [&](std::string_view k) {
             return inner_->ReadByKeyIntoPieces(address, k, out, served_from);
         });
+    }
+
+    void RunBatch(std::string_view address, std::span<BatchOp> ops) override {
+        // The ops that scope go on as one batch with their stored keys; the answers come back
+        // to the caller's ops.
+        std::vector<std::string> stored;
+        std::vector<size_t> index;
+        stored.reserve(ops.size());
+        for (size_t i = 0; i < ops.size(); ++i) {
+            Result<std::string> key = scope_.Scope(ops[i].key);
+            if (!key.ok()) {
+                ops[i].status = key.status();
+                continue;
+            }
+            stored.push_back(std::move(*key));
+            index.push_back(i);
+        }
+        std::vector<BatchOp> scoped;
+        scoped.reserve(index.size());
+        for (size_t j = 0; j < index.size(); ++j) {
+            scoped.push_back(ops[index[j]]);
+            scoped.back().key = stored[j];
+        }
+        if (!scoped.empty()) inner_->RunBatch(address, scoped);
+        for (size_t j = 0; j < index.size(); ++j) {
+            const std::string_view caller_key = ops[index[j]].key;
+            ops[index[j]] = scoped[j];
+            ops[index[j]].key = caller_key;
+        }
     }
 
 private:

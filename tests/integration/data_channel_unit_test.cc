@@ -189,6 +189,12 @@ TEST(DataProtocolTest, ByKeyRequestsNameAKeyAndNoRange) {
     data::RequestHeader ping;
     ping.flags = data::kFlagByKey;
     refused(ping, "only valid on a read or a write");
+    // The more flag (a pipelined batch) may go beside it, and beside end-put, not on a ping.
+    bad = h;
+    bad.flags = data::kFlagByKey | data::kFlagMore;
+    EXPECT_TRUE(data::ParseRequest(data::SerializeRequest(bad)).ok());
+    ping.flags = data::kFlagMore;
+    refused(ping, "more flag is only valid on a read or a write");
 }
 
 TEST(DataProtocolTest, ResponsesNameTheServedTierOnlyWhenOk) {
