@@ -113,6 +113,9 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view master,
 
 const std::string& Client::master() const { return channel_->address(); }
 const std::string& Client::server_role() const { return channel_->server_role(); }
+const std::string& Client::standalone_data_address() const {
+    return channel_->by_key_data_address();
+}
 int64_t Client::client_id() const { return channel_->client_id(); }
 
 // ---------------- objects ----------------

@@ -314,6 +314,8 @@ public:
 
     const std::string& master() const;
     const std::string& server_role() const;  // "master" or "standalone"
+    // A standalone daemon's data channel (HOST:PORT), as its Hello named it; "" otherwise.
+    const std::string& standalone_data_address() const;
     int64_t client_id() const;
 
 private:
