@@ -255,6 +255,10 @@ int DistributedStore::Setup(const SetupOptions& options) {
     if (options.shared_pools) {
         auto master = net::ParseHostPort(options.master_server_addr);
         pools_by_key = !(master.ok() && IsLocalHost(master->host));
+        if (pools_by_key) {
+            spdlog::warn("setup_dummy: {} is not on this host, so the store process cannot map "
+                         "this process's pools: bytes go over TCP", options.master_server_addr);
+        }
     }
     Result<std::unique_ptr<Client>> client = Status::Internal("not connected");
     for (int attempt = 0; attempt < 2; ++attempt) {

@@ -157,7 +157,7 @@ SharedPoolTransport::Channel& SharedPoolTransport::ChannelLocked(const std::stri
         spdlog::warn("shared pools: node data address '{}' unreadable ({}): its transfers go "
                      "over TCP", address, hp.status().message());
     } else if (!IsLocalHost(hp->host)) {
-        spdlog::warn("shared pools: node {} is not on this host, so it cannot map this "
+        spdlog::warn("shared pools: node {} runs on another host, so it cannot map this "
                      "process's pools: its transfers go over TCP", address);
     } else {
         c.port = hp->port;
