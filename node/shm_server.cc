@@ -234,7 +234,18 @@ Status ShmServer::AddPool(pid_t peer, uint64_t id, uint64_t length, net::Fd memf
         return Status::InvalidArgument("pool of " + std::to_string(length) +
                                        " bytes is not inside its memfd");
     }
-    void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);
+    MutexLock lock(mappings_mu_);
+    std::erase_if(mappings_, [](const auto& m) { return m.second.expired(); });
+    const std::pair<uint64_t, uint64_t> file{st.st_dev, st.st_ino};
+    if (auto held = mappings_[file].lock(); held != nullptr && held->length >= length) {
+        pools[id] = std::move(held);
+        return Status::Ok();
+    }
+    // Populated now, once: a copy into a fresh mapping would otherwise take a page fault per
+    // 4 KiB, which costs more than the copy itself. The pool is the engine's memory, allocated
+    // to be filled, so this commits nothing it did not mean to use.
+    void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                     memfd.get(), 0);
     if (p == MAP_FAILED) {
         return Status::IoError(std::string("mmap of a shared pool: ") + std::strerror(errno));
     }
@@ -247,6 +258,7 @@ Status ShmServer::AddPool(pid_t peer, uint64_t id, uint64_t length, net::Fd memf
     pools_mapped_.Inc();
     pool_bytes_mapped_.Inc(static_cast<double>(length));
     pools_mapped_total_.Inc();
+    mappings_[file] = pool;
     pools[id] = std::move(pool);
     spdlog::info("shared pool of {} from pid {} mapped", FormatSize(length), peer);
     return Status::Ok();

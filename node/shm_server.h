@@ -4,8 +4,9 @@
 // memory move no byte over a socket.
 //
 // Safety rules, each enforced here and not by the client:
-//  - a pool is mapped per connection that handed its descriptor; requests on a connection
-//    name only that connection's pools, so one client cannot reach another's pool;
+//  - a pool is usable on a connection only once that connection handed its descriptor;
+//    requests name only that connection's pools, so one client cannot reach another's pool
+//    (connections that hand the same memfd share one mapping: each holds the file already);
 //  - the memfd must be sealed against shrinking (F_SEAL_SHRINK): a pool the client could cut
 //    short under the mapping would fault the daemon (SIGBUS) instead of failing a request;
 //  - every piece (pool offset, length) is checked against the pool's size before a byte moves;
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <list>
 #include <map>
+#include <utility>
 #include <memory>
 #include <string>
 #include <thread>
@@ -93,6 +95,11 @@ private:
     int wake_pipe_[2] = {-1, -1};
     std::thread acceptor_;
     std::atomic<bool> stopping_{false};
+    // Every mapping by the memfd's (device, inode): a client's connections that hand the same
+    // pool share one mapping (one set of page tables to fill), unmapped with the last of them.
+    Mutex mappings_mu_;
+    std::map<std::pair<uint64_t, uint64_t>, std::weak_ptr<Pool>> mappings_
+        MC_GUARDED_BY(mappings_mu_);
     Mutex mu_;
     std::list<Conn> conns_ MC_GUARDED_BY(mu_);
     int active_ MC_GUARDED_BY(mu_) = 0;
