@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import MOONCAKED, Standalone, free_port, stop_process, wait_for, wait_listening
+from conftest import MOONCAKED, Master, Standalone, free_port, stop_process, wait_for, wait_listening
 from mooncake_tier.store import MooncakeDistributedStore, MooncakeHostMemAllocator
 
 PAGE = 64 << 10
@@ -204,6 +204,46 @@ def test_out_of_range_pointer_is_refused(daemon):
     finally:
         store.close()
         alloc.free(pool)
+
+
+def test_a_cluster_node_on_this_host_maps_the_pool(tmp_path):
+    """Attached to a cluster's master: the objects live on a node daemon of this host, which
+    maps the pool as a standalone does."""
+    master = Master(tmp_path)
+    port, data_port = free_port(), free_port()
+    log = open(tmp_path / "node.log", "w")
+    node = subprocess.Popen(
+        [MOONCAKED, "--role", "node", "--listen", f"127.0.0.1:{port}", "--master",
+         master.address, "--data_port", str(data_port), "--metrics_port", "0",
+         "--dram_size", "64MiB"], stdout=log, stderr=subprocess.STDOUT)
+    alloc = MooncakeHostMemAllocator()
+    size = 2 * PAGES * PAGE
+    pool = alloc.alloc(size)
+    store = None
+    try:
+        wait_listening(port, node)
+        store = MooncakeDistributedStore()
+        assert store.setup_dummy(size, 16 << 20, master.address) == 0
+        assert store.register_buffer(pool, size) == 0
+        written = fill(pool, PAGES * PAGE, 11)
+        keys = [f"shm-node-{i}" for i in range(PAGES)]
+        deadline = time.monotonic() + 20  # the node registers with the master meanwhile
+        while store.batch_put_from(keys, [pool + i * PAGE for i in range(PAGES)],
+                                   [PAGE] * PAGES) != [0] * PAGES:
+            assert time.monotonic() < deadline, "the node never took a put"
+            time.sleep(0.2)
+        dst = pool + PAGES * PAGE
+        assert store.batch_get_into(keys, [dst + i * PAGE for i in range(PAGES)],
+                                    [PAGE] * PAGES) == [PAGE] * PAGES
+        assert np.array_equal(bytes_at(dst, PAGES * PAGE), written)
+        assert store.shared_pool_transfer_count() >= 2 * PAGES
+        assert pool_mappings(node.pid) >= 1
+    finally:
+        if store is not None:
+            store.close()
+        alloc.free(pool)
+        stop_process(node, log)
+        master.stop()
 
 
 # ---- the daemon's own checks, asked directly (net/shm_channel.h's wire format)
