@@ -500,6 +500,12 @@ int RunNode(DaemonContext& ctx) {
         !st.ok()) {
         return Fail(st);
     }
+    // Engines on this host may hand their pools; without the channel they still reach the node
+    // over TCP, so a failure to listen is logged, not fatal.
+    if (Status st = node.StartSharedPools(*addresses, ctx.auth_token); !st.ok()) {
+        spdlog::warn("no shared-pool channel ({}): engines on this host send bytes over TCP",
+                     st.message());
+    }
 
     // The master link first (retrying: the master may start after us), so NodeService has a
     // node to describe once the loops run.
@@ -565,6 +571,10 @@ int RunStandalone(DaemonContext& ctx) {
                                    ctx.tenant_tokens);
         !st.ok()) {
         return Fail(st);
+    }
+    if (Status st = node.StartSharedPools(*addresses, ctx.auth_token); !st.ok()) {
+        spdlog::warn("no shared-pool channel ({}): engines on this host send bytes over TCP",
+                     st.message());
     }
     if (Status st = node.StartNode(*link, *addresses, ProcessIncarnation(), ctx.shutdown.flag()); !st.ok()) {
         return Fail(st);

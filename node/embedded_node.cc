@@ -12,6 +12,7 @@
 #include "node/node_service.h"
 #include "node/rpc_server.h"
 #include "node/segment.h"
+#include "node/shm_server.h"
 #include "spdlog/spdlog.h"
 #include "net/data_transport.h"
 #include "thrift/master_channel.h"
@@ -109,7 +110,17 @@ void NodeParts::ServeByKey(MasterStore& store) {
     data_->SetLocalMaster(&store, [node] { return node->id(); });
 }
 
+Status NodeParts::StartSharedPools(const NodeAddresses& addresses,
+                                   const std::string& auth_token) {
+    ShmServerOptions options;
+    options.data_port = addresses.data_port;
+    options.auth_token = auth_token;
+    shm_ = std::make_unique<ShmServer>(options, *segment_, disk_.get(), config_, metrics_);
+    return shm_->Start();
+}
+
 void NodeParts::Stop() {
+    if (shm_) shm_->Stop();
     if (node_) node_->Stop();
     if (data_) data_->Stop();
 }

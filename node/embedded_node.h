@@ -34,6 +34,7 @@ class MasterStore;
 class Node;
 class RpcServer;
 class Segment;
+class ShmServer;
 
 // The addresses a node serves on, derived once.
 struct NodeAddresses {
@@ -66,6 +67,10 @@ public:
     // Standalone: serve by-key requests (one-exchange Get and small Put, net/data_protocol.h
     // kFlagByKey) through `store`, the master in this process. After StartNode.
     void ServeByKey(MasterStore& store);
+    // Serves the shared-pool channel beside the data channel (node/shm_server.h), so engines
+    // on this host can hand their host pools to this node. A daemon's parts only: an embedded
+    // node is in the engine's own process already.
+    Status StartSharedPools(const NodeAddresses& addresses, const std::string& auth_token);
     void Stop();
 
     Segment& segment() { return *segment_; }
@@ -79,6 +84,7 @@ private:
     std::unique_ptr<DiskHealth> disk_health_;  // before disk_: outlives the store's hook
     std::unique_ptr<DiskStore> disk_;
     std::unique_ptr<DataServer> data_;
+    std::unique_ptr<ShmServer> shm_;
     std::unique_ptr<DataTransport> peers_;
     std::unique_ptr<Node> node_;
 };

@@ -138,6 +138,9 @@ const std::string& Client::server_role() const { return channel_->server_role();
 std::string_view Client::tenant() const {
     return channel_->tenant().empty() ? kDefaultTenant : std::string_view(channel_->tenant());
 }
+const std::string& Client::standalone_data_address() const {
+    return channel_->by_key_data_address();
+}
 int64_t Client::client_id() const { return channel_->client_id(); }
 
 // ---------------- objects ----------------

@@ -319,6 +319,8 @@ public:
     const std::string& server_role() const;  // "master" or "standalone"
     // The tenant this client acts in: the one asked for, or the one its token implies.
     std::string_view tenant() const;
+    // A standalone daemon's data channel (HOST:PORT), as its Hello named it; "" otherwise.
+    const std::string& standalone_data_address() const;
     int64_t client_id() const;
 
 private:

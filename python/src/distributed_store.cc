@@ -19,7 +19,9 @@
 #include "node/embedded_node.h"
 #include "net/net.h"
 #include "python/src/error_codes.h"
+#include "python/src/host_mem_allocator.h"
 #include "python/src/local_transport.h"
+#include "python/src/shared_pool_transport.h"
 #include "thrift/rpc_limits.h"
 #include "spdlog/spdlog.h"
 #include "thrift/auth_token.h"
@@ -120,6 +122,8 @@ struct DistributedStore::Session {
     std::chrono::steady_clock::time_point node_ids_at MC_GUARDED_BY(node_ids_mu){};
     std::unique_ptr<EmbeddedNode> node;           // outlives the client's transport
     std::shared_ptr<LocalFirstTransport> transport;
+    // The shared-pool layer under `transport` (owned by it), when set up with shared_pools.
+    SharedPoolTransport* pools = nullptr;
     std::unique_ptr<Client> client;
 };
 
@@ -245,23 +249,63 @@ int DistributedStore::Setup(const SetupOptions& options) {
         }
     }
 
-    TcpTransportOptions tcp;
-    tcp.auth_token = token;
-    session->transport = std::make_shared<LocalFirstTransport>(
-        NewTcpTransport(tcp), session->node ? &session->node->segment() : nullptr,
-        session->node ? session->node->data_address() : "");
-    ClientOptions client_options;
-    client_options.auth_token = token;
-    client_options.client_name = "python " + host + ":" + std::to_string(port);
-    client_options.transport = session->transport;
-    client_options.tenant = options.tenant_id;
-    auto client = Client::Connect(options.master_server_addr, client_options);
-    if (!client.ok()) {
-        spdlog::error("setup: master {}: {}", options.master_server_addr,
-                      client.status().message());
-        return ToMooncakeError(client.status());
+    // With shared pools and a daemon on this host, the one-exchange by-key ops (bytes on the
+    // data channel) are left out so every transfer can go through a pool; a daemon elsewhere
+    // keeps them (its transfers go over TCP anyway).
+    bool pools_by_key = true;
+    if (options.shared_pools) {
+        auto master = net::ParseHostPort(options.master_server_addr);
+        pools_by_key = !(master.ok() && IsLocalHost(master->host));
+        if (pools_by_key) {
+            spdlog::warn("setup_dummy: {} is not on this host, so the store process cannot map "
+                         "this process's pools: bytes go over TCP", options.master_server_addr);
+        }
+    }
+    Result<std::unique_ptr<Client>> client = Status::Internal("not connected");
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        TcpTransportOptions tcp;
+        tcp.auth_token = token;
+        std::unique_ptr<DataTransport> remote = NewTcpTransport(tcp);
+        session->pools = nullptr;
+        if (options.shared_pools) {
+            auto pools = std::make_unique<SharedPoolTransport>(std::move(remote), token,
+                                                               pools_by_key);
+            session->pools = pools.get();
+            remote = std::move(pools);
+        }
+        session->transport = std::make_shared<LocalFirstTransport>(
+            std::move(remote), session->node ? &session->node->segment() : nullptr,
+            session->node ? session->node->data_address() : "");
+        ClientOptions client_options;
+        client_options.auth_token = token;
+        client_options.client_name = "python " + host + ":" + std::to_string(port);
+        client_options.transport = session->transport;
+        client_options.tenant = options.tenant_id;
+        client = Client::Connect(options.master_server_addr, client_options);
+        if (!client.ok()) {
+            spdlog::error("setup: master {}: {}", options.master_server_addr,
+                          client.status().message());
+            return ToMooncakeError(client.status());
+        }
+        // A local standalone whose channel does not answer (an older daemon, another network
+        // namespace) is better served with the by-key ops: connect again with them.
+        const std::string& data = (*client)->standalone_data_address();
+        if (pools_by_key || session->pools == nullptr || data.empty() ||
+            session->pools->Reaches(data)) {
+            break;
+        }
+        pools_by_key = true;
     }
     session->client = std::move(*client);
+    if (session->pools != nullptr) {
+        // Buffers registered before setup hand their pools now.
+        MutexLock buffers(buffers_mu_);
+        for (const auto& [address, size] : buffers_) {
+            if (auto a = HostMemAllocator::Find(address)) {
+                session->pools->AddPool(a->base, a->length, a->fd);
+            }
+        }
+    }
     hostname_ = session->node ? session->node->name() : host + ":" + std::to_string(port);
     tenant_ = std::string(session->client->tenant());
     session_ = std::move(session);
@@ -867,15 +911,37 @@ int DistributedStore::CheckCallerRange(uintptr_t address, size_t size, const cha
 
 int DistributedStore::RegisterBuffer(uintptr_t address, size_t size) {
     if (address == 0 || size == 0) return kInvalidParams;
+    ReaderLock session(mu_);
     MutexLock lock(buffers_mu_);
     buffers_[address] = size;
     longest_buffer_ = std::max(longest_buffer_, size);
+    if (session_ != nullptr && session_->pools != nullptr) {
+        if (auto a = HostMemAllocator::Find(address)) {
+            session_->pools->AddPool(a->base, a->length, a->fd);
+        }
+    }
     return kOK;
 }
 
 int DistributedStore::UnregisterBuffer(uintptr_t address) {
+    ReaderLock session(mu_);
     MutexLock lock(buffers_mu_);
-    return buffers_.erase(address) > 0 ? kOK : kInvalidParams;
+    if (buffers_.erase(address) == 0) return kInvalidParams;
+    if (session_ != nullptr && session_->pools != nullptr) {
+        // The pool goes back when no registered buffer is left inside it.
+        if (auto a = HostMemAllocator::Find(address)) {
+            auto next = buffers_.lower_bound(a->base);
+            if (next == buffers_.end() || next->first >= a->base + a->length) {
+                session_->pools->DropPool(a->base);
+            }
+        }
+    }
+    return kOK;
+}
+
+uint64_t DistributedStore::shared_pool_transfers() const {
+    ReaderLock lock(mu_);
+    return session_ && session_->pools ? session_->pools->shm_transfers() : 0;
 }
 
 std::string DistributedStore::hostname() const {

@@ -45,6 +45,9 @@ struct SetupOptions {
     // The tenant every key of this store belongs to ("" or "default": the default tenant;
     // core/base/tenant.h). Another tenant's keys are neither seen nor touched.
     std::string tenant_id;
+    // setup_dummy: hand registered MooncakeHostMemAllocator pools to a node on this host, which
+    // then copies bytes in and out of them itself (python/src/shared_pool_transport.h).
+    bool shared_pools = false;
 };
 
 // Parses "16MB", "16 MB", "1.5GiB", "4096" (binary multiples, as Mooncake reads them).
@@ -170,8 +173,12 @@ public:
     int64_t RemoveByRegex(const std::string& pattern, bool force);
     int64_t RemoveAll(bool force);
 
+    // A buffer inside a MooncakeHostMemAllocator pool also hands that pool to the node, when
+    // set up with shared_pools; unregistering the last buffer in it takes it back.
     int RegisterBuffer(uintptr_t address, size_t size);
     int UnregisterBuffer(uintptr_t address);
+    // Transfers that went through a shared pool (no bytes on a socket) since setup.
+    uint64_t shared_pool_transfers() const;
     // Caller memory [address, address + size) that this store is about to write or read:
     // kOK when it lies inside registered memory (RegisteredEnd), or touches none (an
     // unregistered pointer is the caller's word, as with Mooncake over TCP); kInvalidParams

@@ -1,5 +1,6 @@
 #include "python/src/host_mem_allocator.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <mutex>
 
 #include "core/base/mutex.h"
+#include "python/src/shared_pool_transport.h"
 #include "spdlog/spdlog.h"
 
 namespace mooncake::py {
@@ -44,13 +46,20 @@ uintptr_t HostMemAllocator::Alloc(size_t size) {
         return 0;
     }
     const size_t length = (size + page - 1) / page * page;
-    int fd = memfd_create("mooncake-tier-host-pool", MFD_CLOEXEC);
+    int fd = memfd_create("mooncake-tier-host-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) {
         spdlog::error("MooncakeHostMemAllocator.alloc: memfd_create: {}", std::strerror(errno));
         return 0;
     }
     if (ftruncate(fd, static_cast<off_t>(length)) != 0) {
         spdlog::error("MooncakeHostMemAllocator.alloc: {} bytes: {}", length, std::strerror(errno));
+        close(fd);
+        return 0;
+    }
+    // Fixed size from here on: a process we hand it to maps it whole and must never find it
+    // shorter (node/shm_server.h refuses a pool without F_SEAL_SHRINK).
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        spdlog::error("MooncakeHostMemAllocator.alloc: sealing: {}", std::strerror(errno));
         close(fd);
         return 0;
     }
@@ -67,6 +76,15 @@ uintptr_t HostMemAllocator::Alloc(size_t size) {
     return address;
 }
 
+std::optional<HostMemAllocator::Allocation> HostMemAllocator::Find(uintptr_t address) {
+    MutexLock lock(Mu());
+    auto it = Mappings().upper_bound(address);
+    if (it == Mappings().begin()) return std::nullopt;
+    --it;
+    if (address - it->first >= it->second.size) return std::nullopt;
+    return Allocation{it->first, it->second.size, it->second.fd};
+}
+
 int HostMemAllocator::Free(uintptr_t address) {
     Mapping m;
     {
@@ -79,6 +97,8 @@ int HostMemAllocator::Free(uintptr_t address) {
         m = it->second;
         Mappings().erase(it);
     }
+    // Stores that handed this pool to a daemon stop using it there (the daemon unmaps it).
+    ForgetSharedPool(address);
     int rc = munmap(reinterpret_cast<void*>(address), m.size);
     close(m.fd);
     if (rc != 0) {

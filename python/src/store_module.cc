@@ -188,13 +188,15 @@ int SetupArgs(DistributedStore& store, const std::string& local_hostname,
 // setup_dummy(mem_pool_size, local_buffer_size, server_address): SGLang's standalone-storage
 // mode. Mooncake attaches to the real client process at server_address and hands it the
 // shared-memory pool; here the store becomes a pure client (no embedded node) of the local
-// mooncaked whose --listen address server_address is, and bytes go over its data channel.
-// mem_pool_size is only checked: nothing maps the pool from the other side (docs/PYTHON.md).
+// mooncaked whose --listen address server_address is, and each MooncakeHostMemAllocator pool
+// given to register_buffer is handed to that daemon, which copies bytes in and out of it
+// (python/src/shared_pool_transport.h). mem_pool_size is only checked (docs/PYTHON.md).
 int SetupDummy(DistributedStore& store, const py::object& mem_pool_size,
                const py::object& local_buffer_size, const std::string& server_address) {
     SetupOptions o;
     o.global_segment_size = 0;
     o.master_server_addr = server_address;
+    o.shared_pools = true;
     try {
         (void)SizeArg(mem_pool_size, "mem_pool_size");
         o.local_buffer_size = SizeArg(local_buffer_size, "local_buffer_size");
@@ -358,6 +360,9 @@ PYBIND11_MODULE(store, m) {
         .def("setup_dummy", &SetupDummy, py::arg("mem_pool_size"), py::arg("local_buffer_size"),
              py::arg("server_address"))
         .def("close", [](S& s) { py::gil_scoped_release r; return s.Close(); })
+        // Not Mooncake's: how many transfers went through a shared pool (setup_dummy), for
+        // tests and benchmarks that must know no byte crossed a socket.
+        .def("shared_pool_transfer_count", &S::shared_pool_transfers)
         .def("put", [](S& s, const std::string& key, const py::buffer& value,
                        const ReplicateConfig& config) {
             NoteUnhonoured(config);

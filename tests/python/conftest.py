@@ -126,12 +126,13 @@ class Standalone:
             raise RuntimeError("set MOONCAKED to <build>/bin/mooncaked")
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
+        self.data_port = free_port()  # also names its shared-pool channel
         disk_dir = tmp_path / f"disk-{self.port}"
         disk_dir.mkdir()
         self.log = open(tmp_path / f"standalone-{self.port}.log", "w")
         self.proc = subprocess.Popen(
             [MOONCAKED, "--role", "standalone", "--listen", self.address,
-             "--data_port", str(free_port()), "--metrics_port", "0",
+             "--data_port", str(self.data_port), "--metrics_port", "0",
              "--dram_size", dram, "--disk_dir", str(disk_dir), "--disk_size", disk,
              *([] if lease_ttl_ms is None else ["--default_kv_lease_ttl", str(lease_ttl_ms)]),
              *flags],

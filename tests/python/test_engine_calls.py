@@ -557,9 +557,6 @@ def _maps_of(pid):
         return f.read()
 
 
-@pytest.mark.xfail(strict=True, reason="standalone storage: the store process does not map the "
-                   "engine's MooncakeHostMemAllocator pool; bytes cross loopback TCP (two kernel "
-                   "copies) instead of being read and written in shared memory")
 def test_sglang_standalone_pool_is_mapped_by_the_store_process(standalone_daemon):
     pool = MooncakeHostPool((PAGES, 16 * 1024))
     store = MooncakeDistributedStore()
