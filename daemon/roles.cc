@@ -271,6 +271,20 @@ int Fail(const Status& st) {
     return 1;
 }
 
+// The node's byte channels: the data channel (its failure is the daemon's), then the
+// shared-pool channel. Engines on this host may hand their pools to the latter; without it
+// they still reach the node over TCP, so a failure to listen there is logged, not fatal.
+Status StartDataChannels(NodeParts& node, const NodeAddresses& addresses,
+                         const DaemonContext& ctx, bool serves_by_key) {
+    MC_RETURN_IF_ERROR(
+        node.StartData(addresses, ctx.auth_token, serves_by_key, ctx.tenant_tokens));
+    if (Status st = node.StartSharedPools(addresses, ctx.auth_token); !st.ok()) {
+        spdlog::warn("no shared-pool channel ({}): engines on this host send bytes over TCP",
+                     st.message());
+    }
+    return Status::Ok();
+}
+
 // The --listen port is bound last (clients must not reach a half-started daemon), after the
 // data channel on another port: a --listen port already taken is found first here, so the
 // error names the port the operator gave rather than the data port (which a second daemon
@@ -495,16 +509,8 @@ int RunNode(DaemonContext& ctx) {
     NodeParts node(ctx.config, metrics);
     if (Status st = CheckListenPortFree(addresses->listen); !st.ok()) return Fail(st);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
-    if (Status st = node.StartData(*addresses, ctx.auth_token, /*serves_by_key=*/false,
-                                   ctx.tenant_tokens);
-        !st.ok()) {
+    if (Status st = StartDataChannels(node, *addresses, ctx, /*serves_by_key=*/false); !st.ok()) {
         return Fail(st);
-    }
-    // Engines on this host may hand their pools; without the channel they still reach the node
-    // over TCP, so a failure to listen is logged, not fatal.
-    if (Status st = node.StartSharedPools(*addresses, ctx.auth_token); !st.ok()) {
-        spdlog::warn("no shared-pool channel ({}): engines on this host send bytes over TCP",
-                     st.message());
     }
 
     // The master link first (retrying: the master may start after us), so NodeService has a
@@ -567,14 +573,8 @@ int RunStandalone(DaemonContext& ctx) {
     NodeParts node(ctx.config, metrics);
     if (Status st = CheckListenPortFree(addresses->listen); !st.ok()) return Fail(st);
     if (Status st = node.Open(); !st.ok()) return Fail(st);
-    if (Status st = node.StartData(*addresses, ctx.auth_token, /*serves_by_key=*/true,
-                                   ctx.tenant_tokens);
-        !st.ok()) {
+    if (Status st = StartDataChannels(node, *addresses, ctx, /*serves_by_key=*/true); !st.ok()) {
         return Fail(st);
-    }
-    if (Status st = node.StartSharedPools(*addresses, ctx.auth_token); !st.ok()) {
-        spdlog::warn("no shared-pool channel ({}): engines on this host send bytes over TCP",
-                     st.message());
     }
     if (Status st = node.StartNode(*link, *addresses, ProcessIncarnation(), ctx.shutdown.flag()); !st.ok()) {
         return Fail(st);
