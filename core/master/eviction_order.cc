@@ -32,12 +32,13 @@ void Unlist(EvictionLists& lists, ObjectMeta& meta) {
 template <typename Score>
 void CollectList(const EvictionList& list, const PinTable& pins, size_t shard,
                  uint64_t per_shard, Nanos now, LeaseRule leases, Score score, bool clean_keys,
-                 std::vector<EvictionCandidate>& out) {
+                 const CandidateFilter& filter, std::vector<EvictionCandidate>& out) {
     static const std::string kNoKey;
     uint64_t collected = 0, pinned_collected = 0;
     for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
         const ObjectMeta& meta = **it;
         if (!meta.Evictable(now, leases)) continue;
+        if (filter && !filter(*meta.key)) continue;
         const ObjectPin* pin = pins.Find(meta);
         if (pin != nullptr && pin->hard()) continue;
         const bool soft_pinned = pin != nullptr && pin->soft_until > now;
@@ -61,19 +62,22 @@ public:
 
     class LruRound final : public Round {
     public:
-        LruRound(Nanos now, LeaseRule leases) : now_(now), leases_(leases) {}
+        LruRound(Nanos now, LeaseRule leases, CandidateFilter filter)
+            : now_(now), leases_(leases), filter_(std::move(filter)) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
             CollectList(lists.lists[0], lists.pins, shard, per_shard, now_, leases_,
-                        [](const ObjectMeta&) { return 0.0; }, clean_keys, out);
+                        [](const ObjectMeta&) { return 0.0; }, clean_keys, filter_, out);
         }
 
     private:
         Nanos now_;
         LeaseRule leases_;
+        CandidateFilter filter_;
     };
-    std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases) override {
-        return std::make_unique<LruRound>(now, leases);
+    std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases,
+                                      CandidateFilter filter) override {
+        return std::make_unique<LruRound>(now, leases, std::move(filter));
     }
 };
 
@@ -108,8 +112,9 @@ public:
     // the lowest `per_shard` bytes of each shard.
     class HitDensityRound final : public Round {
     public:
-        HitDensityRound(HitDensityEstimator::Table table, Nanos now, LeaseRule leases)
-            : table_(std::move(table)), now_(now), leases_(leases) {}
+        HitDensityRound(HitDensityEstimator::Table table, Nanos now, LeaseRule leases,
+                        CandidateFilter filter)
+            : table_(std::move(table)), now_(now), leases_(leases), filter_(std::move(filter)) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
             auto score = [&](const ObjectMeta& meta) {
@@ -118,7 +123,7 @@ public:
             };
             for (const EvictionList& list : lists.lists) {
                 CollectList(list, lists.pins, shard, per_shard, now_, leases_, score, clean_keys,
-                            out);
+                            filter_, out);
             }
         }
 
@@ -126,9 +131,12 @@ public:
         HitDensityEstimator::Table table_;
         Nanos now_;
         LeaseRule leases_;
+        CandidateFilter filter_;
     };
-    std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases) override {
-        return std::make_unique<HitDensityRound>(estimator_.Snapshot(), now, leases);
+    std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases,
+                                      CandidateFilter filter) override {
+        return std::make_unique<HitDensityRound>(estimator_.Snapshot(), now, leases,
+                                                 std::move(filter));
     }
 
 private:

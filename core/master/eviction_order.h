@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ struct EvictionCandidate {
     double score = 0;  // HitDensityOrder: expected re-reads per DRAM second (LruOrder: 0)
     bool soft_pinned = false;  // soft pin live when collected: ranked after every unpinned one
 };
+
+// Which objects a round may collect, by key (tenants' scopes, MasterStore::EvictionScope);
+// empty: every object.
+using CandidateFilter = std::function<bool(std::string_view key)>;
 
 class EvictionOrder {
 public:
@@ -80,7 +85,9 @@ public:
         virtual void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                              std::vector<EvictionCandidate>& out, bool clean_keys = true) = 0;
     };
-    virtual std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases) = 0;
+    // Objects `filter` refuses are passed over, and do not count towards `per_shard`.
+    virtual std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases,
+                                              CandidateFilter filter = {}) = 0;
 };
 
 // The rank of collected candidates (or anything with their pin, score and recency), coldest

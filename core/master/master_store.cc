@@ -25,6 +25,7 @@ MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& re
             [this] { return sketch_.agings(); }),  // promotion_gate hook
       table_(epoch),
       nodes_(epoch),
+      tenants_(registry),
       dram_(nodes_, config),
       offload_(config, clock, table_, nodes_, dram_, metrics_, *this),
       promotion_(config, clock, table_, nodes_, dram_, metrics_, sketch_, gate_, gate_applies_,
@@ -76,6 +77,13 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         return Status::UnknownNode("preferred node " + std::to_string(preferred) +
                                    " is not registered (expired?)");
     }
+    const std::string_view tenant = TenantOfKey(key);
+    if (!tenants_.Admits(tenant)) {
+        tenants_.CountPutRefused(tenant);
+        return Status::IllegalClient("tenant '" + std::string(tenant) +
+                                     "' is not registered, and the store is in multi-tenant "
+                                     "mode (mooncakectl tenant set " + std::string(tenant) + ")");
+    }
     uint64_t largest_segment = 0;
     for (auto& node : nodes_.All()) {
         largest_segment = std::max(largest_segment, node->spec.segment_capacity);
@@ -115,10 +123,11 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         metrics_.hard_pinned_bytes.Set(static_cast<double>(before + hard_bytes));
     }
     Result<DramPool::Allocation> alloc = AllocateWithEviction(
-        size, preferred, std::chrono::milliseconds(config_.put_wait_for_offload_ms()));
+        key, size, preferred, std::chrono::milliseconds(config_.put_wait_for_offload_ms()));
     if (!alloc.ok()) {
         UncountHardPin(hard_bytes);
         metrics_.put_no_space.Inc();
+        if (tenants_.QuotaOf(tenant).memory_bytes != 0) tenants_.CountPutRefused(tenant);
         return alloc.status();
     }
     MutexLock lock(shard.mu);
@@ -494,6 +503,7 @@ void MasterStore::Tick() {
         ExpireNodes();
         ReapExpired();
         UpdateSketchWindow();
+        EnforceTenantQuotas();
     }
     RunWatermarkEviction();
     RetryRefusedCandidates();

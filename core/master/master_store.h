@@ -52,8 +52,21 @@
 #include "core/master/put_hint.h"
 #include "core/master/removal_journal.h"
 #include "core/master/store_metrics.h"
+#include "core/master/tenant_ledger.h"
 
 namespace mooncake {
+
+// Whose objects an eviction round may take (tenants, core/master/tenant_ledger.h).
+struct EvictionScope {
+    enum Kind {
+        kAnyone,        // no tenant has a MEMORY quota: every object
+        kOnlyTenant,    // `tenant`'s own (it is over its quota)
+        kUnprotected,   // `tenant`'s own, and any tenant's not within a MEMORY quota
+    } kind = kAnyone;
+    std::string tenant;
+    // The filter a round collects with (empty for kAnyone).
+    CandidateFilter Filter(const TenantLedger& ledger) const;  // store_tenants.cc
+};
 
 // The parts it is made of own their state and their lock: ObjectTable (shards), NodeTable
 // (nodes, their queues and segments), DramPool, EvictionOrder, OffloadPipeline,
@@ -196,6 +209,34 @@ public:
     // Runtime tuning through the knob table (SetMode::kRuntime), all or nothing.
     Status Tune(const std::vector<std::pair<std::string, std::string>>& assignments);
 
+    // ---------------- tenants (core/master/tenant_ledger.h, store_tenants.cc) ----------------
+
+    struct TenantReport {
+        std::vector<TenantRow> tenants;  // every tenant seen or registered, by name
+        TenantQuota quota_sum;           // of the registered tenants
+        uint64_t memory_capacity = 0;    // DRAM of the live nodes
+        uint64_t disk_capacity = 0;      // LOCAL_DISK of the live nodes
+        bool multi_tenant = false;       // strict: unregistered tenants' Puts are refused
+        // A quota larger than the capacity, or quotas adding up past it: said, not hidden.
+        std::vector<std::string> warnings;
+    };
+    TenantReport Tenants() const;
+    // Persists a policy before it takes effect (one master: the policy file, written
+    // atomically; HA: etcd). A failed write changes nothing and is the change's error.
+    // Null: changes are kept in memory only.
+    using TenantPolicyWriter = std::function<Status(const TenantPolicy&)>;
+    void SetTenantPolicyWriter(TenantPolicyWriter writer);
+    // Replaces the policy (the file at start, etcd at an HA takeover); not written back.
+    Status LoadTenantPolicy(const TenantPolicy& policy);
+    // Registers `tenant` or changes its quotas (`mooncakectl tenant set`). A tenant now over
+    // its new MEMORY quota evicts its own coldest objects at its next Put or tick.
+    Result<TenantReport> SetTenant(std::string_view tenant, TenantQuota quota);
+    // Unregisters `tenant` (`mooncakectl tenant rm`). While it holds objects this is refused
+    // unless `purge`, which removes them first (leased ones too). `removed`: objects purged.
+    Result<TenantReport> RemoveTenant(std::string_view tenant, bool purge,
+                                      size_t* removed = nullptr);
+    const TenantLedger& tenant_ledger() const { return tenants_; }
+
     // ---------------- background work ----------------
 
     // Runs whatever is due at the clock's now: node expiry, the promotion reaper, stale-put
@@ -216,6 +257,9 @@ public:
     size_t RunWatermarkEviction();
     size_t RetryRefusedCandidates();
     size_t ProactivePromotionScan();
+    // Tenants over a quota: MEMORY evicts their own coldest objects; LOCAL_DISK drops their
+    // coldest disk-only objects (store_tenants.cc). Returns the replicas taken.
+    size_t EnforceTenantQuotas();
 
     // ---------------- accounting (tests, metrics) ----------------
 
@@ -277,17 +321,27 @@ private:
 
     // ---- DRAM and eviction (core/master/store_eviction.cc) ----
     // Allocates, evicting for room (EvictColdest); see DramPool::Allocate.
-    Result<DramPool::Allocation> AllocateWithEviction(uint64_t size, NodeId preferred,
-                                                      Nanos wait) override;
+    // The room is for `key`'s object: its tenant's MEMORY quota is made first (MakeTenantRoom),
+    // and tenants within their quotas keep their objects (EvictionScope).
+    Result<DramPool::Allocation> AllocateWithEviction(std::string_view key, uint64_t size,
+                                                      NodeId preferred, Nanos wait) override;
     void UncountHardPin(uint64_t bytes);
     struct EvictResult {
         uint64_t freed = 0;    // DRAM freed now
         uint64_t pending = 0;  // DRAM that frees when queued offloads finish
         size_t victims = 0;
     };
+    // The scope of an allocation for `tenant`'s object.
+    EvictionScope RoomScope(std::string_view tenant) const;
     // Evicts about `target` bytes, coldest first, never pinned objects (nor leased ones, under
-    // the lease_blocks_eviction knob).
-    EvictResult EvictColdest(uint64_t target);
+    // the lease_blocks_eviction knob), only within `scope`.
+    EvictResult EvictColdest(uint64_t target, const EvictionScope& scope = {});
+    // Evicts `tenant`'s own coldest objects so that `adding` more bytes keep it within its
+    // MEMORY quota. NoSpace when the object alone is over the quota, or its own objects
+    // cannot make the room (counted in tenant_puts_refused_total by the caller).
+    Status MakeTenantRoom(std::string_view tenant, uint64_t adding);
+    // Drops `tenant`'s coldest LOCAL_DISK-only objects worth `excess` bytes.
+    size_t TrimTenantDisk(std::string_view tenant, uint64_t excess);
     // Takes `meta`'s MEMORY copy for eviction (`bytes`: its DRAM range): dropped now, or
     // offloaded first (MEMORY goes when the copy lands). False when it cannot go yet (its
     // node's offload queue is full). The caller checked Evictable.
@@ -303,7 +357,8 @@ private:
                                                : LeaseRule::kReadsOnly;
     }
     // Up to `per_shard` bytes of every shard's coldest evictable objects, coldest first.
-    std::vector<EvictionCandidate> CollectCandidates(uint64_t per_shard);
+    std::vector<EvictionCandidate> CollectCandidates(uint64_t per_shard,
+                                                     const CandidateFilter& filter = {});
     // The objects an allocation of `size` would displace, without touching them.
     VictimInfo PeekVictims(uint64_t size);
     // Queues LOCAL_DISK copies (MEMORY kept) for the coldest `target` bytes lacking one.
@@ -331,6 +386,8 @@ private:
     void PutsInProgress(int delta) override;
     void NodeMemoryObjects(NodeId node, int delta) override;
     void NodeDiskObjects(NodeId node, int delta, uint64_t bytes) override;
+    void TenantObjects(std::string_view key, Tier tier, int delta, uint64_t size) override;
+    void Promoted(std::string_view key) override;
     ObjectView MakeView(const ObjectMeta& meta, bool complete_only) const;
     void UpdateSketchWindow();
 
@@ -350,6 +407,9 @@ private:
     DepartedObjects departed_;  // what left with a node and may come back with it
     GroupTable groups_;         // objects put under a group id (ReplicateConfig.group_ids)
     RemovalJournal removals_;   // HA: removals made durable before they are acknowledged
+    TenantLedger tenants_;      // quotas, usage and figures per tenant
+    Mutex tenant_admin_mu_;     // one policy change at a time, written before it is applied
+    TenantPolicyWriter tenant_writer_ MC_GUARDED_BY(tenant_admin_mu_);
     DramPool dram_;
     OffloadPipeline offload_;
     PromotionPipeline promotion_;  // after everything it is handed

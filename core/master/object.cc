@@ -67,6 +67,7 @@ const Replica* ObjectMeta::Find(Tier tier, ReplicaState state) const {
 void ObjectMeta::StartPut(ObjectTallies& t, NodeId node, uint64_t offset) {
     replicas_.push_back({Tier::kMemory, ReplicaState::kProcessing, node, offset});
     t.PutsInProgress(+1);
+    t.TenantObjects(key ? std::string_view(*key) : std::string_view(), Tier::kMemory, +1, size);
 }
 
 const Replica* ObjectMeta::EndPut(ObjectTallies& t) {
@@ -83,6 +84,7 @@ const Replica* ObjectMeta::EndPut(ObjectTallies& t) {
 void ObjectMeta::AddDisk(ObjectTallies& t, NodeId node) {
     replicas_.push_back({Tier::kLocalDisk, ReplicaState::kComplete, node, 0});
     t.NodeDiskObjects(node, +1, size);
+    t.TenantObjects(key ? std::string_view(*key) : std::string_view(), Tier::kLocalDisk, +1, size);
 }
 
 void ObjectMeta::AddMemory(ObjectTallies& t, NodeId node, uint64_t offset, bool first) {
@@ -93,6 +95,7 @@ void ObjectMeta::AddMemory(ObjectTallies& t, NodeId node, uint64_t offset, bool 
         replicas_.push_back(r);
     }
     t.NodeMemoryObjects(node, +1);
+    t.TenantObjects(key ? std::string_view(*key) : std::string_view(), Tier::kMemory, +1, size);
 }
 
 Replica ObjectMeta::TakeReplica(ObjectTallies& t, size_t index) {
@@ -101,8 +104,10 @@ Replica ObjectMeta::TakeReplica(ObjectTallies& t, size_t index) {
     if (r.tier == Tier::kMemory) {
         if (r.state == ReplicaState::kProcessing) t.PutsInProgress(-1);
         if (r.state == ReplicaState::kComplete) t.NodeMemoryObjects(r.node, -1);
+        t.TenantObjects(key ? std::string_view(*key) : std::string_view(), Tier::kMemory, -1, size);
     } else if (r.state == ReplicaState::kComplete) {
         t.NodeDiskObjects(r.node, -1, size);
+        t.TenantObjects(key ? std::string_view(*key) : std::string_view(), Tier::kLocalDisk, -1, size);
     }
     return r;
 }

@@ -78,6 +78,9 @@ public:
     virtual void PutsInProgress(int delta) = 0;
     virtual void NodeMemoryObjects(NodeId node, int delta) = 0;
     virtual void NodeDiskObjects(NodeId node, int delta, uint64_t bytes) = 0;
+    // A replica of `key`'s object (`size` bytes) came (+1) or went (-1) in `tier`: its
+    // tenant's usage (MEMORY: from the Put's start, so a quota counts puts in progress).
+    virtual void TenantObjects(std::string_view key, Tier tier, int delta, uint64_t size) = 0;
 };
 
 struct ObjectMeta;

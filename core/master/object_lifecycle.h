@@ -26,8 +26,12 @@ public:
     virtual ObjectTallies& tallies() = 0;
     // Allocates DRAM, evicting colder objects for room; see DramPool::Allocate. Takes other
     // shards' locks: call without any.
-    virtual Result<DramPool::Allocation> AllocateWithEviction(uint64_t size, NodeId preferred,
+    // The room is for `key`'s object: its tenant's quota is charged and kept (tenants).
+    virtual Result<DramPool::Allocation> AllocateWithEviction(std::string_view key,
+                                                              uint64_t size, NodeId preferred,
                                                               Nanos wait) = 0;
+    // A promotion of `key`'s object committed (its tenant's figures).
+    virtual void Promoted(std::string_view key) = 0;
     // A fresh recency, and (with a COMPLETE MEMORY replica) most recent in the eviction order.
     virtual void LruTouch(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu) = 0;
     // The lease_blocks_eviction knob's rule, read once per use.

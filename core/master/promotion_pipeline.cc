@@ -421,7 +421,7 @@ Result<ReplicaDesc> PromotionPipeline::AllocStart(NodeId node, std::string_view 
         }
     }
     // Allocation may evict, which takes other shards' locks: not under ours.
-    Result<DramPool::Allocation> alloc = objects_.AllocateWithEviction(size, node, Nanos(0));
+    Result<DramPool::Allocation> alloc = objects_.AllocateWithEviction(key, size, node, Nanos(0));
     MutexLock lock(shard.mu);
     Result<ObjectMeta*> found = Find(shard, node, key, generation);
     if (!found.ok() || (*found)->promotion->staging) {
@@ -458,6 +458,7 @@ Status PromotionPipeline::Succeeded(NodeId node, std::string_view key, Generatio
     }
     const Replica committed = Commit(meta);
     meta.AddMemory(objects_.tallies(), committed.node, committed.offset, /*first=*/true);
+    objects_.Promoted(key);
     objects_.LruTouch(shard, meta);
     if (config_.promotion_drop_source()) {
         // The task has ended (Commit): its source is no longer pinned.

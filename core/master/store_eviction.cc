@@ -30,20 +30,21 @@ std::vector<Candidate> Collect(ObjectTable& table, EvictionOrder::Round& round,
 
 }  // namespace
 
-std::vector<Candidate> MasterStore::CollectCandidates(uint64_t per_shard) {
+std::vector<Candidate> MasterStore::CollectCandidates(uint64_t per_shard,
+                                                      const CandidateFilter& filter) {
     std::unique_ptr<EvictionOrder::Round> round =
-        order_->StartRound(clock_.Now(), lease_rule());
+        order_->StartRound(clock_.Now(), lease_rule(), filter);
     std::vector<Candidate> out = Collect(table_, *round, per_shard, /*clean_keys=*/true);
     RankCandidates(out);
     return out;
 }
 
-MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target) {
+MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target, const EvictionScope& scope) {
     MutexLock evict_lock(eviction_mu_);
     EvictResult result;
     const bool offload_enabled = config_.enable_offload();
     const LeaseRule leases = lease_rule();
-    for (const Candidate& c : CollectCandidates(target)) {
+    for (const Candidate& c : CollectCandidates(target, scope.Filter(tenants_))) {
         if (result.freed + result.pending >= target) break;
         std::vector<std::string> group;
         {
@@ -205,7 +206,8 @@ size_t MasterStore::RunWatermarkEviction() {
         uint64_t target = share(config_.eviction_ratio());
         uint64_t pending = dram_.evict_pending_bytes();
         if (target <= pending) return 0;
-        return EvictColdest(target - pending).victims;
+        // Tenants within their MEMORY quotas keep their objects (store_tenants.cc).
+        return EvictColdest(target - pending, RoomScope("")).victims;
     }
     // DRAM you pay for is DRAM you use: keep it full, but make sure the coldest
     // offload_clean_ratio of it has LOCAL_DISK copies, so an allocation can drop them at once

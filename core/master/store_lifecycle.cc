@@ -25,12 +25,6 @@ void MasterStore::PushDiskDelete(NodeId id, DiskDelete del) {
     if (auto node = nodes_.Get(id)) node->PushDiskDelete(std::move(del));
 }
 
-Result<DramPool::Allocation> MasterStore::AllocateWithEviction(uint64_t size,
-                                                                  NodeId preferred, Nanos wait) {
-    return dram_.Allocate(size, preferred, wait,
-                         [this](uint64_t bytes) { return EvictColdest(bytes).freed; });
-}
-
 // ---------------- object operations ----------------
 
 void MasterStore::LruTouch(Shard& shard, ObjectMeta& meta) {
@@ -84,6 +78,18 @@ void MasterStore::NodeDiskObjects(NodeId id, int delta, uint64_t bytes) {
         }
     }
 }
+
+void MasterStore::TenantObjects(std::string_view key, Tier tier, int delta, uint64_t size) {
+    const std::string_view tenant = TenantOfKey(key);
+    if (tier == Tier::kMemory) {
+        tenants_.CountMemory(tenant, delta,
+                             delta * static_cast<int64_t>(SegmentAllocator::RoundUp(size)));
+    } else {
+        tenants_.CountDisk(tenant, delta, delta * static_cast<int64_t>(DiskFootprint(size)));
+    }
+}
+
+void MasterStore::Promoted(std::string_view key) { tenants_.CountPromotion(TenantOfKey(key)); }
 
 void MasterStore::CancelTasks(ObjectMeta& meta) {
     if (meta.promotion) promotion_.Cancel(meta);

@@ -12,6 +12,7 @@ public:
     void PutsInProgress(int) override {}
     void NodeMemoryObjects(NodeId, int) override {}
     void NodeDiskObjects(NodeId, int, uint64_t) override {}
+    void TenantObjects(std::string_view, Tier, int, uint64_t) override {}
 };
 
 ObjectMeta BothTiers(NoTallies& t) {
