@@ -387,6 +387,7 @@ private:
     void NodeMemoryObjects(NodeId node, int delta) override;
     void NodeDiskObjects(NodeId node, int delta, uint64_t bytes) override;
     void TenantObjects(std::string_view key, Tier tier, int delta, uint64_t size) override;
+    void TenantLeaving(std::string_view key, int64_t bytes) override;
     void Promoted(std::string_view key) override;
     ObjectView MakeView(const ObjectMeta& meta, bool complete_only) const;
     void UpdateSketchWindow();

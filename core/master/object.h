@@ -81,6 +81,9 @@ public:
     // A replica of `key`'s object (`size` bytes) came (+1) or went (-1) in `tier`: its
     // tenant's usage (MEMORY: from the Put's start, so a quota counts puts in progress).
     virtual void TenantObjects(std::string_view key, Tier tier, int delta, uint64_t size) = 0;
+    // `key`'s MEMORY copy (`bytes` of DRAM) is to drop once its offload lands (+), or that
+    // offload ended (-): a tenant's quota counts it as gone, so eviction does not take more.
+    virtual void TenantLeaving(std::string_view key, int64_t bytes) = 0;
 };
 
 struct ObjectMeta;

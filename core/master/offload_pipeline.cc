@@ -25,7 +25,9 @@ void OffloadPipeline::Queue(ObjectMeta& meta, bool evict_after) {
     meta.offload = OffloadState{src->node, now,
                                 now + std::chrono::seconds(config_.offload_task_timeout_sec()),
                                 false, evict_after, /*chosen_recency=*/meta.recency};
-    dram_.OffloadQueued(evict_after ? SegmentAllocator::RoundUp(meta.size) : 0);
+    const uint64_t evict_bytes = evict_after ? SegmentAllocator::RoundUp(meta.size) : 0;
+    dram_.OffloadQueued(evict_bytes);
+    if (evict_bytes) objects_.tallies().TenantLeaving(*meta.key, static_cast<int64_t>(evict_bytes));
     m_.offload_in_flight.Inc();
     m_.offload_queued.Inc();
     if (auto node = nodes_.Get(src->node)) {
@@ -40,6 +42,7 @@ void OffloadPipeline::EvictWhenCopied(ObjectMeta& meta) {
     meta.offload->evict_after = true;
     meta.offload->chosen_recency = meta.recency;
     dram_.AddEvictPending(bytes);
+    objects_.tallies().TenantLeaving(*meta.key, static_cast<int64_t>(bytes));
     // A watermark clean's copy taken by eviction no longer keeps DRAM clean: the round may
     // write ahead another.
     if (meta.offload->cleaning) {
@@ -58,6 +61,9 @@ void OffloadPipeline::End(ObjectMeta& meta) {
     if (meta.offload->cleaning) clean_pending_bytes_.fetch_sub(bytes);
     if (auto node = nodes_.Get(meta.offload->node)) node->offload_pending.fetch_sub(1);
     dram_.OffloadEnded(meta.offload->evict_after ? bytes : 0);
+    if (meta.offload->evict_after) {
+        objects_.tallies().TenantLeaving(*meta.key, -static_cast<int64_t>(bytes));
+    }
     meta.offload.reset();
     m_.offload_in_flight.Dec();
 }

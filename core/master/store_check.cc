@@ -37,6 +37,8 @@ InvariantReport MasterStore::Walk(Totals& t) const {
     auto fail = [&report](std::string what) { report.violations.push_back(std::move(what)); };
 
     std::map<NodeId, NodeTally> tally;
+    // Per tenant: MEMORY replicas in any state, COMPLETE LOCAL_DISK ones (TenantLedger's view).
+    std::map<std::string, TenantRow, std::less<>> tenant_tally;
     uint64_t memory_objects = 0;
     uint64_t hard_pinned = 0;  // pins of live objects: every entry of the pin tables, no more
     size_t pinned_objects = 0, pin_entries = 0;
@@ -55,6 +57,7 @@ InvariantReport MasterStore::Walk(Totals& t) const {
             }
             const uint64_t rounded = SegmentAllocator::RoundUp(meta.size);
             uint64_t pins = 0;
+            TenantRow& owner = tenant_tally[std::string(TenantOfKey(key))];
             for (const Replica& r : meta.replicas()) {
                 pins += meta.Pins(r);
                 NodeTally& n = tally[r.node];
@@ -62,9 +65,13 @@ InvariantReport MasterStore::Walk(Totals& t) const {
                     t.dram_allocated += rounded;
                     n.segment_bytes += rounded;
                     if (r.state == ReplicaState::kComplete) ++n.memory_objects;
+                    ++owner.memory_objects;
+                    owner.memory_bytes += rounded;
                 } else if (r.state == ReplicaState::kComplete) {
                     ++n.disk_objects;
                     n.disk_bytes += DiskFootprint(meta.size);
+                    ++owner.disk_objects;
+                    owner.disk_bytes += DiskFootprint(meta.size);
                 }
             }
             memory_objects += meta.HasComplete(Tier::kMemory);
@@ -210,6 +217,26 @@ InvariantReport MasterStore::Walk(Totals& t) const {
     if (memory_objects_.load() != memory_objects) {
         fail("memory_objects gauge " + std::to_string(memory_objects_.load()) + " != walk " +
              std::to_string(memory_objects));
+    }
+    for (const TenantRow& row : tenants_.Rows()) {
+        TenantRow walked;
+        if (auto it = tenant_tally.find(row.tenant); it != tenant_tally.end()) walked = it->second;
+        if (row.memory_objects != walked.memory_objects || row.memory_bytes != walked.memory_bytes ||
+            row.disk_objects != walked.disk_objects || row.disk_bytes != walked.disk_bytes) {
+            fail("tenant '" + row.tenant + "' counts " + std::to_string(row.memory_objects) +
+                 " MEMORY replicas / " + std::to_string(row.memory_bytes) + " bytes and " +
+                 std::to_string(row.disk_objects) + " LOCAL_DISK / " +
+                 std::to_string(row.disk_bytes) + " bytes, walk finds " +
+                 std::to_string(walked.memory_objects) + " / " +
+                 std::to_string(walked.memory_bytes) + " and " +
+                 std::to_string(walked.disk_objects) + " / " + std::to_string(walked.disk_bytes));
+        }
+        tenant_tally.erase(row.tenant);
+    }
+    for (const auto& [tenant, walked] : tenant_tally) {
+        if (walked.memory_objects + walked.disk_objects > 0) {
+            fail("tenant '" + tenant + "' holds replicas its ledger never counted");
+        }
     }
     report.objects = t.objects;
     report.dram_used = t.dram_used;

@@ -89,6 +89,10 @@ void MasterStore::TenantObjects(std::string_view key, Tier tier, int delta, uint
     }
 }
 
+void MasterStore::TenantLeaving(std::string_view key, int64_t bytes) {
+    tenants_.CountLeaving(TenantOfKey(key), bytes);
+}
+
 void MasterStore::Promoted(std::string_view key) { tenants_.CountPromotion(TenantOfKey(key)); }
 
 void MasterStore::CancelTasks(ObjectMeta& meta) {

@@ -128,9 +128,8 @@ size_t MasterStore::EnforceTenantQuotas() {
     if (!tenants_.multi_tenant() && tenants_.QuotaSum() == TenantQuota{}) return 0;
     size_t taken = 0;
     for (const TenantRow& row : tenants_.Rows()) {
-        if (row.quota.memory_bytes != 0 && row.memory_bytes > row.quota.memory_bytes) {
-            // A quota lowered, or offloads still landing: the tenant's own objects go.
-            const uint64_t excess = row.memory_bytes - row.quota.memory_bytes;
+        if (const uint64_t excess = tenants_.MemoryExcess(row.tenant); excess > 0) {
+            // A quota lowered, or puts raced past it: the tenant's own objects go.
             EvictResult evicted =
                 EvictColdest(excess, {EvictionScope::kOnlyTenant, row.tenant});
             for (size_t i = 0; i < evicted.victims; ++i) tenants_.CountQuotaEviction(row.tenant);

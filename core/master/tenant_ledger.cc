@@ -262,6 +262,10 @@ void TenantLedger::CountDisk(std::string_view tenant, int objects, int64_t bytes
     e.disk_objects_gauge.Set(static_cast<double>(o));
 }
 
+void TenantLedger::CountLeaving(std::string_view tenant, int64_t bytes) {
+    EntryOf(tenant).memory_leaving.fetch_add(bytes, std::memory_order_relaxed);
+}
+
 uint64_t TenantLedger::MemoryBytes(std::string_view tenant) const {
     const Entry* entry = Find(tenant);
     return entry ? Positive(entry->memory_bytes.load(std::memory_order_relaxed)) : 0;
@@ -272,7 +276,9 @@ uint64_t TenantLedger::MemoryExcess(std::string_view tenant, uint64_t adding) co
     if (entry == nullptr) return 0;
     const uint64_t quota = entry->memory_quota.load(std::memory_order_relaxed);
     if (quota == 0) return 0;
-    const uint64_t used = Positive(entry->memory_bytes.load(std::memory_order_relaxed)) + adding;
+    const uint64_t used = Positive(entry->memory_bytes.load(std::memory_order_relaxed) -
+                                   entry->memory_leaving.load(std::memory_order_relaxed)) +
+                          adding;
     return used > quota ? used - quota : 0;
 }
 
@@ -289,8 +295,8 @@ bool TenantLedger::ProtectedFromOthers(std::string_view tenant) const {
     const Entry* entry = Find(tenant);
     if (entry == nullptr) return false;
     const uint64_t quota = entry->memory_quota.load(std::memory_order_relaxed);
-    return quota != 0 &&
-           Positive(entry->memory_bytes.load(std::memory_order_relaxed)) <= quota;
+    return quota != 0 && Positive(entry->memory_bytes.load(std::memory_order_relaxed) -
+                                  entry->memory_leaving.load(std::memory_order_relaxed)) <= quota;
 }
 
 void TenantLedger::CountPutRefused(std::string_view tenant) { EntryOf(tenant).puts_refused.Inc(); }

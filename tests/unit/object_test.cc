@@ -13,6 +13,7 @@ public:
     void NodeMemoryObjects(NodeId, int) override {}
     void NodeDiskObjects(NodeId, int, uint64_t) override {}
     void TenantObjects(std::string_view, Tier, int, uint64_t) override {}
+    void TenantLeaving(std::string_view, int64_t) override {}
 };
 
 ObjectMeta BothTiers(NoTallies& t) {
