@@ -39,7 +39,7 @@ CandidateFilter EvictionScope::Filter(const TenantLedger& ledger) const {
 
 EvictionScope MasterStore::RoomScope(std::string_view tenant) const {
     // No tenant has a MEMORY quota (the common case, one tenant): no filter, no cost.
-    if (tenants_.QuotaSum().memory_bytes == 0) return {};
+    if (!tenants_.any_memory_quota()) return {};
     return {EvictionScope::kUnprotected, std::string(tenant)};
 }
 
@@ -125,7 +125,7 @@ size_t MasterStore::TrimTenantDisk(std::string_view tenant, uint64_t excess) {
 }
 
 size_t MasterStore::EnforceTenantQuotas() {
-    if (!tenants_.multi_tenant() && tenants_.QuotaSum() == TenantQuota{}) return 0;
+    if (!tenants_.multi_tenant() && tenants_.Policy().empty()) return 0;
     size_t taken = 0;
     for (const TenantRow& row : tenants_.Rows()) {
         if (const uint64_t excess = tenants_.MemoryExcess(row.tenant); excess > 0) {

@@ -120,11 +120,13 @@ TenantLedger::Entry::Entry(MetricsRegistry& m, const std::string& name)
                               {{"tenant", name}})) {}
 
 TenantLedger::TenantLedger(MetricsRegistry& metrics) : metrics_(metrics) {
-    EntryOf(kDefaultTenant).registered = true;
+    default_entry_ = &EntryOf(kDefaultTenant);
+    default_entry_->registered = true;
 }
 
 TenantLedger::Entry& TenantLedger::EntryOf(std::string_view tenant) {
     tenant = Named(tenant);
+    if (tenant == kDefaultTenant && default_entry_ != nullptr) return *default_entry_;
     {
         ReaderLock lock(mu_);
         auto it = entries_.find(tenant);
@@ -140,17 +142,20 @@ TenantLedger::Entry& TenantLedger::EntryOf(std::string_view tenant) {
 }
 
 const TenantLedger::Entry* TenantLedger::Find(std::string_view tenant) const {
+    if (Named(tenant) == kDefaultTenant) return default_entry_;
     ReaderLock lock(mu_);
     auto it = entries_.find(Named(tenant));
     return it == entries_.end() ? nullptr : it->second.get();
 }
 
 void TenantLedger::UpdateMode() {
-    bool multi = false;
+    bool multi = false, memory_quota = false;
     for (const auto& [name, entry] : entries_) {
         if (name != kDefaultTenant && entry->registered.load()) multi = true;
+        if (entry->memory_quota.load() != 0) memory_quota = true;
     }
     multi_tenant_.store(multi, std::memory_order_relaxed);
+    any_memory_quota_.store(memory_quota, std::memory_order_relaxed);
 }
 
 namespace {

@@ -85,6 +85,8 @@ public:
     TenantPolicy Policy() const;  // registered tenants, by name
     // True once any tenant other than the default one is registered.
     bool multi_tenant() const { return multi_tenant_.load(std::memory_order_relaxed); }
+    // True once any tenant has a MEMORY quota (else eviction needs no tenant filter).
+    bool any_memory_quota() const { return any_memory_quota_.load(std::memory_order_relaxed); }
     // Whether a Put of `tenant` is allowed: always in single-tenant mode; in multi-tenant mode
     // only for registered tenants and the default one.
     bool Admits(std::string_view tenant) const;
@@ -144,6 +146,8 @@ private:
     mutable SharedMutex mu_;
     std::map<std::string, std::unique_ptr<Entry>, std::less<>> entries_ MC_GUARDED_BY(mu_);
     std::atomic<bool> multi_tenant_{false};
+    std::atomic<bool> any_memory_quota_{false};
+    Entry* default_entry_ = nullptr;  // set once in the constructor: the common case, unlocked
 };
 
 }  // namespace mooncake
