@@ -91,5 +91,23 @@ TEST_F(GroupTest, AnOverlongGroupIdIsRefused) {
     ExpectInvariants();
 }
 
+TEST_F(GroupTest, TwoTenantsNamingTheSameGroupIdHaveTwoGroups) {
+    AddNode("n1", 4 * kObject);
+    const std::string a_k = *KeyScope::Make("a")->Scope("k");
+    const std::string b_k = *KeyScope::Make("b")->Scope("k");
+    const std::string b_v = *KeyScope::Make("b")->Scope("v");
+    ASSERT_TRUE(PutIn(a_k, "page-1").ok());  // the coldest
+    ASSERT_TRUE(PutIn(b_k, "page-1").ok());
+    ASSERT_TRUE(PutIn(b_v, "page-1").ok());
+    EXPECT_EQ(store().Stat(b_k)->group, "page-1");  // as the tenant named it
+    Put("x");
+    Put("y");  // DRAM full: a's object goes, alone: b's "page-1" is another group
+    EXPECT_FALSE(Has(a_k));
+    EXPECT_TRUE(Has(b_k));
+    EXPECT_TRUE(Has(b_v));
+    EXPECT_EQ(Metric("group_evictions_total"), 0);
+    ExpectInvariants();
+}
+
 }  // namespace
 }  // namespace mooncake::testing
