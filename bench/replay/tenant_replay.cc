@@ -50,8 +50,7 @@ TwoTenantWorkload MakeTwoTenantWorkload(const TwoTenantShape& shape) {
     const uint64_t steady_refs = quiet * static_cast<uint64_t>(bursts + 1) +
                                  per_burst / per_steady * static_cast<uint64_t>(bursts) + 1;
     std::vector<int64_t> draws;  // ZipfTrace packs its keys into requests: flattened
-    for (const TraceRequest& req :
-         ZipfTrace(w.steady_keys, steady_refs, shape.skew, shape.seed)) {
+    for (const TraceRequest& req : ZipfTrace(w.steady_keys, steady_refs, shape.skew, shape.seed)) {
         draws.insert(draws.end(), req.blocks.begin(), req.blocks.end());
     }
     size_t next = 0;
@@ -160,7 +159,7 @@ Result<TwoTenantRun> RunTwoTenant(const TwoTenantWorkload& workload, bool quotas
         }
     }
     for (const TenantRow& row : store.Tenants().tenants) {
-        TenantFigures* f = row.tenant == kSteady ? &run.steady
+        TenantFigures* f = row.tenant == kSteady  ? &run.steady
                            : row.tenant == kBurst ? &run.burst
                                                   : nullptr;
         if (f == nullptr) continue;
@@ -174,19 +173,18 @@ namespace {
 
 std::string FiguresJson(const TenantFigures& f) {
     char buf[512];
-    std::snprintf(buf, sizeof(buf),
-                  "{\"reads\": %llu, \"memory_hits\": %llu, \"disk_hits\": %llu, "
-                  "\"misses\": %llu, \"memory_hit_ratio\": %.6f, "
-                  "\"memory_hit_ratio_in_bursts\": %.6f, "
-                  "\"memory_hit_ratio_outside_bursts\": %.6f, \"quota_evictions\": %llu, "
-                  "\"puts_refused\": %llu}",
-                  static_cast<unsigned long long>(f.reads),
-                  static_cast<unsigned long long>(f.memory_hits),
-                  static_cast<unsigned long long>(f.disk_hits),
-                  static_cast<unsigned long long>(f.misses), f.memory_hit_ratio(),
-                  f.memory_hit_ratio_in_bursts(), f.memory_hit_ratio_outside_bursts(),
-                  static_cast<unsigned long long>(f.quota_evictions),
-                  static_cast<unsigned long long>(f.puts_refused));
+    std::snprintf(
+        buf, sizeof(buf),
+        "{\"reads\": %llu, \"memory_hits\": %llu, \"disk_hits\": %llu, "
+        "\"misses\": %llu, \"memory_hit_ratio\": %.6f, "
+        "\"memory_hit_ratio_in_bursts\": %.6f, "
+        "\"memory_hit_ratio_outside_bursts\": %.6f, \"quota_evictions\": %llu, "
+        "\"puts_refused\": %llu}",
+        static_cast<unsigned long long>(f.reads), static_cast<unsigned long long>(f.memory_hits),
+        static_cast<unsigned long long>(f.disk_hits), static_cast<unsigned long long>(f.misses),
+        f.memory_hit_ratio(), f.memory_hit_ratio_in_bursts(), f.memory_hit_ratio_outside_bursts(),
+        static_cast<unsigned long long>(f.quota_evictions),
+        static_cast<unsigned long long>(f.puts_refused));
     return buf;
 }
 
@@ -194,8 +192,8 @@ std::string FiguresJson(const TenantFigures& f) {
 
 std::string TwoTenantJson(double fraction, const std::vector<TwoTenantRun>& runs) {
     char head[128];
-    std::snprintf(head, sizeof(head), "{\"workload\": \"two-tenant\", \"fraction\": %g, \"runs\": [",
-                  fraction);
+    std::snprintf(head, sizeof(head),
+                  "{\"workload\": \"two-tenant\", \"fraction\": %g, \"runs\": [", fraction);
     std::string out = head;
     for (size_t i = 0; i < runs.size(); ++i) {
         if (i > 0) out += ", ";
@@ -224,13 +222,13 @@ std::string TwoTenantTable(double fraction, const TwoTenantWorkload& workload,
     for (const TwoTenantRun& run : runs) {
         for (int t = 0; t < 2; ++t) {
             const TenantFigures& f = t == 0 ? run.steady : run.burst;
-            std::snprintf(line, sizeof(line), "%-7s %-7s %9.4f %9.4f %9.4f %9.4f %9.4f %10llu %8llu\n",
-                          run.quotas ? "on" : "off", t == 0 ? "steady" : "burst",
-                          f.memory_hit_ratio(), f.memory_hit_ratio_in_bursts(),
-                          f.memory_hit_ratio_outside_bursts(), Ratio(f.disk_hits, f.reads),
-                          Ratio(f.misses, f.reads),
-                          static_cast<unsigned long long>(f.quota_evictions),
-                          static_cast<unsigned long long>(f.puts_refused));
+            std::snprintf(
+                line, sizeof(line), "%-7s %-7s %9.4f %9.4f %9.4f %9.4f %9.4f %10llu %8llu\n",
+                run.quotas ? "on" : "off", t == 0 ? "steady" : "burst", f.memory_hit_ratio(),
+                f.memory_hit_ratio_in_bursts(), f.memory_hit_ratio_outside_bursts(),
+                Ratio(f.disk_hits, f.reads), Ratio(f.misses, f.reads),
+                static_cast<unsigned long long>(f.quota_evictions),
+                static_cast<unsigned long long>(f.puts_refused));
             out += line;
         }
     }

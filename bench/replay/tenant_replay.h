@@ -31,12 +31,12 @@ struct TwoTenantWorkload {
 };
 
 struct TwoTenantShape {
-    uint64_t distinct = 20000;   // both tenants' keys together
-    double fraction = 0.05;      // MEMORY as a share of `distinct`
-    double steady_share = 0.45;  // steady's key space, as a share of MEMORY (its quota: 0.5)
-    double skew = 0.9;           // steady's Zipf
-    int bursts = 4;              // the burst tenant's keys are split evenly among them
-    double quiet_capacities = 3; // steady-only reads between bursts, in MEMORY capacities
+    uint64_t distinct = 20000;      // both tenants' keys together
+    double fraction = 0.05;         // MEMORY as a share of `distinct`
+    double steady_share = 0.45;     // steady's key space, as a share of MEMORY (its quota: 0.5)
+    double skew = 0.9;              // steady's Zipf
+    int bursts = 4;                 // the burst tenant's keys are split evenly among them
+    double quiet_capacities = 3;    // steady-only reads between bursts, in MEMORY capacities
     int burst_keys_per_steady = 2;  // new burst keys per steady read during a burst
     // A burst key is read once more this many new keys after its Put (a request's KV reused by
     // its next step), so it is no colder than a steady key; 0: never re-read.
@@ -60,9 +60,9 @@ struct TwoTenantRun {
 };
 
 // One replay; quotas: SetTenant(each, memory = half of MEMORY). `knobs`: extra settings.
-Result<TwoTenantRun> RunTwoTenant(const TwoTenantWorkload& workload, bool quotas,
-                                  uint64_t object_size = 65536,
-                                  const std::vector<std::pair<std::string, std::string>>& knobs = {});
+Result<TwoTenantRun> RunTwoTenant(
+    const TwoTenantWorkload& workload, bool quotas, uint64_t object_size = 65536,
+    const std::vector<std::pair<std::string, std::string>>& knobs = {});
 
 // {"workload":"two-tenant","fraction":F,"runs":[...]} and the short table.
 std::string TwoTenantJson(double fraction, const std::vector<TwoTenantRun>& runs);

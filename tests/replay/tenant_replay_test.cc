@@ -1,8 +1,8 @@
 // The two-tenant replay (bench/replay/tenant_replay.h, issue 34): with quotas on, the steady
 // tenant within its MEMORY quota keeps its hot set while the other tenant bursts.
-#include <gtest/gtest.h>
-
 #include "bench/replay/tenant_replay.h"
+
+#include <gtest/gtest.h>
 
 namespace mooncake::replay {
 namespace {
