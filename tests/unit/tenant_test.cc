@@ -115,3 +115,38 @@ TEST_F(TenantStoreTest, PrefixRemovalAndListingKeepToTheScope) {
 
 }  // namespace
 }  // namespace mooncake::testing
+
+namespace mooncake::testing {
+namespace {
+
+// A tenant over its MEMORY quota evicts as many of its own objects as its Puts need, no more,
+// while the evicted copies are still on their way to LOCAL_DISK (an offload thread behind).
+//
+// DISABLED: it fails on the core as committed (2158efb), a known bug left open on the
+// tenant-replay branch. MakeTenantRoom's MemoryExcess still counts the MEMORY bytes of the
+// tenant's objects already chosen for eviction (their offloads pending), so every Put evicts
+// them again in new victims: after 4 Puts 1+2+3+4 = 10 quota evictions, and the tenant is left
+// with 2 of its 8 objects' worth of MEMORY. The fix needs the ledger to know the bytes on
+// their way out (offload landed, cancelled by a read, failed), not done here. The replay
+// (bench/replay/tenant_replay.cc) runs offloads after every reference, so it does not show it.
+TEST_F(TenantStoreTest, DISABLED_OwnFirstEvictionTakesOnlyWhatPutsNeedWhileOffloadsArePending) {
+    const NodeId node = AddNode("n", 64 * kObject);
+    ASSERT_TRUE(store().SetTenant("a", {8 * kObject, 0}).ok());
+    KeyScope a = Tenant("a");
+    for (int i = 0; i < 8; ++i) Put(*a.Scope("k" + std::to_string(i)));
+    // Four more Puts before the node runs any offload.
+    for (int i = 8; i < 12; ++i) Put(*a.Scope("k" + std::to_string(i)));
+    RunOffloads(node);
+    uint64_t quota_evictions = 0, memory_bytes = 0;
+    for (const TenantRow& row : store().Tenants().tenants) {
+        if (row.tenant == "a") {
+            quota_evictions = row.quota_evictions;
+            memory_bytes = row.memory_bytes;
+        }
+    }
+    EXPECT_EQ(quota_evictions, 4u);
+    EXPECT_EQ(memory_bytes, 8 * kObject);
+}
+
+}  // namespace
+}  // namespace mooncake::testing
