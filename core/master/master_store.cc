@@ -27,7 +27,7 @@ MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& re
       nodes_(epoch),
       tenants_(registry),
       dram_(nodes_, config),
-      offload_(config, clock, table_, nodes_, dram_, metrics_, *this),
+      offload_(config, clock, table_, nodes_, dram_, metrics_, *this, tenants_),
       promotion_(config, clock, table_, nodes_, dram_, metrics_, sketch_, gate_, gate_applies_,
                  [this](uint64_t size) { return PeekVictims(size); }, *this) {
     registry_.AddCallbackGauge("dram_capacity_bytes", "DRAM contributed by live nodes", {},

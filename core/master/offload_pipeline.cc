@@ -4,6 +4,7 @@
 
 #include <cassert>
 
+#include "core/base/tenant.h"
 #include "core/master/task_delivery.h"
 
 namespace mooncake {
@@ -26,6 +27,10 @@ void OffloadPipeline::Queue(ObjectMeta& meta, bool evict_after) {
                                 now + std::chrono::seconds(config_.offload_task_timeout_sec()),
                                 false, evict_after, /*chosen_recency=*/meta.recency};
     dram_.OffloadQueued(evict_after ? SegmentAllocator::RoundUp(meta.size) : 0);
+    if (evict_after) {
+        tenants_.CountLeaving(TenantOfKey(*meta.key),
+                              static_cast<int64_t>(SegmentAllocator::RoundUp(meta.size)));
+    }
     m_.offload_in_flight.Inc();
     m_.offload_queued.Inc();
     if (auto node = nodes_.Get(src->node)) {
@@ -40,6 +45,7 @@ void OffloadPipeline::EvictWhenCopied(ObjectMeta& meta) {
     meta.offload->evict_after = true;
     meta.offload->chosen_recency = meta.recency;
     dram_.AddEvictPending(bytes);
+    tenants_.CountLeaving(TenantOfKey(*meta.key), static_cast<int64_t>(bytes));
     // A watermark clean's copy taken by eviction no longer keeps DRAM clean: the round may
     // write ahead another.
     if (meta.offload->cleaning) {
@@ -58,6 +64,9 @@ void OffloadPipeline::End(ObjectMeta& meta) {
     if (meta.offload->cleaning) clean_pending_bytes_.fetch_sub(bytes);
     if (auto node = nodes_.Get(meta.offload->node)) node->offload_pending.fetch_sub(1);
     dram_.OffloadEnded(meta.offload->evict_after ? bytes : 0);
+    if (meta.offload->evict_after) {
+        tenants_.CountLeaving(TenantOfKey(*meta.key), -static_cast<int64_t>(bytes));
+    }
     meta.offload.reset();
     m_.offload_in_flight.Dec();
 }

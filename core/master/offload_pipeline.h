@@ -25,6 +25,7 @@
 #include "core/master/object_lifecycle.h"
 #include "core/master/object_table.h"
 #include "core/master/store_metrics.h"
+#include "core/master/tenant_ledger.h"
 
 namespace mooncake {
 
@@ -32,9 +33,9 @@ class OffloadPipeline {
 public:
     OffloadPipeline(const Config& config, const Clock& clock, ObjectTable& table,
                     const NodeTable& nodes, DramPool& dram, StoreMetrics& m,
-                    ObjectLifecycle& objects)
+                    ObjectLifecycle& objects, TenantLedger& tenants)
         : config_(config), clock_(clock), table_(table), nodes_(nodes), dram_(dram), m_(m),
-          objects_(objects) {}
+          objects_(objects), tenants_(tenants) {}
 
     // ---- the holder's protocol, whole (MasterStore's calls; each takes the shard lock) ----
     // Up to `max` tasks for `node`, waiting up to `wait` while it has none.
@@ -84,6 +85,8 @@ private:
     DramPool& dram_;
     StoreMetrics& m_;
     ObjectLifecycle& objects_;
+    // Bytes chosen for eviction count as leaving their tenant's MEMORY until the task ends.
+    TenantLedger& tenants_;
     std::atomic<uint64_t> clean_pending_bytes_{0};
 };
 

@@ -254,6 +254,10 @@ void TenantLedger::CountMemory(std::string_view tenant, int objects, int64_t byt
     e.memory_objects_gauge.Set(static_cast<double>(o));
 }
 
+void TenantLedger::CountLeaving(std::string_view tenant, int64_t bytes) {
+    EntryOf(tenant).memory_leaving.fetch_add(bytes, std::memory_order_relaxed);
+}
+
 void TenantLedger::CountDisk(std::string_view tenant, int objects, int64_t bytes) {
     Entry& e = EntryOf(tenant);
     const int64_t b = e.disk_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
@@ -272,7 +276,9 @@ uint64_t TenantLedger::MemoryExcess(std::string_view tenant, uint64_t adding) co
     if (entry == nullptr) return 0;
     const uint64_t quota = entry->memory_quota.load(std::memory_order_relaxed);
     if (quota == 0) return 0;
-    const uint64_t used = Positive(entry->memory_bytes.load(std::memory_order_relaxed)) + adding;
+    const uint64_t used = Positive(entry->memory_bytes.load(std::memory_order_relaxed) -
+                                   entry->memory_leaving.load(std::memory_order_relaxed)) +
+                          adding;
     return used > quota ? used - quota : 0;
 }
 

@@ -93,8 +93,11 @@ public:
     // ---- usage (ObjectTallies) ----
     void CountMemory(std::string_view tenant, int objects, int64_t bytes);
     void CountDisk(std::string_view tenant, int objects, int64_t bytes);
+    // MEMORY bytes already chosen for eviction whose offload has not ended (OffloadPipeline):
+    // still held, but on their way out, so MemoryExcess does not have them evicted again.
+    void CountLeaving(std::string_view tenant, int64_t bytes);
     uint64_t MemoryBytes(std::string_view tenant) const;
-    // Bytes over its MEMORY quota (0 when within it, or it has none).
+    // Bytes over its MEMORY quota (0 when within it, or it has none), less those leaving.
     uint64_t MemoryExcess(std::string_view tenant, uint64_t adding = 0) const;
     uint64_t DiskExcess(std::string_view tenant, uint64_t adding = 0) const;
     // Within a MEMORY quota it has: another tenant's eviction must not take its objects.
@@ -119,6 +122,7 @@ private:
         std::atomic<int64_t> memory_bytes{0};
         std::atomic<int64_t> memory_objects{0};
         std::atomic<int64_t> disk_bytes{0};
+        std::atomic<int64_t> memory_leaving{0};  // CountLeaving
         std::atomic<int64_t> disk_objects{0};
         // The same figures, as `tenant`-labelled series of /metrics.
         Gauge& memory_bytes_gauge;

@@ -122,14 +122,11 @@ namespace {
 // A tenant over its MEMORY quota evicts as many of its own objects as its Puts need, no more,
 // while the evicted copies are still on their way to LOCAL_DISK (an offload thread behind).
 //
-// DISABLED: it fails on the core as committed (2158efb), a known bug left open on the
-// tenant-replay branch. MakeTenantRoom's MemoryExcess still counts the MEMORY bytes of the
-// tenant's objects already chosen for eviction (their offloads pending), so every Put evicts
-// them again in new victims: after 4 Puts 1+2+3+4 = 10 quota evictions, and the tenant is left
-// with 2 of its 8 objects' worth of MEMORY. The fix needs the ledger to know the bytes on
-// their way out (offload landed, cancelled by a read, failed), not done here. The replay
-// (bench/replay/tenant_replay.cc) runs offloads after every reference, so it does not show it.
-TEST_F(TenantStoreTest, DISABLED_OwnFirstEvictionTakesOnlyWhatPutsNeedWhileOffloadsArePending) {
+// (Was: MakeTenantRoom's MemoryExcess counted the MEMORY bytes of objects already chosen for
+// eviction, their offloads pending, so each Put evicted them again in new victims: 1+2+3+4 =
+// 10 quota evictions for 4 Puts, the tenant left with 2 of its 8 objects' worth of MEMORY.
+// The replay runs offloads after every reference, so it did not show.)
+TEST_F(TenantStoreTest, OwnFirstEvictionTakesOnlyWhatPutsNeedWhileOffloadsArePending) {
     const NodeId node = AddNode("n", 64 * kObject);
     ASSERT_TRUE(store().SetTenant("a", {8 * kObject, 0}).ok());
     KeyScope a = Tenant("a");
