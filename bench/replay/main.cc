@@ -9,6 +9,8 @@
 //   mooncake-replay TRACE --timed --master HOST:PORT [--speed S] [--duration SEC]
 //                   [--prefetch-gap-ms G [--prefetch on|off]] ...
 //   mooncake-replay --suite [--suite-trace TRACE]... [--out DIR] [--jobs N] (suite.h)
+//   mooncake-replay --two-tenant [--mem-fraction F] [--quotas on|off|both] [--seed N]
+//                   [--two-tenant-keys N] [--json]   (tenant_replay.h)
 //
 // --real-disk: LOCAL_DISK is the real core/disk DiskStore (libaio + O_DIRECT, checksums,
 // its own LRU eviction) in a temporary directory (or --disk-dir), sized --disk-fraction of the
@@ -38,6 +40,7 @@
 
 #include "bench/replay/run_policy.h"
 #include "bench/replay/suite.h"
+#include "bench/replay/tenant_replay.h"
 #include "bench/replay/timed_replay.h"
 #include "bench/replay/trace_reader.h"
 #include "spdlog/sinks/stdout_sinks.h"
@@ -171,6 +174,19 @@ int main(int argc, char** argv) {
     app.add_flag("--print-dram-size", print_dram_size,
                  "print MEMORY capacity in bytes for --mem-fraction and --object-size on this "
                  "trace (after --limit) and exit");
+    bool two_tenant = false;
+    std::string quotas_mode = "both";
+    uint64_t two_tenant_keys = 20000;
+    app.add_flag("--two-tenant", two_tenant,
+                 "replay the synthetic two-tenant workload (steady + bursty) through the store "
+                 "with tenant quotas off and/or on (tenant_replay.h); needs no TRACE");
+    app.add_option("--quotas", quotas_mode,
+                   "--two-tenant: off (no tenant registered), on (each tenant's MEMORY quota "
+                   "half of DRAM) or both")
+        ->check(CLI::IsMember({"on", "off", "both"}));
+    app.add_option("--two-tenant-keys", two_tenant_keys,
+                   "--two-tenant: distinct keys of both tenants (MEMORY = --mem-fraction of them)")
+        ->check(CLI::Range(uint64_t{100}, uint64_t{100000000}));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -193,6 +209,27 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "mooncake-replay: %s\n", st.ToString().c_str());
             return 1;
         }
+        return 0;
+    }
+    if (two_tenant) {
+        TwoTenantShape shape;
+        shape.distinct = two_tenant_keys;
+        shape.fraction = mem_fraction;
+        shape.seed = suite.seed;
+        const TwoTenantWorkload workload = MakeTwoTenantWorkload(shape);
+        std::vector<TwoTenantRun> runs;
+        for (bool on : {false, true}) {
+            if (quotas_mode != "both" && (quotas_mode == "on") != on) continue;
+            Result<TwoTenantRun> run = RunTwoTenant(workload, on, object_size, extra);
+            if (!run.ok()) {
+                std::fprintf(stderr, "mooncake-replay: %s\n", run.status().ToString().c_str());
+                return 1;
+            }
+            runs.push_back(std::move(run).value());
+        }
+        std::fputs(json ? TwoTenantJson(mem_fraction, runs).c_str()
+                        : TwoTenantTable(mem_fraction, workload, runs).c_str(),
+                   stdout);
         return 0;
     }
     if (trace_path.empty()) {
