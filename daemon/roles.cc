@@ -1,4 +1,5 @@
 #include "daemon/roles.h"
+#include "daemon/tenant_policy_file.h"
 
 #include <atomic>
 #include <chrono>
@@ -136,6 +137,7 @@ public:
         options.epoch = MasterEpoch();
         options.config_file = config_file;
         options.local_scrub = std::move(local_scrub);
+        options.tenant_policy_persisted = !store_.config().tenant_policy_file().empty();
         return Start(listen, std::move(options));
     }
     Status Start(const net::HostPort& listen, MasterServiceOptions options) {
@@ -264,6 +266,22 @@ MasterHttpView MasterView(MasterStore& store, const std::string& auth_token) {
         };
     }
     return view;
+}
+
+// --tenant_policy_file (one master, standalone): loaded before serving, rewritten before
+// every `tenant set|rm` applies. Without it the policy lives in memory only.
+Status UseTenantPolicyFile(MasterStore& store, const Config& config) {
+    const std::string path = config.tenant_policy_file();
+    if (path.empty()) return Status::Ok();
+    auto policy = ReadTenantPolicyFile(path);
+    if (!policy.ok()) return policy.status();
+    MC_RETURN_IF_ERROR(store.LoadTenantPolicy(*policy));
+    if (!policy->empty()) {
+        spdlog::info("tenants: {} loaded from '{}'", policy->size(), path);
+    }
+    store.SetTenantPolicyWriter(
+        [path](const TenantPolicy& next) { return WriteTenantPolicyFile(path, next); });
+    return Status::Ok();
 }
 
 int Fail(const Status& st) {
@@ -486,6 +504,7 @@ int RunMaster(DaemonContext& ctx) {
     if (ctx.config.enable_ha()) return RunHaMaster(ctx, *addresses);
     MetricsRegistry metrics;
     MasterPart master(ctx.config, metrics);
+    if (Status st = UseTenantPolicyFile(master.store(), ctx.config); !st.ok()) return Fail(st);
     MetricsHttp http(metrics);
     http.ServeMaster(MasterView(master.store(), ctx.auth_token));
     if (Status st = master.Start(addresses->listen, "master", ctx); !st.ok()) {
@@ -567,6 +586,7 @@ int RunStandalone(DaemonContext& ctx) {
     if (!addresses.ok()) return Fail(addresses.status());
     MetricsRegistry metrics;
     MasterPart master(ctx.config, metrics);
+    if (Status st = UseTenantPolicyFile(master.store(), ctx.config); !st.ok()) return Fail(st);
     // The node talks to the store in-process; clients get the master's API on --listen.
     // Declared before the node so it outlives the node's threads on every return path.
     std::unique_ptr<MasterLink> link = NewLocalMasterLink(master.store(), master.directory());
