@@ -116,6 +116,7 @@ void BuildApp(CLI::App& app, GlobalOptions& options, CommandSet& set) {
     AddCheckCommand(app, set);
     AddScrubCommand(app, set);
     AddMastersCommand(app, set);
+    AddTenantCommand(app, set);
 }
 
 int RunMooncakectl(int argc, const char* const* argv) {

@@ -46,6 +46,7 @@ void AddHotCommand(CLI::App& root, CommandSet& set);
 void AddCheckCommand(CLI::App& root, CommandSet& set);
 void AddScrubCommand(CLI::App& root, CommandSet& set);
 void AddMastersCommand(CLI::App& root, CommandSet& set);  // needs --master etcd://
+void AddTenantCommand(CLI::App& root, CommandSet& set);  // tenant ls, set, rm
 
 // Builds the whole command line: global options and every command. Used by main and by the
 // unit tests of argument parsing.

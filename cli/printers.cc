@@ -329,6 +329,85 @@ std::string DiskHealthText(const NodeInfo& n) {
 
 }  // namespace
 
+namespace {
+
+// "used/quota" for people; "-" for no quota.
+std::string UsedOfQuota(uint64_t used, uint64_t quota) {
+    return HumanSize(used) + "/" + (quota == 0 ? std::string("-") : HumanSize(quota));
+}
+
+}  // namespace
+
+std::string RenderTenants(const TenantListing& listing, Format format) {
+    if (format == Format::kJson) {
+        JsonWriter json;
+        json.BeginObject();
+        json.Key("tenants");
+        json.BeginArray();
+        for (const TenantUsage& t : listing.tenants) {
+            json.BeginObject();
+            json.Key("tenant");
+            json.String(t.tenant);
+            json.Key("registered");
+            json.Bool(t.registered);
+            json.Key("memory_quota");
+            json.Uint(t.memory_quota);
+            json.Key("disk_quota");
+            json.Uint(t.disk_quota);
+            json.Key("memory_bytes");
+            json.Uint(t.memory_bytes);
+            json.Key("memory_objects");
+            json.Uint(t.memory_objects);
+            json.Key("disk_bytes");
+            json.Uint(t.disk_bytes);
+            json.Key("disk_objects");
+            json.Uint(t.disk_objects);
+            json.Key("puts_refused");
+            json.Uint(t.puts_refused);
+            json.Key("quota_evictions");
+            json.Uint(t.quota_evictions);
+            json.Key("promotions");
+            json.Uint(t.promotions);
+            json.EndObject();
+        }
+        json.EndArray();
+        json.Key("memory_quota_sum");
+        json.Uint(listing.memory_quota_sum);
+        json.Key("disk_quota_sum");
+        json.Uint(listing.disk_quota_sum);
+        json.Key("memory_capacity");
+        json.Uint(listing.memory_capacity);
+        json.Key("disk_capacity");
+        json.Uint(listing.disk_capacity);
+        json.Key("multi_tenant");
+        json.Bool(listing.multi_tenant);
+        json.Key("warnings");
+        json.BeginArray();
+        for (const std::string& w : listing.warnings) json.String(w);
+        json.EndArray();
+        json.EndObject();
+        return json.Finish();
+    }
+    Table table({"TENANT", "REGISTERED", "MEMORY", "OBJECTS", "LOCAL_DISK", "OBJECTS", "REFUSED",
+                 "QUOTA-EVICTIONS", "PROMOTIONS"});
+    for (size_t c : {2, 3, 4, 5, 6, 7, 8}) table.AlignRight(c);
+    for (const TenantUsage& t : listing.tenants) {
+        table.AddRow({t.tenant, t.registered ? "yes" : "no",
+                      UsedOfQuota(t.memory_bytes, t.memory_quota),
+                      std::to_string(t.memory_objects), UsedOfQuota(t.disk_bytes, t.disk_quota),
+                      std::to_string(t.disk_objects), std::to_string(t.puts_refused),
+                      std::to_string(t.quota_evictions), std::to_string(t.promotions)});
+    }
+    std::string out = table.Render();
+    out += "quotas: MEMORY " + HumanSize(listing.memory_quota_sum) + " of " +
+           HumanSize(listing.memory_capacity) + ", LOCAL_DISK " +
+           HumanSize(listing.disk_quota_sum) + " of " + HumanSize(listing.disk_capacity) +
+           (listing.multi_tenant ? " (multi-tenant: unregistered tenants' puts are refused)"
+                                 : "") +
+           "\n";
+    return out;
+}
+
 std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format) {
     if (format == Format::kJson) {
         JsonWriter json;

@@ -86,6 +86,9 @@ std::string RenderHot(const std::vector<HotKey>& keys, Format format);
 std::string RenderScrub(const std::vector<ScrubResult>& results, Format format);
 // masters: the leader and the standbys of an HA cluster, as etcd lists them.
 std::string RenderMasters(const std::vector<ha::MasterListing>& masters, Format format);
+// tenant ls/set/rm: each tenant's quotas and use, and the quota sums against the capacity.
+// Warnings are not part of it (the command prints them to stderr).
+std::string RenderTenants(const TenantListing& listing, Format format);
 // tune get: every row of `knobs` (already filtered to the asked name, if any).
 std::string RenderKnobs(const std::vector<KnobInfo>& knobs, Format format);
 // tune set: the knobs set, old value -> new value (table) or name -> new value (JSON).

@@ -705,6 +705,92 @@ void MasterService::Scrub(std::vector<rpc::ScrubReply>& out, int64_t node) {
     }
 }
 
+// ---------------- tenants ----------------
+
+namespace {
+
+rpc::TenantReport TenantReportToWire(const MasterStore::TenantReport& report) {
+    rpc::TenantReport out;
+    for (const TenantRow& row : report.tenants) {
+        rpc::TenantInfo t;
+        t.tenant = row.tenant;
+        t.registered = row.registered;
+        t.memory_quota = static_cast<int64_t>(row.quota.memory_bytes);
+        t.disk_quota = static_cast<int64_t>(row.quota.disk_bytes);
+        t.memory_bytes = static_cast<int64_t>(row.memory_bytes);
+        t.memory_objects = static_cast<int64_t>(row.memory_objects);
+        t.disk_bytes = static_cast<int64_t>(row.disk_bytes);
+        t.disk_objects = static_cast<int64_t>(row.disk_objects);
+        t.puts_refused = static_cast<int64_t>(row.puts_refused);
+        t.quota_evictions = static_cast<int64_t>(row.quota_evictions);
+        t.promotions = static_cast<int64_t>(row.promotions);
+        out.tenants.push_back(std::move(t));
+    }
+    out.memory_quota_sum = static_cast<int64_t>(report.quota_sum.memory_bytes);
+    out.disk_quota_sum = static_cast<int64_t>(report.quota_sum.disk_bytes);
+    out.memory_capacity = static_cast<int64_t>(report.memory_capacity);
+    out.disk_capacity = static_cast<int64_t>(report.disk_capacity);
+    out.multi_tenant = report.multi_tenant;
+    out.warnings = report.warnings;
+    return out;
+}
+
+uint64_t QuotaOf(int64_t bytes, const char* what) {
+    if (bytes < 0) Throw(Status::InvalidArgument(std::string(what) + " quota must not be negative"));
+    return static_cast<uint64_t>(bytes);
+}
+
+}  // namespace
+
+void MasterService::TenantList(rpc::TenantReport& out) {
+    Call call(*this, "TenantList");
+    const Credentials& creds = CurrentRpcSession().credentials;
+    const std::string_view own = SessionScope().tenant();
+    const bool scoped = !creds.tenant.empty() || own != kDefaultTenant;
+    MasterStore::TenantReport report = store_.Tenants();
+    if (scoped) {
+        // A tenant sees its own row and the capacity, nothing that names or sizes the others.
+        std::erase_if(report.tenants, [&](const TenantRow& row) { return row.tenant != own; });
+        report.quota_sum = report.tenants.empty() ? TenantQuota{} : report.tenants[0].quota;
+        report.warnings.clear();
+    }
+    out = TenantReportToWire(report);
+}
+
+void MasterService::TenantSet(rpc::TenantReport& out, const std::string& tenant,
+                              int64_t memory_quota, int64_t disk_quota) {
+    Call call(*this, "TenantSet");
+    if (tenant.empty()) {
+        Throw(Status::InvalidArgument("name the tenant (the default tenant is 'default')"));
+    }
+    TenantQuota quota{QuotaOf(memory_quota, "the MEMORY"), QuotaOf(disk_quota, "the LOCAL_DISK")};
+    auto report = store_.SetTenant(tenant, quota);
+    ThrowIfError(report.status());
+    spdlog::info("tenant: set '{}' memory={} disk={}", tenant, quota.memory_bytes,
+                 quota.disk_bytes);
+    out = TenantReportToWire(*report);
+    if (!options_.tenant_policy_persisted) {
+        out.warnings.push_back("not persisted: no --tenant_policy_file (kept in memory only)");
+    }
+}
+
+void MasterService::TenantRemove(rpc::TenantReport& out, const std::string& tenant, bool purge) {
+    Call call(*this, "TenantRemove");
+    if (tenant.empty()) {
+        Throw(Status::InvalidArgument("name the tenant (the default tenant is 'default')"));
+    }
+    size_t removed = 0;
+    auto report = store_.RemoveTenant(tenant, purge, &removed);
+    ThrowIfError(report.status());
+    spdlog::info("tenant: removed '{}'{} ({} object(s) purged)", tenant, purge ? " with purge" : "",
+                 removed);
+    out = TenantReportToWire(*report);
+    out.removed = static_cast<int64_t>(removed);
+    if (!options_.tenant_policy_persisted) {
+        out.warnings.push_back("not persisted: no --tenant_policy_file (kept in memory only)");
+    }
+}
+
 void MasterService::CheckInvariants(rpc::InvariantReport& out) {
     Call call(*this, "CheckInvariants");
     out = rpc::ToWire(store_.CheckInvariants());

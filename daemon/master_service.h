@@ -45,6 +45,9 @@ struct MasterServiceOptions {
     std::function<Status(std::string_view method)> gate;
     // Called with the knobs a TuneSet applied (HA keeps them in etcd for the next leader).
     std::function<Status(const std::vector<std::pair<std::string, std::string>>&)> on_tuned;
+    // Whether tenant policy changes are written somewhere (--tenant_policy_file, or etcd with
+    // HA); false: TenantSet/TenantRemove say they are kept in memory only.
+    bool tenant_policy_persisted = false;
 };
 
 class MasterService final : public rpc::MasterServiceIf {
@@ -116,6 +119,10 @@ public:
     void Evict(std::vector<rpc::ManualResult>& out, const std::vector<std::string>& keys) override;
     void CheckInvariants(rpc::InvariantReport& out) override;
     void Scrub(std::vector<rpc::ScrubReply>& out, int64_t node) override;
+    void TenantList(rpc::TenantReport& out) override;
+    void TenantSet(rpc::TenantReport& out, const std::string& tenant, int64_t memory_quota,
+                   int64_t disk_quota) override;
+    void TenantRemove(rpc::TenantReport& out, const std::string& tenant, bool purge) override;
 
     // The knob table with current values (also served by the node role's tooling).
     static std::vector<rpc::KnobInfo> KnobTableOf(const Config& config);

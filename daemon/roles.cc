@@ -1,4 +1,5 @@
 #include "daemon/roles.h"
+#include "daemon/tenant_policy_file.h"
 
 #include <atomic>
 #include <chrono>
@@ -136,6 +137,7 @@ public:
         options.epoch = MasterEpoch();
         options.config_file = config_file;
         options.local_scrub = std::move(local_scrub);
+        options.tenant_policy_persisted = !store_.config().tenant_policy_file().empty();
         return Start(listen, std::move(options));
     }
     Status Start(const net::HostPort& listen, MasterServiceOptions options) {
@@ -266,6 +268,22 @@ MasterHttpView MasterView(MasterStore& store, const std::string& auth_token) {
     return view;
 }
 
+// --tenant_policy_file (one master, standalone): loaded before serving, rewritten before
+// every `tenant set|rm` applies. Without it the policy lives in memory only.
+Status UseTenantPolicyFile(MasterStore& store, const Config& config) {
+    const std::string path = config.tenant_policy_file();
+    if (path.empty()) return Status::Ok();
+    auto policy = ReadTenantPolicyFile(path);
+    if (!policy.ok()) return policy.status();
+    MC_RETURN_IF_ERROR(store.LoadTenantPolicy(*policy));
+    if (!policy->empty()) {
+        spdlog::info("tenants: {} loaded from '{}'", policy->size(), path);
+    }
+    store.SetTenantPolicyWriter(
+        [path](const TenantPolicy& next) { return WriteTenantPolicyFile(path, next); });
+    return Status::Ok();
+}
+
 int Fail(const Status& st) {
     spdlog::error("{}", st.message());
     return 1;
@@ -310,6 +328,30 @@ void AnnounceReady(const std::string& what) {
 // fresh MasterPart: a standby's answers NOT_LEADER to everything but Hello; a leader's serves
 // while its lease holds and starts empty, the nodes registering again (rejoin) rebuild its
 // metadata. A leader that loses its lease throws its part away and stands by again.
+// The tenant policy a new HA leader serves with: etcd's once it holds one; else the
+// --tenant_policy_file's (if any), which then seeds etcd.
+Result<TenantPolicy> LoadHaTenantPolicy(ha::ClusterState& state, const Config& config) {
+    auto text = state.LoadTenants();
+    if (!text.ok()) return text.status();
+    if (text->has_value()) {
+        auto policy = ParseTenantPolicy(**text);
+        if (!policy.ok()) {
+            return Status(policy.status().code(),
+                          "the tenant policy in etcd: " + policy.status().message());
+        }
+        return policy;
+    }
+    const std::string path = config.tenant_policy_file();
+    if (path.empty()) return TenantPolicy{};
+    auto policy = ReadTenantPolicyFile(path);
+    if (!policy.ok()) return policy.status();
+    if (!policy->empty()) {
+        MC_RETURN_IF_ERROR(state.SaveTenants(FormatTenantPolicy(*policy)));
+        spdlog::info("ha: etcd seeded with {} tenant(s) from '{}'", policy->size(), path);
+    }
+    return policy;
+}
+
 int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
     Config& config = ctx.config;
     if (config.etcd_endpoints().empty()) {
@@ -340,12 +382,24 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
     ha::Term term;  // seq 0: standby
     while (!ctx.shutdown.flag().load()) {
         const bool leading = term.leading;
+        TenantPolicy tenant_policy;
         if (leading) {
             auto loaded = state.LoadKnobs(config);
-            if (!loaded.ok()) {
-                // Serving with knobs the cluster did not choose is worse than a short outage.
-                spdlog::warn("ha: cannot read the cluster's knobs from etcd ({}); resigning",
-                             loaded.status().message());
+            Status ready = loaded.status();
+            if (ready.ok()) {
+                auto policy = LoadHaTenantPolicy(state, config);
+                if (policy.ok()) {
+                    tenant_policy = std::move(*policy);
+                } else {
+                    ready = policy.status();
+                }
+            }
+            if (!ready.ok()) {
+                // Serving with knobs or tenants the cluster did not choose is worse than a
+                // short outage (a multi-tenant cluster would accept any tenant's puts).
+                spdlog::warn("ha: cannot read the cluster's knobs and tenants from etcd ({}); "
+                             "resigning",
+                             ready.message());
                 election.Resign();
                 while (!ctx.shutdown.flag().load()) {
                     ha::Term now = election.WaitForChange(term.seq, std::chrono::milliseconds(200));
@@ -400,6 +454,22 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
                                          " node(s) to register again");
             };
             options.on_tuned = [&state](const auto& list) { return state.SaveKnobs(list); };
+            // Tenants: the policy read from etcd before serving; changes are kept in etcd
+            // before they apply, and only while this master still leads.
+            if (Status st = store.LoadTenantPolicy(tenant_policy); !st.ok()) {
+                spdlog::warn("ha: the tenant policy from etcd was not loaded: {}", st.message());
+            } else if (!tenant_policy.empty()) {
+                spdlog::info("ha: {} tenant(s) restored from etcd", tenant_policy.size());
+            }
+            store.SetTenantPolicyWriter([&state, &election, me](const TenantPolicy& next) {
+                MC_RETURN_IF_ERROR(state.SaveTenants(FormatTenantPolicy(next)));
+                if (!election.Serving()) {
+                    return Status::NotLeader("master " + me + " lost its etcd lease while it "
+                                             "recorded a tenant change");
+                }
+                return Status::Ok();
+            });
+            options.tenant_policy_persisted = true;
             // Tombstones: the previous leaders' loaded before serving, new ones kept in etcd
             // once a second (this leader itself refuses them anyway; a failed write only
             // loses them for the next leader, and says so).
@@ -486,6 +556,7 @@ int RunMaster(DaemonContext& ctx) {
     if (ctx.config.enable_ha()) return RunHaMaster(ctx, *addresses);
     MetricsRegistry metrics;
     MasterPart master(ctx.config, metrics);
+    if (Status st = UseTenantPolicyFile(master.store(), ctx.config); !st.ok()) return Fail(st);
     MetricsHttp http(metrics);
     http.ServeMaster(MasterView(master.store(), ctx.auth_token));
     if (Status st = master.Start(addresses->listen, "master", ctx); !st.ok()) {
@@ -567,6 +638,7 @@ int RunStandalone(DaemonContext& ctx) {
     if (!addresses.ok()) return Fail(addresses.status());
     MetricsRegistry metrics;
     MasterPart master(ctx.config, metrics);
+    if (Status st = UseTenantPolicyFile(master.store(), ctx.config); !st.ok()) return Fail(st);
     // The node talks to the store in-process; clients get the master's API on --listen.
     // Declared before the node so it outlives the node's threads on every return path.
     std::unique_ptr<MasterLink> link = NewLocalMasterLink(master.store(), master.directory());

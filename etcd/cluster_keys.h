@@ -30,6 +30,7 @@ struct ClusterKeys {
     std::string nodes() const { return root + "nodes"; }
     std::string tombstones() const { return root + "tombstones/"; }
     std::string removals() const { return root + "removals/"; }  // <hex key>/<generation>
+    std::string tenants() const { return root + "tenants"; }  // the tenant policy's text
 };
 
 struct MasterRecord {

@@ -63,6 +63,9 @@ constexpr MethodPermission kMasterMethods[] = {
     {"Evict", P::kToken, "admin"},
     {"CheckInvariants", P::kRead, "read"},
     {"Scrub", P::kCluster, "admin"},  // drops the corrupt records it finds
+    {"TenantList", P::kRead, "read"},  // a tenant's session sees its own row only
+    {"TenantSet", P::kCluster, "admin"},
+    {"TenantRemove", P::kCluster, "admin"},
 };
 
 constexpr MethodPermission kNodeMethods[] = {

@@ -961,6 +961,73 @@ Result<std::vector<KnobInfo>> Client::TuneSet(
     return FromWireKnobs(wire);
 }
 
+// ---------------- tenants ----------------
+
+namespace {
+
+uint64_t NonNegative(int64_t v) { return static_cast<uint64_t>(std::max<int64_t>(0, v)); }
+
+TenantListing FromWireTenants(const rpc::TenantReport& wire) {
+    TenantListing out;
+    for (const rpc::TenantInfo& t : wire.tenants) {
+        TenantUsage u;
+        u.tenant = t.tenant;
+        u.registered = t.registered;
+        u.memory_quota = NonNegative(t.memory_quota);
+        u.disk_quota = NonNegative(t.disk_quota);
+        u.memory_bytes = NonNegative(t.memory_bytes);
+        u.memory_objects = NonNegative(t.memory_objects);
+        u.disk_bytes = NonNegative(t.disk_bytes);
+        u.disk_objects = NonNegative(t.disk_objects);
+        u.puts_refused = NonNegative(t.puts_refused);
+        u.quota_evictions = NonNegative(t.quota_evictions);
+        u.promotions = NonNegative(t.promotions);
+        out.tenants.push_back(std::move(u));
+    }
+    out.memory_quota_sum = NonNegative(wire.memory_quota_sum);
+    out.disk_quota_sum = NonNegative(wire.disk_quota_sum);
+    out.memory_capacity = NonNegative(wire.memory_capacity);
+    out.disk_capacity = NonNegative(wire.disk_capacity);
+    out.multi_tenant = wire.multi_tenant;
+    out.warnings = wire.warnings;
+    out.removed = NonNegative(wire.removed);
+    return out;
+}
+
+int64_t QuotaToWire(uint64_t bytes) {
+    return static_cast<int64_t>(std::min<uint64_t>(bytes, INT64_MAX));
+}
+
+}  // namespace
+
+Result<TenantListing> Client::TenantList() {
+    rpc::TenantReport wire;
+    MC_RETURN_IF_ERROR(channel_->Call([&](rpc::MasterServiceClient& c) { c.TenantList(wire); },
+                                      Idempotent::kYes));
+    return FromWireTenants(wire);
+}
+
+Result<TenantListing> Client::TenantSet(const std::string& tenant, uint64_t memory_quota,
+                                        uint64_t disk_quota) {
+    rpc::TenantReport wire;
+    // Setting the same quotas twice leaves the same state: safe to retry.
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) {
+            c.TenantSet(wire, tenant, QuotaToWire(memory_quota), QuotaToWire(disk_quota));
+        },
+        Idempotent::kYes));
+    return FromWireTenants(wire);
+}
+
+Result<TenantListing> Client::TenantRemove(const std::string& tenant, bool purge) {
+    rpc::TenantReport wire;
+    // A retry after a lost reply would find the tenant gone (NOT_FOUND): not repeated.
+    MC_RETURN_IF_ERROR(channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.TenantRemove(wire, tenant, purge); },
+        Idempotent::kNo));
+    return FromWireTenants(wire);
+}
+
 // ---------------- manual tier moves ----------------
 
 Result<std::vector<KeyOutcome>> Client::Promote(std::span<const std::string> keys, bool force) {

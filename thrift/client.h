@@ -151,6 +151,32 @@ struct ScrubResult {
 
 // One object of BatchPutPieces: its key and its value as pieces of caller memory
 // (net/byte_pieces.h), both borrowed for the call.
+// One tenant's row of `mooncakectl tenant ls` (MasterService.TenantList).
+struct TenantUsage {
+    std::string tenant;
+    bool registered = false;
+    uint64_t memory_quota = 0;  // 0: none
+    uint64_t disk_quota = 0;    // 0: none
+    uint64_t memory_bytes = 0;
+    uint64_t memory_objects = 0;
+    uint64_t disk_bytes = 0;
+    uint64_t disk_objects = 0;
+    uint64_t puts_refused = 0;
+    uint64_t quota_evictions = 0;
+    uint64_t promotions = 0;
+};
+
+struct TenantListing {
+    std::vector<TenantUsage> tenants;  // a tenant's session: its own row only
+    uint64_t memory_quota_sum = 0;
+    uint64_t disk_quota_sum = 0;
+    uint64_t memory_capacity = 0;
+    uint64_t disk_capacity = 0;
+    bool multi_tenant = false;
+    std::vector<std::string> warnings;
+    uint64_t removed = 0;  // TenantRemove with purge: objects removed
+};
+
 struct PiecesItem {
     std::string_view key;
     ConstPieces value;
@@ -285,6 +311,15 @@ public:
     Result<std::vector<KnobInfo>> TuneSet(
         const std::vector<std::pair<std::string, std::string>>& assignments,
         bool persist = false);
+
+    // ---- tenants (issue 34) ----
+
+    Result<TenantListing> TenantList();
+    // Registers `tenant` or changes its quotas (0: none). Needs the cluster's token.
+    Result<TenantListing> TenantSet(const std::string& tenant, uint64_t memory_quota,
+                                    uint64_t disk_quota);
+    // Unregisters `tenant`; refused while it holds objects unless `purge`. Cluster's token.
+    Result<TenantListing> TenantRemove(const std::string& tenant, bool purge);
 
     // ---- manual tier moves: one outcome per key ----
 

@@ -299,6 +299,32 @@ struct ManualResult {
   3: optional ManualOutcome result,  // set when outcome is OK
 }
 
+// One tenant's quotas, usage and figures (TenantList / TenantSet / TenantRemove).
+struct TenantInfo {
+  1: string tenant,           // "" is the default tenant
+  2: bool registered,         // named by the tenant policy (the default tenant always is)
+  3: i64 memory_quota,        // bytes; 0: no MEMORY quota
+  4: i64 disk_quota,          // bytes; 0: no LOCAL_DISK quota
+  5: i64 memory_bytes,
+  6: i64 memory_objects,
+  7: i64 disk_bytes,
+  8: i64 disk_objects,
+  9: i64 puts_refused,        // Puts refused for its quota or for not being registered
+  10: i64 quota_evictions,    // its MEMORY replicas evicted because it was over its quota
+  11: i64 promotions,         // promotions of its objects committed
+}
+
+struct TenantReport {
+  1: list<TenantInfo> tenants,  // a tenant-scoped session sees its own row only
+  2: i64 memory_quota_sum,      // of the registered tenants
+  3: i64 disk_quota_sum,
+  4: i64 memory_capacity,       // DRAM of the live nodes
+  5: i64 disk_capacity,         // LOCAL_DISK of the live nodes
+  6: bool multi_tenant,         // strict: unregistered tenants' Puts are refused
+  7: list<string> warnings,     // over-committed quotas, a change not persisted
+  8: i64 removed,               // TenantRemove with purge: objects removed
+}
+
 // The master (and the standalone daemon). Readers and writers, nodes and operators all call it.
 service MasterService {
   // tenant: every key the session names is that tenant's ("" or "default": the default one).
@@ -381,6 +407,12 @@ service MasterService {
   // Reads and verifies every disk record of node `node` (0: every live node), at the disk's
   // background rate; answers when done. A master asks each node's NodeService.Scrub.
   list<ScrubReply> Scrub(1: i64 node) throws (1: StoreError error),
+  // Tenants' quotas (issue 34). TenantList: an administrator sees every tenant, a tenant's
+  // session its own row. TenantSet/TenantRemove need the cluster's token; a quota of 0 is none.
+  TenantReport TenantList() throws (1: StoreError error),
+  TenantReport TenantSet(1: string tenant, 2: i64 memory_quota, 3: i64 disk_quota)
+      throws (1: StoreError error),
+  TenantReport TenantRemove(1: string tenant, 2: bool purge) throws (1: StoreError error),
 }
 
 // What a scrub of one node's disk found: every record read and its checksum verified; the

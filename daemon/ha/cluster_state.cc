@@ -54,6 +54,17 @@ Result<std::set<std::string>> ClusterState::LoadNodes() {
     return out;
 }
 
+Status ClusterState::SaveTenants(std::string_view policy_text) {
+    return etcd_.Put(keys_.tenants(), policy_text);
+}
+
+Result<std::optional<std::string>> ClusterState::LoadTenants() {
+    auto kv = etcd_.Get(keys_.tenants());
+    if (!kv.ok()) return kv.status();
+    if (!kv->has_value()) return std::optional<std::string>();
+    return std::optional<std::string>((*kv)->value);
+}
+
 namespace {
 
 std::string Hex(std::string_view bytes) {

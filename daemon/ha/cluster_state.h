@@ -10,8 +10,10 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -55,6 +57,12 @@ public:
     // kept for kRemovalTtlSec only (to a tenth more), keeping etcd small under many removals.
     static constexpr int64_t kRemovalTtlSec = 600;
     Status SaveRemovals(const std::vector<std::pair<std::string, uint64_t>>& removals);
+
+    // The tenant policy (`mooncakectl tenant set|rm`) as FormatTenantPolicy's text, in one key
+    // (tenants), so a change is one atomic put. Load: nullopt when the cluster has none yet
+    // (a --tenant_policy_file may seed it); an empty text is a policy without tenants.
+    Status SaveTenants(std::string_view policy_text);
+    Result<std::optional<std::string>> LoadTenants();
 
 private:
     struct LeaseSlot {

@@ -108,6 +108,58 @@ TEST(Ha, KillLeaderMidPromotion) {
     SettleAndCheck(*c.client, keys, "after the leader was killed mid-promotion");
 }
 
+// Scenario: a tenant registered on the leader (kept in etcd) is still registered when a
+// standby takes over after kill -9 of the leader, and the cluster stays strict: an
+// unregistered tenant's put is refused by the new leader too.
+TEST(Ha, TenantPolicySurvivesFailover) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    c.AddNode("4MiB", true);
+    ASSERT_TRUE(c.WaitForNodes(1));
+    auto set = c.client->TenantSet("alpha", 1 << 20, 0);
+    ASSERT_TRUE(set.ok()) << set.status().ToString();
+    EXPECT_TRUE(set->multi_tenant);
+    for (const std::string& w : set->warnings) {
+        EXPECT_EQ(w.find("not persisted"), std::string::npos) << w;
+    }
+
+    HaCluster::Master* old = c.Leader();
+    ASSERT_NE(old, nullptr);
+    old->daemon->Kill();
+    ASSERT_NE(c.NewLeader(old, kTakeoverBound + 5s), nullptr);
+    ASSERT_TRUE(c.WaitForNodes(1));
+
+    bool listed = false;
+    const auto until = Steady::now() + 20s;
+    while (!listed && Steady::now() < until) {
+        auto list = c.client->TenantList();
+        if (list.ok()) {
+            for (const TenantUsage& t : list->tenants) {
+                listed = listed || (t.tenant == "alpha" && t.registered &&
+                                    t.memory_quota == (1u << 20));
+            }
+            EXPECT_TRUE(list->multi_tenant);
+            if (!listed) break;
+        }
+        if (!listed) std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_TRUE(listed) << "the new leader does not list tenant alpha";
+
+    ClientOptions options;
+    options.cluster_id = c.cluster_id;
+    options.rpc_timeout = 5s;
+    options.tenant = "ghost";
+    auto ghost = ConnectWhenUp(c.EtcdUrl(), 10s, options);
+    ASSERT_NE(ghost, nullptr);
+    Status refused = ghost->Put("k", "value");
+    EXPECT_EQ(refused.code(), StatusCode::kIllegalClient) << refused.ToString();
+    options.tenant = "alpha";
+    auto alpha = ConnectWhenUp(c.EtcdUrl(), 10s, options);
+    ASSERT_NE(alpha, nullptr);
+    Status ok = alpha->Put("k", "value");
+    EXPECT_TRUE(ok.ok()) << ok.ToString();
+}
+
 // Scenario: the leader is stopped (SIGSTOP) past its lease, a standby takes over and takes a
 // write, then the old leader resumes: a client still talking to it directly gets no write
 // accepted (NOT_LEADER or a closed connection), and nothing it was sent becomes visible.

@@ -205,6 +205,8 @@ TEST_F(SecurityTest, ReadOnlySessionIsRefusedEveryMutatingCallOfTheClientLibrary
     EXPECT_TOKEN_REFUSAL(reader().Offload(keys).status());
     EXPECT_TOKEN_REFUSAL(reader().Evict(keys).status());
     EXPECT_TOKEN_REFUSAL(reader().Scrub(kNoNode, std::chrono::seconds(10)).status());
+    EXPECT_TOKEN_REFUSAL(reader().TenantSet("alpha", 0, 0).status());
+    EXPECT_TOKEN_REFUSAL(reader().TenantRemove("alpha", false).status());
     // Bytes: the data channel refuses a read without the token.
     auto got = reader().Get("canary");
     EXPECT_TOKEN_REFUSAL(got.status());
@@ -274,6 +276,8 @@ TEST_F(SecurityTest, ReadOnlySessionIsRefusedEveryTokenMethodOnTheWire) {
         {"Offload", [&] { std::vector<rpc::ManualResult> r; c.Offload(r, {"canary"}); }},
         {"Evict", [&] { std::vector<rpc::ManualResult> r; c.Evict(r, {"canary"}); }},
         {"Scrub", [&] { std::vector<rpc::ScrubReply> r; c.Scrub(r, 0); }},
+        {"TenantSet", [&] { rpc::TenantReport r; c.TenantSet(r, "alpha", 0, 0); }},
+        {"TenantRemove", [&] { rpc::TenantReport r; c.TenantRemove(r, "alpha", false); }},
     };
     size_t checked = 0;
     for (const MethodPermission& m : MasterMethodPermissions()) {
