@@ -76,7 +76,10 @@ Result<ConfigFileUpdate> ConfigFileUpdate::Prepare(const std::string& path,
     if (!in) return Status::IoError("cannot read config file '" + path + "': " + Errno());
     std::stringstream buf;
     buf << in.rdbuf();
-    std::string text = RewriteConfigText(buf.str(), assignments);
+    return Stage(path, RewriteConfigText(buf.str(), assignments));
+}
+
+Result<ConfigFileUpdate> ConfigFileUpdate::Stage(const std::string& path, std::string_view text) {
     std::string temp = path + ".tmp." + std::to_string(::getpid());
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return Status::IoError("cannot write next to '" + path + "': " + Errno());
@@ -112,6 +115,15 @@ Status ConfigFileUpdate::Commit() {
         return Status::IoError("replacing '" + path_ + "': " + Errno());
     }
     temp_.clear();
+    // The rename itself is durable once the directory is.
+    const size_t slash = path_.rfind('/');
+    const std::string dir_path =
+        slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
+    int dir = ::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
     return Status::Ok();
 }
 

@@ -28,11 +28,14 @@ public:
     // kIoError naming the file if it cannot be read or the temporary cannot be written.
     static Result<ConfigFileUpdate> Prepare(const std::string& path,
                                             const KnobAssignments& assignments);
+    // Writes `text` into `path`.tmp.<pid> (fsynced) to replace `path` at Commit: any file the
+    // daemon rewrites whole (the tenant policy file, daemon/tenant_policy_file.h).
+    static Result<ConfigFileUpdate> Stage(const std::string& path, std::string_view text);
     ConfigFileUpdate(ConfigFileUpdate&& other) noexcept;
     ConfigFileUpdate& operator=(ConfigFileUpdate&&) = delete;
     ~ConfigFileUpdate();  // removes the temporary unless committed
 
-    Status Commit();  // rename over the original
+    Status Commit();  // rename over the original, then fsync its directory
 
 private:
     ConfigFileUpdate(std::string path, std::string temp) : path_(path), temp_(temp) {}

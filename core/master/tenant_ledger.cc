@@ -251,20 +251,29 @@ TenantQuota TenantLedger::QuotaOf(std::string_view tenant) const {
             entry->disk_quota.load(std::memory_order_relaxed)};
 }
 
+namespace {
+
+// One tier's usage of a tenant, and its /metrics gauges.
+void Count(std::atomic<int64_t>& bytes, std::atomic<int64_t>& objects, Gauge& bytes_gauge,
+           Gauge& objects_gauge, int delta_objects, int64_t delta_bytes) {
+    const int64_t b = bytes.fetch_add(delta_bytes, std::memory_order_relaxed) + delta_bytes;
+    const int64_t o =
+        objects.fetch_add(delta_objects, std::memory_order_relaxed) + delta_objects;
+    bytes_gauge.Set(static_cast<double>(b));
+    objects_gauge.Set(static_cast<double>(o));
+}
+
+}  // namespace
+
 void TenantLedger::CountMemory(std::string_view tenant, int objects, int64_t bytes) {
     Entry& e = EntryOf(tenant);
-    const int64_t b = e.memory_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-    const int64_t o = e.memory_objects.fetch_add(objects, std::memory_order_relaxed) + objects;
-    e.memory_bytes_gauge.Set(static_cast<double>(b));
-    e.memory_objects_gauge.Set(static_cast<double>(o));
+    Count(e.memory_bytes, e.memory_objects, e.memory_bytes_gauge, e.memory_objects_gauge, objects,
+          bytes);
 }
 
 void TenantLedger::CountDisk(std::string_view tenant, int objects, int64_t bytes) {
     Entry& e = EntryOf(tenant);
-    const int64_t b = e.disk_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-    const int64_t o = e.disk_objects.fetch_add(objects, std::memory_order_relaxed) + objects;
-    e.disk_bytes_gauge.Set(static_cast<double>(b));
-    e.disk_objects_gauge.Set(static_cast<double>(o));
+    Count(e.disk_bytes, e.disk_objects, e.disk_bytes_gauge, e.disk_objects_gauge, objects, bytes);
 }
 
 void TenantLedger::CountLeaving(std::string_view tenant, int64_t bytes) {
