@@ -28,11 +28,13 @@ void Unlist(EvictionLists& lists, ObjectMeta& meta) {
 
 // Appends the coldest Evictable(now, leases) objects of `list`, about `per_shard` bytes, scored by
 // `score(meta)`. Hard-pinned objects are skipped; soft-pinned ones are appended too (up to
-// `per_shard` bytes of them) while the unpinned ones fall short, as they rank after those.
+// `per_shard` bytes of them) while the unpinned ones fall short, as they rank after those —
+// unless `honour_soft_pins` is false, when they are collected and ranked as any other.
 template <typename Score>
 void CollectList(const EvictionList& list, const PinTable& pins, size_t shard,
-                 uint64_t per_shard, Nanos now, LeaseRule leases, Score score, bool clean_keys,
-                 const CandidateFilter& filter, std::vector<EvictionCandidate>& out) {
+                 uint64_t per_shard, Nanos now, LeaseRule leases, bool honour_soft_pins,
+                 Score score, bool clean_keys, const CandidateFilter& filter,
+                 std::vector<EvictionCandidate>& out) {
     static const std::string kNoKey;
     uint64_t collected = 0, pinned_collected = 0;
     for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
@@ -41,7 +43,7 @@ void CollectList(const EvictionList& list, const PinTable& pins, size_t shard,
         if (filter && !filter(*meta.key)) continue;
         const ObjectPin* pin = pins.Find(meta);
         if (pin != nullptr && pin->hard()) continue;
-        const bool soft_pinned = pin != nullptr && pin->soft_until > now;
+        const bool soft_pinned = honour_soft_pins && pin != nullptr && pin->soft_until > now;
         uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
         if (soft_pinned && pinned_collected >= per_shard) continue;
         const bool clean = meta.HasComplete(Tier::kLocalDisk) || meta.WrittenAhead();
@@ -62,22 +64,25 @@ public:
 
     class LruRound final : public Round {
     public:
-        LruRound(Nanos now, LeaseRule leases, CandidateFilter filter)
-            : now_(now), leases_(leases), filter_(std::move(filter)) {}
+        LruRound(Nanos now, LeaseRule leases, CandidateFilter filter, bool honour_soft_pins)
+            : now_(now), leases_(leases), filter_(std::move(filter)),
+              honour_soft_pins_(honour_soft_pins) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
             CollectList(lists.lists[0], lists.pins, shard, per_shard, now_, leases_,
-                        [](const ObjectMeta&) { return 0.0; }, clean_keys, filter_, out);
+                        honour_soft_pins_, [](const ObjectMeta&) { return 0.0; }, clean_keys,
+                        filter_, out);
         }
 
     private:
         Nanos now_;
         LeaseRule leases_;
         CandidateFilter filter_;
+        bool honour_soft_pins_;
     };
-    std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases,
-                                      CandidateFilter filter) override {
-        return std::make_unique<LruRound>(now, leases, std::move(filter));
+    std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases, CandidateFilter filter,
+                                      bool honour_soft_pins) override {
+        return std::make_unique<LruRound>(now, leases, std::move(filter), honour_soft_pins);
     }
 };
 
@@ -113,8 +118,9 @@ public:
     class HitDensityRound final : public Round {
     public:
         HitDensityRound(HitDensityEstimator::Table table, Nanos now, LeaseRule leases,
-                        CandidateFilter filter)
-            : table_(std::move(table)), now_(now), leases_(leases), filter_(std::move(filter)) {}
+                        CandidateFilter filter, bool honour_soft_pins)
+            : table_(std::move(table)), now_(now), leases_(leases), filter_(std::move(filter)),
+              honour_soft_pins_(honour_soft_pins) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
             auto score = [&](const ObjectMeta& meta) {
@@ -122,8 +128,8 @@ public:
                                                   now_ - meta.eviction.last_access);
             };
             for (const EvictionList& list : lists.lists) {
-                CollectList(list, lists.pins, shard, per_shard, now_, leases_, score, clean_keys,
-                            filter_, out);
+                CollectList(list, lists.pins, shard, per_shard, now_, leases_,
+                            honour_soft_pins_, score, clean_keys, filter_, out);
             }
         }
 
@@ -132,11 +138,12 @@ public:
         Nanos now_;
         LeaseRule leases_;
         CandidateFilter filter_;
+        bool honour_soft_pins_;
     };
-    std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases,
-                                      CandidateFilter filter) override {
+    std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases, CandidateFilter filter,
+                                      bool honour_soft_pins) override {
         return std::make_unique<HitDensityRound>(estimator_.Snapshot(), now, leases,
-                                                 std::move(filter));
+                                                 std::move(filter), honour_soft_pins);
     }
 
 private:

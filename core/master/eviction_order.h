@@ -85,9 +85,11 @@ public:
         virtual void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                              std::vector<EvictionCandidate>& out, bool clean_keys = true) = 0;
     };
-    // Objects `filter` refuses are passed over, and do not count towards `per_shard`.
+    // Objects `filter` refuses are passed over, and do not count towards `per_shard`. Without
+    // `honour_soft_pins` (SoftPinTrust distrusts them) soft-pinned objects rank as any other.
     virtual std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases,
-                                              CandidateFilter filter = {}) = 0;
+                                              CandidateFilter filter = {},
+                                              bool honour_soft_pins = true) = 0;
 };
 
 // The rank of collected candidates (or anything with their pin, score and recency), coldest

@@ -23,6 +23,7 @@ MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& re
       gate_applies_(order_->EvictsLeastRecent()),
       gate_(registry, [this] { return dram_.Capacity(); },
             [this] { return sketch_.agings(); }),  // promotion_gate hook
+      pin_trust_(registry, [this] { return dram_.Capacity(); }),
       table_(epoch),
       nodes_(epoch),
       tenants_(registry),
@@ -196,6 +197,9 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
     const Replica* mem = meta.EndPut(*this);
     if (mem == nullptr) return Status::Ok();  // already ended: idempotent
     shard.eviction_lists.pins.Refresh(meta, clock_.Now());  // a soft pin starts
+    const ObjectPin* pin = shard.eviction_lists.pins.Find(meta);
+    pin_trust_.OnPut(meta.hash, meta.size, pin != nullptr ? pin->soft_ttl : Nanos{0},
+                     clock_.Now());
     LruTouch(shard, meta);
     metrics_.puts.Inc();
     if (config_.enable_offload() && !config_.offload_on_evict()) {
@@ -228,6 +232,7 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
     Shard& shard = table_.ShardFor(key);
     ObjectView view;
     std::optional<PromotionPipeline::CountedRead> counted;
+    uint64_t hash = 0;
     {
         MutexLock lock(shard.mu);
         ObjectMeta* found = table_.Find(shard, key);
@@ -247,8 +252,10 @@ Result<ObjectView> MasterStore::Read(std::string_view key, std::vector<DiskRead>
         view = MakeView(meta, /*complete_only=*/true);
         (meta.HasComplete(Tier::kMemory) ? metrics_.gets_memory : metrics_.gets_disk).Inc();
         counted = promotion_.CountRead(meta, key, disk_reads);
+        hash = meta.hash;
     }
     if (counted) promotion_.AfterRead(*counted, view.size);
+    pin_trust_.OnGet(hash, view.size, clock_.Now());
     if (!groups_.empty()) TouchGroup(key);
     return view;
 }

@@ -11,7 +11,7 @@
 //   MasterStore::eviction_mu_ -> Shard::mu (one at a time) -> NodeTable::mu_ ->
 //   leaves: SegmentSpace::mu_, NodeState::queue_mu_, DramPool::room_mu_,
 //           PromotionPipeline::retry_mu_ (never held with a shard lock),
-//           DepartedObjects::mu_, AdaptivePromotionGate::mu_, HitDensityEstimator's mutexes.
+//           DepartedObjects::mu_, AdaptivePromotionGate::mu_, SoftPinTrust::mu_, HitDensityEstimator's mutexes.
 // (MetricsRegistry's callback mutex is held while a gauge callback takes NodeTable::mu_.)
 // The annotated ones (core/base/mutex.h) are checked by scripts/thread-safety.sh (clang
 // -Wthread-safety); the promotion pipeline's own state is core/master/promotion_pipeline.h.
@@ -51,6 +51,7 @@
 #include "core/master/promotion_pipeline.h"
 #include "core/master/put_hint.h"
 #include "core/master/removal_journal.h"
+#include "core/master/soft_pin_trust.h"
 #include "core/master/store_metrics.h"
 #include "core/master/tenant_ledger.h"
 
@@ -356,6 +357,10 @@ private:
         return config_.lease_blocks_eviction() ? LeaseRule::kLeaseBlocksEviction
                                                : LeaseRule::kReadsOnly;
     }
+    // Whether eviction ranks soft-pinned objects last now (knob soft_pin_trust, SoftPinTrust).
+    bool HonourSoftPins() const {
+        return config_.soft_pin_trust() != "adaptive" || pin_trust_.Trusted();
+    }
     // Up to `per_shard` bytes of every shard's coldest evictable objects, coldest first.
     std::vector<EvictionCandidate> CollectCandidates(uint64_t per_shard,
                                                      const CandidateFilter& filter = {});
@@ -402,6 +407,7 @@ private:
     // LRU, so it judges only with that eviction order (else the fixed victim comparison does).
     const bool gate_applies_;
     AdaptivePromotionGate gate_;
+    SoftPinTrust pin_trust_;  // whether eviction honours soft pins now
     // mutable: the const (admin) walks lock them as they read.
     mutable ObjectTable table_;
     mutable NodeTable nodes_;

@@ -33,7 +33,7 @@ std::vector<Candidate> Collect(ObjectTable& table, EvictionOrder::Round& round,
 std::vector<Candidate> MasterStore::CollectCandidates(uint64_t per_shard,
                                                       const CandidateFilter& filter) {
     std::unique_ptr<EvictionOrder::Round> round =
-        order_->StartRound(clock_.Now(), lease_rule(), filter);
+        order_->StartRound(clock_.Now(), lease_rule(), filter, HonourSoftPins());
     std::vector<Candidate> out = Collect(table_, *round, per_shard, /*clean_keys=*/true);
     RankCandidates(out);
     return out;
@@ -115,7 +115,7 @@ void MasterStore::EvictGroupMembers(const std::vector<std::string>& members,
         // The same safety as any victim; a pinned member keeps its pin's promise.
         const Nanos now = clock_.Now();
         if (!meta.Evictable(now, leases) || shard.eviction_lists.pins.HardPinned(meta) ||
-            shard.eviction_lists.pins.SoftPinned(meta, now)) {
+            (HonourSoftPins() && shard.eviction_lists.pins.SoftPinned(meta, now))) {
             continue;
         }
         if (EvictVictim(shard, meta, SegmentAllocator::RoundUp(meta.size), offload_enabled,
@@ -158,7 +158,8 @@ size_t MasterStore::Clean(uint64_t target) {
     // A round collects ~2 x offload_clean_ratio of DRAM's objects: the coldest `target` bytes
     // among them are selected (linear), not sorted, and only the few without a LOCAL_DISK
     // copy are ranked and carry their keys.
-    std::unique_ptr<EvictionOrder::Round> round = order_->StartRound(now, lease_rule());
+    std::unique_ptr<EvictionOrder::Round> round =
+        order_->StartRound(now, lease_rule(), {}, HonourSoftPins());
     std::vector<Candidate> collected = Collect(table_, *round, per_shard, /*clean_keys=*/false);
     std::vector<Candidate> candidates;
     // Copies in flight (`covered`) are among the collected as clean: the coldest `target`
