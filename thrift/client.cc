@@ -672,6 +672,110 @@ std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> k
     return out;
 }
 
+std::vector<std::vector<Status>> Client::BatchGetRanges(
+    std::span<const std::string> keys, std::span<const std::vector<ValueRange>> ranges) {
+    std::vector<std::vector<Status>> out(keys.size());
+    if (ranges.size() != keys.size()) {
+        Status st = Status::InvalidArgument("BatchGetRanges: " + std::to_string(ranges.size()) +
+                                            " range lists for " + std::to_string(keys.size()) +
+                                            " keys");
+        for (size_t i = 0; i < keys.size(); ++i) out[i].assign(ranges.size() > i ? ranges[i].size() : 0, st);
+        return out;
+    }
+    for (size_t i = 0; i < keys.size(); ++i) out[i].assign(ranges[i].size(), Status::Ok());
+    // A range past the value is refused before any byte moves; an empty one is read at once.
+    auto check = [&](size_t i, uint64_t size) {
+        bool any = false;
+        for (size_t j = 0; j < ranges[i].size(); ++j) {
+            const ValueRange& r = ranges[i][j];
+            if (r.offset > size || r.out.size() > size - r.offset) {
+                out[i][j] = Status::InvalidArgument(
+                    "range [" + std::to_string(r.offset) + ", +" + std::to_string(r.out.size()) +
+                    ") is past the end of " + QuoteKey(keys[i]) + " (" + std::to_string(size) +
+                    " bytes)");
+            } else if (!r.out.empty()) {
+                any = true;
+            }
+        }
+        return any;
+    };
+    std::vector<Result<ObjectInfo>> lists = BatchGetReplicaList(keys);
+    // First each key's first readable replica, every range one pipelined read per node.
+    std::vector<BatchOp> ops;
+    std::vector<std::string> addresses;
+    std::vector<std::pair<size_t, size_t>> op_of;  // ops[k] is range op_of[k].second of key .first
+    std::vector<char> retry(keys.size(), 0);
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (!lists[i].ok()) {
+            retry[i] = !lists[i].status().Is(StatusCode::kNotFound);
+            if (!retry[i]) out[i].assign(ranges[i].size(), lists[i].status());
+            continue;
+        }
+        const ObjectInfo& info = *lists[i];
+        const ObjectView& v = info.object;
+        if (!check(i, v.size)) continue;
+        size_t r = 0;
+        while (r < v.replicas.size() && (v.replicas[r].state != ReplicaState::kComplete ||
+                                         info.locations[r].data_address.empty())) {
+            ++r;
+        }
+        if (r == v.replicas.size()) {
+            retry[i] = 1;
+            continue;
+        }
+        for (size_t j = 0; j < ranges[i].size(); ++j) {
+            if (!out[i][j].ok() || ranges[i][j].out.empty()) continue;
+            BatchOp op;
+            op.kind = BatchOp::Kind::kRead;
+            op.key = keys[i];
+            op.tier = v.replicas[r].tier;
+            op.generation = v.generation;
+            op.offset = v.replicas[r].ReadOffset() + ranges[i][j].offset;
+            op.receive = MutablePieces(&ranges[i][j].out, 1);
+            ops.push_back(op);
+            addresses.push_back(info.locations[r].data_address);
+            op_of.emplace_back(i, j);
+        }
+    }
+    RunPipelined(addresses, ops);
+    for (size_t k = 0; k < ops.size(); ++k) {
+        if (!ops[k].status.ok()) retry[op_of[k].first] = 1;
+    }
+    // What that did not read takes the path of a single read: the other replicas, then one
+    // fresh look (the replica moved meanwhile).
+    fan_out_->Run(keys.size(), batch_width_, [&](size_t i) {
+        if (!retry[i]) return;
+        for (Status& st : out[i]) st = Status::Ok();
+        Status looked = net::ReadWithOneRelook([&](int round, bool& stop) {
+            Result<ObjectInfo> fresh = round == 0 && lists[i].ok() ? std::move(lists[i])
+                                                                   : GetReplicaList(keys[i]);
+            stop = true;
+            if (!fresh.ok()) return fresh.status();
+            const ObjectView& v = fresh->object;
+            if (!check(i, v.size)) return Status::Ok();
+            stop = false;
+            for (size_t j = 0; j < ranges[i].size(); ++j) {
+                if (!out[i][j].ok() || ranges[i][j].out.empty()) continue;
+                const ValueRange& range = ranges[i][j];
+                MC_RETURN_IF_ERROR(ReadReplicasWith(
+                    *fresh, nullptr,
+                    [&](const std::string& address, const ReplicaDesc& r) {
+                        return transport_->ReadPieces(address, r.tier, v.key, v.generation,
+                                                      r.ReadOffset() + range.offset,
+                                                      MutablePieces(&range.out, 1));
+                    },
+                    [] { return true; }));
+            }
+            return Status::Ok();
+        });
+        if (looked.ok()) return;
+        for (Status& st : out[i]) {
+            if (st.ok()) st = looked;
+        }
+    });
+    return out;
+}
+
 std::vector<Result<uint64_t>> Client::BatchGetInto(std::span<const std::string> keys,
                                                    std::span<const std::span<std::byte>> outs,
                                                    std::span<Tier> served_from) {
