@@ -119,3 +119,34 @@ def test_ranges_from_local_disk(tmp_path):
             s.close()
     finally:
         m.stop()
+
+
+def test_adjacent_ranges_in_any_order_land_in_their_places(master):
+    """A key's ranges that follow one another in the value go as one read (vectored into
+    their places): given shuffled, with a repeated and an overlapping range among them."""
+    writer = make_store(master.address, segment="32MB")
+    remote = make_store(master.address, segment=0)
+    try:
+        value = os.urandom(8 * 4096 + 100)
+        assert writer.put("rg-adj", value) == 0
+        parts = [(j * 4096, 4096) for j in range(8)] + [(8 * 4096, 100)]
+        parts += [(4096, 4096), (4096 + 10, 50)]  # again, and inside another
+        rng = random.Random(5)
+        rng.shuffle(parts)
+        for store in (writer, remote):
+            size = 1 << 17
+            buf, ptr = pool(store, size)
+            dsts, want, at = [], {}, 0
+            for src, n in parts:
+                at += 64  # scattered: a gap before each
+                dsts.append(at)
+                want[at] = value[src:src + n]
+                at += n
+            res = store.get_into_ranges([ptr], [["rg-adj"]], [[dsts]],
+                                        [[[s for s, _ in parts]]], [[[n for _, n in parts]]])
+            assert res == [[[n for _, n in parts]]]
+            check(buf, size, want)
+            assert store.unregister_buffer(ptr) == 0
+    finally:
+        remote.close()
+        writer.close()
