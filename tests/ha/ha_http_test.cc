@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -137,6 +138,57 @@ TEST(HaHttp, LeaderAnswersStandbyRefersFailoverServesSegmentsAgain) {
     EXPECT_EQ(after.status, 200) << after.body;
     EXPECT_NE(after.body.find("\"node\":\"" + node.name + "\""), std::string::npos) << after.body;
     SettleAndCheck(*c.client, keys, "after the HTTP failover");
+}
+
+// Scenario: the leader has kept its node list in etcd (it does once a second) when it is
+// killed; the new leader waits for those nodes (the RPC gate's warm-up), so its first 200 of
+// /get_all_segments already lists every one of them, never a part.
+TEST(HaHttp, NewLeaderListsAllItsPredecessorsNodesOnItsFirstAnswer) {
+    HaCluster c(2);
+    ASSERT_NE(c.client, nullptr);
+    Cluster::NodeProcess& a = c.AddNode("4MiB", false);
+    Cluster::NodeProcess& b = c.AddNode("4MiB", false);
+    ASSERT_TRUE(c.WaitForNodes(2));
+    std::this_thread::sleep_for(2500ms);  // the node list reaches etcd
+    HaCluster::Master* leader = c.Leader();
+    ASSERT_NE(leader, nullptr);
+    HaCluster::Master* standby = Standby(c, leader);
+    ASSERT_NE(standby, nullptr);
+    Answer before = Get(leader->metrics_port, "/get_all_segments");
+    ASSERT_EQ(before.status, 200);
+    std::vector<std::string> want = {a.name, b.name};
+    std::sort(want.begin(), want.end());
+    auto lines = [](const std::string& body) {
+        std::vector<std::string> out;
+        size_t at = 0;
+        while (at < body.size()) {
+            size_t nl = body.find('\n', at);
+            if (nl == std::string::npos) nl = body.size();
+            out.push_back(body.substr(at, nl - at));
+            at = nl + 1;
+        }
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    EXPECT_EQ(lines(before.body), want);
+
+    const auto killed = Steady::now();
+    leader->daemon->Kill();
+    Answer first;
+    int refused = 0;
+    while (Steady::now() - killed < 30s) {
+        first = Get(standby->metrics_port, "/get_all_segments");
+        if (first.status == 200) break;
+        if (first.status == 503) ++refused;
+        std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_EQ(first.status, 200) << first.body;
+    EXPECT_EQ(lines(first.body), want) << "the new leader's first answer lists part of the nodes";
+    EXPECT_GT(refused, 0);
+    std::printf("failover: first 200 of /get_all_segments on the new leader %.0f ms after "
+                "kill -9, listing %zu of 2 nodes (%d answers 503 before)\n",
+                std::chrono::duration<double, std::milli>(Steady::now() - killed).count(),
+                lines(first.body).size(), refused);
 }
 
 }  // namespace
