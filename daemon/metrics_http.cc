@@ -17,11 +17,21 @@ std::string JsonString(std::string_view s) {
     std::string out = "\"";
     for (char ch : s) {
         switch (ch) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 if (static_cast<unsigned char>(ch) < 0x20) {
                     char buf[8];
@@ -62,8 +72,8 @@ void MetricsHttp::ClearMasterView() {
 }
 
 void MetricsHttp::AddMasterEndpoints() {
-    using Handler = std::function<void(const MasterHttpView&, const httplib::Request&,
-                                       httplib::Response&)>;
+    using Handler =
+        std::function<void(const MasterHttpView&, const httplib::Request&, httplib::Response&)>;
     // A cluster endpoint: answered from the view while this master serves the cluster, else
     // 503 naming the leader. The view is held (shared) for the whole answer, so a term that
     // ends meanwhile waits for it (ClearMasterView) before its store goes.
@@ -93,43 +103,42 @@ void MetricsHttp::AddMasterEndpoints() {
             res.set_content(body + "\n", "text/plain");
         };
     };
-    server_->Get("/get_all_segments",
-                 cluster([](const MasterHttpView& v, const httplib::Request&,
-                            httplib::Response& res) {
+    server_->Get("/get_all_segments", cluster([](const MasterHttpView& v, const httplib::Request&,
+                                                 httplib::Response& res) {
                      std::string body;
                      for (const NodeInfo& n : v.nodes()) {
                          if (n.spec.segment_capacity > 0) body += n.spec.name + "\n";
                      }
                      res.set_content(body, kText);
                  }));
-    server_->Get("/query_segment",
-                 cluster([](const MasterHttpView& v, const httplib::Request& req,
-                            httplib::Response& res) {
-                     const std::string name = req.get_param_value("segment");
-                     for (const NodeInfo& n : v.nodes()) {
-                         if (n.spec.name != name || n.spec.segment_capacity == 0) continue;
-                         res.set_content(name + "\nUsed(bytes): " + std::to_string(n.segment_used) +
-                                             "\nCapacity(bytes) : " +
-                                             std::to_string(n.spec.segment_capacity) + "\n",
-                                         kText);
-                         return;
-                     }
-                     res.status = 500;
-                     res.set_content("Segment not found: " + name + "\n", "text/plain");
-                 }));
-    server_->Get("/get_all_keys", cluster([](const MasterHttpView& v, const httplib::Request&,
-                                             httplib::Response& res) {
-                     if (!v.keys) {
-                         res.status = 403;
-                         res.set_content(
-                             "the cluster has an auth token: list keys with mooncakectl ls\n",
-                             "text/plain");
-                         return;
-                     }
-                     std::string body;
-                     for (const std::string& key : v.keys()) body += key + "\n";
-                     res.set_content(body, kText);
-                 }));
+    server_->Get(
+        "/query_segment",
+        cluster([](const MasterHttpView& v, const httplib::Request& req, httplib::Response& res) {
+            const std::string name = req.get_param_value("segment");
+            for (const NodeInfo& n : v.nodes()) {
+                if (n.spec.name != name || n.spec.segment_capacity == 0) continue;
+                res.set_content(
+                    name + "\nUsed(bytes): " + std::to_string(n.segment_used) +
+                        "\nCapacity(bytes) : " + std::to_string(n.spec.segment_capacity) + "\n",
+                    kText);
+                return;
+            }
+            res.status = 500;
+            res.set_content("Segment not found: " + name + "\n", "text/plain");
+        }));
+    server_->Get(
+        "/get_all_keys",
+        cluster([](const MasterHttpView& v, const httplib::Request&, httplib::Response& res) {
+            if (!v.keys) {
+                res.status = 403;
+                res.set_content("the cluster has an auth token: list keys with mooncakectl ls\n",
+                                "text/plain");
+                return;
+            }
+            std::string body;
+            for (const std::string& key : v.keys()) body += key + "\n";
+            res.set_content(body, kText);
+        }));
     server_->Get("/query_key", cluster([](const MasterHttpView& v, const httplib::Request& req,
                                           httplib::Response& res) {
                      // Keys are not secrets the way values are, but a cluster with a token
@@ -167,11 +176,11 @@ void MetricsHttp::AddMasterEndpoints() {
     });
     server_->Get("/leader", [this](const httplib::Request&, httplib::Response& res) {
         MasterRole role = role_ ? role_() : MasterRole{"master", ""};
-        res.set_content(role.leader.empty()
-                            ? std::string("{\"present\":false}")
-                            : "{\"present\":true,\"leader_address\":" + JsonString(role.leader) +
-                                  "}",
-                        "application/json");
+        res.set_content(
+            role.leader.empty()
+                ? std::string("{\"present\":false}")
+                : "{\"present\":true,\"leader_address\":" + JsonString(role.leader) + "}",
+            "application/json");
     });
     // Answered by every master: a standby says so, with no figures of its own.
     server_->Get("/metrics/summary", [this](const httplib::Request&, httplib::Response& res) {

@@ -676,10 +676,11 @@ std::vector<std::vector<Status>> Client::BatchGetRanges(
     std::span<const std::string> keys, std::span<const std::vector<ValueRange>> ranges) {
     std::vector<std::vector<Status>> out(keys.size());
     if (ranges.size() != keys.size()) {
-        Status st = Status::InvalidArgument("BatchGetRanges: " + std::to_string(ranges.size()) +
-                                            " range lists for " + std::to_string(keys.size()) +
-                                            " keys");
-        for (size_t i = 0; i < keys.size(); ++i) out[i].assign(ranges.size() > i ? ranges[i].size() : 0, st);
+        Status st =
+            Status::InvalidArgument("BatchGetRanges: " + std::to_string(ranges.size()) +
+                                    " range lists for " + std::to_string(keys.size()) + " keys");
+        for (size_t i = 0; i < keys.size(); ++i)
+            out[i].assign(ranges.size() > i ? ranges[i].size() : 0, st);
         return out;
     }
     for (size_t i = 0; i < keys.size(); ++i) out[i].assign(ranges[i].size(), Status::Ok());
@@ -689,10 +690,10 @@ std::vector<std::vector<Status>> Client::BatchGetRanges(
         for (size_t j = 0; j < ranges[i].size(); ++j) {
             const ValueRange& r = ranges[i][j];
             if (r.offset > size || r.out.size() > size - r.offset) {
-                out[i][j] = Status::InvalidArgument(
-                    "range [" + std::to_string(r.offset) + ", +" + std::to_string(r.out.size()) +
-                    ") is past the end of " + QuoteKey(keys[i]) + " (" + std::to_string(size) +
-                    " bytes)");
+                out[i][j] = Status::InvalidArgument("range [" + std::to_string(r.offset) + ", +" +
+                                                    std::to_string(r.out.size()) +
+                                                    ") is past the end of " + QuoteKey(keys[i]) +
+                                                    " (" + std::to_string(size) + " bytes)");
             } else if (!r.out.empty()) {
                 any = true;
             }
@@ -771,8 +772,8 @@ std::vector<std::vector<Status>> Client::BatchGetRanges(
         if (!retry[i]) return;
         for (Status& st : out[i]) st = Status::Ok();
         Status looked = net::ReadWithOneRelook([&](int round, bool& stop) {
-            Result<ObjectInfo> fresh = round == 0 && lists[i].ok() ? std::move(lists[i])
-                                                                   : GetReplicaList(keys[i]);
+            Result<ObjectInfo> fresh =
+                round == 0 && lists[i].ok() ? std::move(lists[i]) : GetReplicaList(keys[i]);
             stop = true;
             if (!fresh.ok()) return fresh.status();
             const ObjectView& v = fresh->object;

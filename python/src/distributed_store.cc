@@ -722,8 +722,7 @@ std::vector<std::vector<std::vector<int64_t>>> DistributedStore::GetIntoRanges(
         }
     }
     if (read_keys.empty()) return out;
-    std::vector<std::vector<Status>> got =
-        session_->client->BatchGetRanges(read_keys, read_ranges);
+    std::vector<std::vector<Status>> got = session_->client->BatchGetRanges(read_keys, read_ranges);
     for (size_t e = 0; e < got.size(); ++e) {
         std::vector<int64_t>& result = out[entry_of[e].first][entry_of[e].second];
         for (size_t r = 0; r < got[e].size() && r < result.size(); ++r) {

@@ -3,9 +3,8 @@
 // other cluster endpoints; a standby answers them 503 naming the leader (never an empty list,
 // which SGLang's MOONCAKE_CHECK_SERVER would read as "no segments"); after the leader is
 // killed the new one answers 503 until the node registered again, then the node's segment.
-#include <httplib.h>
-
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -128,9 +127,10 @@ TEST(HaHttp, LeaderAnswersStandbyRefersFailoverServesSegmentsAgain) {
     EXPECT_EQ(last.body, node.name + "\n");
     EXPECT_EQ(empty, 0) << "the new leader listed no segment while its node re-registered";
     EXPECT_GT(refused, 0);
-    std::printf("failover: /get_all_segments non-empty on the new leader %.0f ms after kill -9 "
-                "(%d answers 503 before)\n",
-                ms, refused);
+    std::printf(
+        "failover: /get_all_segments non-empty on the new leader %.0f ms after kill -9 "
+        "(%d answers 503 before)\n",
+        ms, refused);
     EXPECT_EQ(Get(standby->metrics_port, "/role").body, "leader\n");
     EXPECT_EQ(Get(standby->metrics_port, "/leader").body,
               "{\"present\":true,\"leader_address\":\"" + standby->address + "\"}");
@@ -185,10 +185,11 @@ TEST(HaHttp, NewLeaderListsAllItsPredecessorsNodesOnItsFirstAnswer) {
     ASSERT_EQ(first.status, 200) << first.body;
     EXPECT_EQ(lines(first.body), want) << "the new leader's first answer lists part of the nodes";
     EXPECT_GT(refused, 0);
-    std::printf("failover: first 200 of /get_all_segments on the new leader %.0f ms after "
-                "kill -9, listing %zu of 2 nodes (%d answers 503 before)\n",
-                std::chrono::duration<double, std::milli>(Steady::now() - killed).count(),
-                lines(first.body).size(), refused);
+    std::printf(
+        "failover: first 200 of /get_all_segments on the new leader %.0f ms after "
+        "kill -9, listing %zu of 2 nodes (%d answers 503 before)\n",
+        std::chrono::duration<double, std::milli>(Steady::now() - killed).count(),
+        lines(first.body).size(), refused);
 }
 
 }  // namespace
