@@ -1,25 +1,37 @@
 // MetricsHttp: Prometheus `/metrics` over HTTP (cpp-httplib), the same text as
-// `mooncakectl metrics`. On a master (ServeMaster) also the admin endpoints of Mooncake's
-// master HTTP port that engines and operators probe, in Mooncake's formats:
+// `mooncakectl metrics`. On a master (ServeMaster, ServeHaMaster) also the admin endpoints of
+// Mooncake's master HTTP port that engines and operators probe, in Mooncake's formats:
 //   GET /get_all_segments          live nodes that contribute DRAM, one name a line
 //                                  (SGLang's MOONCAKE_CHECK_SERVER waits for it to be non-empty)
 //   GET /query_segment?segment=N   "N\nUsed(bytes): U\nCapacity(bytes) : C\n"; 500 if no such node
 //   GET /get_all_keys              every key, one a line (403 when the cluster has an auth token:
 //                                  this port is unauthenticated)
-//   GET /health                    "OK" while the process serves
-// Anything else is 404.
+//   GET /query_key?key=K           one JSON line per COMPLETE replica (tier, node, size); 404 if
+//                                  no such key. Inspection: no lease, no recency, no promotion
+//   GET /metrics/summary           one line: role, leader, nodes, segment use, keys
+//   GET /health                    "OK" while the process serves (liveness, on every master)
+//   GET /role                      "master" (no HA), "leader" or "standby"
+//   GET /leader                    {"present":true,"leader_address":"HOST:PORT"} (HA: from etcd)
+// The cluster endpoints (the first four) are answered by a master that serves the cluster: a
+// single master, or the HA leader once its nodes registered again. Any other master answers
+// them 503 with why and the leader's address (also in the X-Mooncake-Leader header), never an
+// empty list that would read as "no segments". Anything else is 404.
 //
-// Thread-safety: Start/Stop from one thread; requests are served on httplib's pool.
+// Thread-safety: Start/Stop/Serve* from one thread; SetMasterView/ClearMasterView from any
+// (ClearMasterView waits for the requests that use the view it drops); requests are served
+// on httplib's pool.
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/base/master_types.h"
+#include "core/base/mutex.h"
 #include "core/base/status.h"
 #include "net/net.h"
 
@@ -35,20 +47,40 @@ class MetricsRegistry;
 struct MasterHttpView {
     std::function<std::vector<NodeInfo>()> nodes;    // live nodes
     std::function<std::vector<std::string>()> keys;  // every key; empty: /get_all_keys is 403
+    std::function<Result<ObjectView>(const std::string&)> stat;  // one key, never an access
+    // Whether this master answers for the cluster now (empty: always). Not ok: the cluster
+    // endpoints answer 503 with its message (a leader whose nodes are still registering again).
+    std::function<Status()> serving;
+};
+
+// Where a master stands in its HA cluster, for /role, /leader and the 503s.
+struct MasterRole {
+    std::string role;    // "master" (no HA), "leader", "standby"
+    std::string leader;  // the leader's address as etcd names it; "" if none known
 };
 
 class MetricsHttp {
 public:
     explicit MetricsHttp(MetricsRegistry& metrics);
     ~MetricsHttp();
-    // Adds the master endpoints above; call before Start.
+    // A single master: the endpoints above over `view` for the process's life. Before Start.
     void ServeMaster(MasterHttpView view);
-    Status Start(const net::HostPort& listen);  // binds now; a taken port fails here
+    // An HA master: the endpoints above, answered from the view of the current term
+    // (SetMasterView), 503 while there is none. `role` is asked at each request. Before Start.
+    void ServeHaMaster(std::function<MasterRole()> role);
+    void SetMasterView(MasterHttpView view) MC_EXCLUDES(view_mu_);
+    void ClearMasterView() MC_EXCLUDES(view_mu_);  // returns once no request uses the old view
+    Status Start(const net::HostPort& listen);     // binds now; a taken port fails here
     void Stop();
 
 private:
+    void AddMasterEndpoints();
+
     MetricsRegistry& metrics_;
-    MasterHttpView master_;  // set before Start, read by the server's threads
+    bool master_ = false;                   // serve the master endpoints (set before Start)
+    std::function<MasterRole()> role_;      // set before Start; empty for a single master
+    SharedMutex view_mu_;                   // a request holds it shared while it uses view_
+    std::optional<MasterHttpView> view_ MC_GUARDED_BY(view_mu_);
     std::unique_ptr<httplib::Server> server_;
     std::thread thread_;
     std::atomic<bool> served_{false};  // the server's thread returned (see Stop)

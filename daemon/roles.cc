@@ -251,6 +251,7 @@ Status StartMetrics(MetricsHttp& http, const Config& config, const Addresses& ad
 MasterHttpView MasterView(MasterStore& store, const std::string& auth_token) {
     MasterHttpView view;
     view.nodes = [&store] { return store.Nodes(); };
+    view.stat = [&store](const std::string& key) { return store.Stat(key); };
     if (auth_token.empty()) {
         view.keys = [&store] {
             std::vector<std::string> keys;
@@ -367,14 +368,20 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
     const std::string me = addresses.advertise.ToString();
     const std::string cluster = config.cluster_id();
     MetricsRegistry metrics;
-    MetricsHttp http(metrics);
-    if (Status st = StartMetrics(http, config, addresses); !st.ok()) return Fail(st);
     ha::ElectionOptions election_options;
     election_options.cluster_id = cluster;
     election_options.address = me;
     election_options.lease_ttl_sec = config.ha_lease_ttl_sec();
     ha::LeaderElection election(**etcd, election_options, metrics);
     ha::ClusterState state(**etcd, cluster);
+    // The HTTP port (after the election: it asks the election at each request). The cluster
+    // endpoints answer from the leader's store once it serves; a standby answers them 503
+    // naming the leader, never an empty segment list.
+    MetricsHttp http(metrics);
+    http.ServeHaMaster([&election] {
+        return MasterRole{election.Serving() ? "leader" : "standby", election.KnownLeader()};
+    });
+    if (Status st = StartMetrics(http, config, addresses); !st.ok()) return Fail(st);
     election.Start();
     AnnounceReady("master on " + addresses.listen.ToString() + " (HA cluster '" + cluster +
                   "', etcd " + config.etcd_endpoints() + ")");
@@ -534,7 +541,29 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
             election.Stop();
             return Fail(started);
         }
-        if (leading) election.Activate(term.seq);
+        if (leading) {
+            // Answered as the RPCs are: through the gate (a leader still waiting for its
+            // nodes to register again answers 503, not a half-empty list).
+            // And a leader that took over with no node back yet answers 503 for the warm-up:
+            // the previous leader may have died before it kept its node list in etcd (its
+            // nodes are then not waited for), and an empty list would read as "no segments".
+            MasterHttpView view = MasterView(part.store(), ctx.auth_token);
+            view.serving = [gate = options.gate, &store = part.store(),
+                            since = std::chrono::steady_clock::now()] {
+                MC_RETURN_IF_ERROR(gate("http"));
+                const auto led = std::chrono::steady_clock::now() - since;
+                if (led < kHaWarmup && store.Nodes().empty()) {
+                    return Status::NotLeader(
+                        "leads since " +
+                        std::to_string(
+                            std::chrono::duration_cast<std::chrono::milliseconds>(led).count()) +
+                        " ms and no node registered yet");
+                }
+                return Status::Ok();
+            };
+            http.SetMasterView(std::move(view));
+            election.Activate(term.seq);
+        }
         while (!ctx.shutdown.flag().load()) {
             ha::Term now = election.WaitForChange(term.seq, std::chrono::milliseconds(200));
             if (now.seq != term.seq) {
@@ -542,6 +571,7 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
                 break;
             }
         }
+        http.ClearMasterView();  // before the part (and what the gate refers to) goes
         part.Stop();
     }
     SdNotify("STOPPING=1");

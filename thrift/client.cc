@@ -672,6 +672,135 @@ std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> k
     return out;
 }
 
+std::vector<std::vector<Status>> Client::BatchGetRanges(
+    std::span<const std::string> keys, std::span<const std::vector<ValueRange>> ranges) {
+    std::vector<std::vector<Status>> out(keys.size());
+    if (ranges.size() != keys.size()) {
+        Status st =
+            Status::InvalidArgument("BatchGetRanges: " + std::to_string(ranges.size()) +
+                                    " range lists for " + std::to_string(keys.size()) + " keys");
+        for (size_t i = 0; i < keys.size(); ++i)
+            out[i].assign(ranges.size() > i ? ranges[i].size() : 0, st);
+        return out;
+    }
+    for (size_t i = 0; i < keys.size(); ++i) out[i].assign(ranges[i].size(), Status::Ok());
+    // A range past the value is refused before any byte moves; an empty one is read at once.
+    auto check = [&](size_t i, uint64_t size) {
+        bool any = false;
+        for (size_t j = 0; j < ranges[i].size(); ++j) {
+            const ValueRange& r = ranges[i][j];
+            if (r.offset > size || r.out.size() > size - r.offset) {
+                out[i][j] = Status::InvalidArgument("range [" + std::to_string(r.offset) + ", +" +
+                                                    std::to_string(r.out.size()) +
+                                                    ") is past the end of " + QuoteKey(keys[i]) +
+                                                    " (" + std::to_string(size) + " bytes)");
+            } else if (!r.out.empty()) {
+                any = true;
+            }
+        }
+        return any;
+    };
+    std::vector<Result<ObjectInfo>> lists = BatchGetReplicaList(keys);
+    // First each key's first readable replica, one pipelined stream per node. Ranges that
+    // follow one another in the value (sorted by offset, each starting where the last ended)
+    // are one read received into their buffers in order (a vectored receive; still no
+    // copy): an engine reading a value's consecutive parts into scattered places pays one
+    // exchange per key, as batch_get_into does.
+    struct Run {
+        size_t key;
+        size_t replica;
+        uint64_t offset;
+        std::vector<std::span<std::byte>> pieces;
+    };
+    std::vector<Run> runs;
+    std::vector<char> retry(keys.size(), 0);
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (!lists[i].ok()) {
+            retry[i] = !lists[i].status().Is(StatusCode::kNotFound);
+            if (!retry[i]) out[i].assign(ranges[i].size(), lists[i].status());
+            continue;
+        }
+        const ObjectInfo& info = *lists[i];
+        const ObjectView& v = info.object;
+        if (!check(i, v.size)) continue;
+        size_t r = 0;
+        while (r < v.replicas.size() && (v.replicas[r].state != ReplicaState::kComplete ||
+                                         info.locations[r].data_address.empty())) {
+            ++r;
+        }
+        if (r == v.replicas.size()) {
+            retry[i] = 1;
+            continue;
+        }
+        std::vector<size_t> order;
+        for (size_t j = 0; j < ranges[i].size(); ++j) {
+            if (out[i][j].ok() && !ranges[i][j].out.empty()) order.push_back(j);
+        }
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+            return ranges[i][a].offset < ranges[i][b].offset;
+        });
+        uint64_t run_end = 0;
+        for (size_t j : order) {
+            const ValueRange& range = ranges[i][j];
+            if (runs.empty() || runs.back().key != i || range.offset != run_end) {
+                runs.push_back(Run{i, r, range.offset, {}});
+            }
+            runs.back().pieces.push_back(range.out);
+            run_end = range.offset + range.out.size();
+        }
+    }
+    std::vector<BatchOp> ops(runs.size());
+    std::vector<std::string> addresses(runs.size());
+    for (size_t k = 0; k < runs.size(); ++k) {
+        const ObjectInfo& info = *lists[runs[k].key];
+        const ReplicaDesc& replica = info.object.replicas[runs[k].replica];
+        ops[k].kind = BatchOp::Kind::kRead;
+        ops[k].key = keys[runs[k].key];
+        ops[k].tier = replica.tier;
+        ops[k].generation = info.object.generation;
+        ops[k].offset = replica.ReadOffset() + runs[k].offset;
+        ops[k].receive = runs[k].pieces;
+        addresses[k] = info.locations[runs[k].replica].data_address;
+    }
+    RunPipelined(addresses, ops);
+    for (size_t k = 0; k < ops.size(); ++k) {
+        if (!ops[k].status.ok()) retry[runs[k].key] = 1;
+    }
+    // What that did not read takes the path of a single read: the other replicas, then one
+    // fresh look (the replica moved meanwhile).
+    fan_out_->Run(keys.size(), batch_width_, [&](size_t i) {
+        if (!retry[i]) return;
+        for (Status& st : out[i]) st = Status::Ok();
+        Status looked = net::ReadWithOneRelook([&](int round, bool& stop) {
+            Result<ObjectInfo> fresh =
+                round == 0 && lists[i].ok() ? std::move(lists[i]) : GetReplicaList(keys[i]);
+            stop = true;
+            if (!fresh.ok()) return fresh.status();
+            const ObjectView& v = fresh->object;
+            if (!check(i, v.size)) return Status::Ok();
+            stop = false;
+            for (size_t j = 0; j < ranges[i].size(); ++j) {
+                if (!out[i][j].ok() || ranges[i][j].out.empty()) continue;
+                const ValueRange& range = ranges[i][j];
+                MC_RETURN_IF_ERROR(ReadReplicasWith(
+                    *fresh, nullptr,
+                    [&](const std::string& address, const ReplicaDesc& r) {
+                        return transport_->ReadPieces(address, r.tier, v.key, v.generation,
+                                                      r.ReadOffset() + range.offset,
+                                                      MutablePieces(&range.out, 1));
+                    },
+                    [] { return true; }));
+            }
+            return Status::Ok();
+        });
+        if (looked.ok()) return;
+        for (Status& st : out[i]) {
+            if (st.ok()) st = looked;
+        }
+    });
+    return out;
+}
+
 std::vector<Result<uint64_t>> Client::BatchGetInto(std::span<const std::string> keys,
                                                    std::span<const std::span<std::byte>> outs,
                                                    std::span<Tier> served_from) {

@@ -263,6 +263,21 @@ public:
                                                      std::span<const MutablePieces> outs,
                                                      std::span<Tier> served_from = {});
 
+    // One range of a value for BatchGetRanges: out.size() bytes from byte `offset` of the
+    // value, into `out`.
+    struct ValueRange {
+        uint64_t offset = 0;
+        std::span<std::byte> out;
+    };
+    // Reads ranges of values straight into caller memory (get_into_ranges): one replica-list
+    // round trip for the batch, then each range read from its replica at its offset, pipelined
+    // per node, into its `out` (no staging copy; bytes outside the ranges do not travel from a
+    // MEMORY replica; a LOCAL_DISK holder reads the value from its disk and sends the range).
+    // One status per key per range: ok, NotFound, or InvalidArgument for a range past the
+    // value (nothing read). A read of each key, as Get.
+    std::vector<std::vector<Status>> BatchGetRanges(std::span<const std::string> keys,
+                                                    std::span<const std::vector<ValueRange>> ranges);
+
     // Removes the key (its DRAM now, its disk copies at the holders' next heartbeat).
     // Refused with kHasLease while leased, unless `force`.
     Status Remove(std::string_view key, bool force = false);

@@ -678,8 +678,12 @@ std::vector<std::vector<std::vector<int64_t>>> DistributedStore::GetIntoRanges(
     const std::vector<std::vector<std::vector<uint64_t>>>& sizes) {
     std::vector<std::vector<std::vector<int64_t>>> out(buffers.size());
     ReaderLock lock(mu_);
-    // Each value is read once per call, however many ranges and buffers name it.
-    std::unordered_map<std::string, Result<std::string>> values;
+    // Every (buffer, key) entry whose ranges fit its registered buffer becomes one item of a
+    // single Client::BatchGetRanges: each range read from its replica straight into the
+    // buffer (no copy of the value here), the ranges of all entries pipelined together.
+    std::vector<std::string> read_keys;
+    std::vector<std::vector<Client::ValueRange>> read_ranges;
+    std::vector<std::pair<size_t, size_t>> entry_of;  // read_keys[e] is keys[b][k]
     for (size_t b = 0; b < buffers.size(); ++b) {
         bool shape_ok = b < keys.size() && b < dst.size() && b < src.size() && b < sizes.size() &&
                         keys[b].size() == dst[b].size() && keys[b].size() == src[b].size() &&
@@ -700,25 +704,31 @@ std::vector<std::vector<std::vector<int64_t>>> DistributedStore::GetIntoRanges(
                 result.assign(nranges, kInvalidParams);
                 continue;
             }
-            const std::string& key = keys[b][k];
-            auto it = values.find(key);
-            if (it == values.end()) it = values.emplace(key, session_->client->Get(key)).first;
-            if (!it->second.ok()) {
-                result.assign(nranges, ToMooncakeError(it->second.status()));
-                continue;
-            }
-            const std::string& value = *it->second;
-            uint64_t capacity = *end - buffers[b];
+            const uint64_t capacity = *end - buffers[b];
+            result.assign(nranges, 0);
+            std::vector<Client::ValueRange> ranges(nranges);
             for (size_t r = 0; r < nranges; ++r) {
-                uint64_t d = dst[b][k][r], s = src[b][k][r], n = sizes[b][k][r];
-                if (s > value.size() || n > value.size() - s || d > capacity ||
-                    n > capacity - d) {
-                    result.push_back(kInvalidParams);
+                uint64_t d = dst[b][k][r], n = sizes[b][k][r];
+                if (d > capacity || n > capacity - d) {
+                    result[r] = kInvalidParams;  // left empty below: nothing read for it
                     continue;
                 }
-                std::memcpy(reinterpret_cast<char*>(buffers[b]) + d, value.data() + s, n);
-                result.push_back(static_cast<int64_t>(n));
+                ranges[r].offset = src[b][k][r];
+                ranges[r].out = std::span(reinterpret_cast<std::byte*>(buffers[b] + d), n);
             }
+            read_keys.push_back(keys[b][k]);
+            read_ranges.push_back(std::move(ranges));
+            entry_of.emplace_back(b, k);
+        }
+    }
+    if (read_keys.empty()) return out;
+    std::vector<std::vector<Status>> got = session_->client->BatchGetRanges(read_keys, read_ranges);
+    for (size_t e = 0; e < got.size(); ++e) {
+        std::vector<int64_t>& result = out[entry_of[e].first][entry_of[e].second];
+        for (size_t r = 0; r < got[e].size() && r < result.size(); ++r) {
+            if (result[r] == kInvalidParams) continue;
+            result[r] = got[e][r].ok() ? static_cast<int64_t>(read_ranges[e][r].out.size())
+                                       : ToMooncakeError(got[e][r]);
         }
     }
     return out;

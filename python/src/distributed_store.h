@@ -150,8 +150,10 @@ public:
     std::vector<int64_t> BatchGetIntoMulti(const std::vector<std::string>& keys,
                                            const std::vector<std::vector<uintptr_t>>& buffers,
                                            const std::vector<std::vector<size_t>>& sizes);
-    // Per buffer, per key, per range: bytes copied or a negative error. A key whose three
-    // range lists differ in length gets one error; a missing key one error per range.
+    // Per buffer, per key, per range: bytes read or a negative error. A key whose three
+    // range lists differ in length gets one error; a missing key one error per range. Each
+    // range is read from the replica at its offset straight into the buffer
+    // (Client::BatchGetRanges: one replica-list round trip, the ranges pipelined per node).
     std::vector<std::vector<std::vector<int64_t>>> GetIntoRanges(
         const std::vector<uintptr_t>& buffers, const std::vector<std::vector<std::string>>& keys,
         const std::vector<std::vector<std::vector<uint64_t>>>& dst,
