@@ -170,9 +170,10 @@ namespace {
 Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
                             Generation generation)
     MC_REQUIRES(shard.mu) {
-    auto it = shard.objects.find(std::string(key));
-    if (it == shard.objects.end()) return Status::NotFound("no put of " + QuoteKey(key));
-    ObjectMeta& meta = it->second;
+    // Through the shard's key index: no key copy, and the probe a Get takes.
+    ObjectMeta* found = shard.index.Find(key, KeyIndex::Hash(key));
+    if (found == nullptr) return Status::NotFound("no put of " + QuoteKey(key));
+    ObjectMeta& meta = *found;
     if (meta.generation != generation) {
         return Status::StaleGeneration("generation " + std::to_string(generation) + " of " +
                                        QuoteKey(key) + " is not the current one (" +

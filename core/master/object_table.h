@@ -48,12 +48,11 @@ public:
     std::array<Shard, kShardCount>& shards() { return shards_; }
 
     // A new object under `key` (its `key` pointer set, counted live), or the one there.
-    std::pair<ObjectMeta*, bool> Insert(Shard& shard, const std::string& key)
-        MC_REQUIRES(shard.mu) {
-        auto [it, inserted] = shard.objects.try_emplace(key);
+    std::pair<ObjectMeta*, bool> Insert(Shard& shard, std::string key) MC_REQUIRES(shard.mu) {
+        auto [it, inserted] = shard.objects.try_emplace(std::move(key));
         if (inserted) {
             it->second.key = &it->first;
-            shard.index.Insert(&it->second, KeyIndex::Hash(key));
+            shard.index.Insert(&it->second, KeyIndex::Hash(it->first));
             live_.fetch_add(1, std::memory_order_relaxed);
         }
         return {&it->second, inserted};
