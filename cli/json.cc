@@ -10,75 +10,7 @@
 namespace mooncake::cli {
 namespace {
 
-void AppendEscape(std::string& out, unsigned code) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\u%04x", code);
-    out += buf;
-}
-
-void AppendQuoted(std::string& out, std::string_view s) {
-    out += '"';
-    for (size_t i = 0; i < s.size();) {
-        unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            switch (c) {
-                case '"':
-                    out += "\\\"";
-                    break;
-                case '\\':
-                    out += "\\\\";
-                    break;
-                case '\b':
-                    out += "\\b";
-                    break;
-                case '\f':
-                    out += "\\f";
-                    break;
-                case '\n':
-                    out += "\\n";
-                    break;
-                case '\r':
-                    out += "\\r";
-                    break;
-                case '\t':
-                    out += "\\t";
-                    break;
-                default:
-                    if (c < 0x20 || c == 0x7f) {
-                        AppendEscape(out, c);
-                    } else {
-                        out += static_cast<char>(c);
-                    }
-            }
-            ++i;
-            continue;
-        }
-        size_t n = Utf8SequenceLength(s, i);
-        if (n == 0) {
-            AppendEscape(out, 0xdc00u + c);  // surrogateescape: one lone surrogate per byte
-            ++i;
-            continue;
-        }
-        // U+2028/U+2029 are valid JSON but end lines in JavaScript; escape them for safety.
-        if (n == 3 && c == 0xe2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-            (static_cast<unsigned char>(s[i + 2]) == 0xa8 ||
-             static_cast<unsigned char>(s[i + 2]) == 0xa9)) {
-            AppendEscape(out, static_cast<unsigned char>(s[i + 2]) == 0xa8 ? 0x2028 : 0x2029);
-        } else {
-            out.append(s.substr(i, n));
-        }
-        i += n;
-    }
-    out += '"';
-}
-
 }  // namespace
-
-std::string JsonQuote(std::string_view bytes) {
-    std::string out;
-    AppendQuoted(out, bytes);
-    return out;
-}
 
 bool IsJsonNumber(std::string_view t) {
     size_t i = 0;
@@ -128,7 +60,7 @@ void JsonWriter::Key(std::string_view name) {
     Level& top = stack_.back();
     if (top.count++ > 0) out_ += ',';
     Newline();
-    AppendQuoted(out_, name);
+    AppendJsonQuoted(out_, name);
     out_ += pretty_ ? ": " : ":";
     top.key_pending = true;
 }
@@ -172,7 +104,7 @@ void JsonWriter::EndArray() { Close(false, ']'); }
 
 void JsonWriter::String(std::string_view bytes) {
     BeforeValue();
-    AppendQuoted(out_, bytes);
+    AppendJsonQuoted(out_, bytes);
     if (stack_.empty()) done_ = true;
 }
 

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/text_encoding.h"  // JsonQuote
+
 namespace mooncake::cli {
 
 class JsonWriter {
@@ -62,8 +64,7 @@ class JsonWriter {
     bool done_ = false;
 };
 
-// JSON string escaping of `bytes` with the quotes, as JsonWriter::String writes it.
-std::string JsonQuote(std::string_view bytes);
+// JSON string escaping is core/base/text_encoding.h's JsonQuote, which JsonWriter::String uses.
 // True when `text` is a number in JSON's grammar ("-0.5e3" yes; "1." "01" "inf" no).
 bool IsJsonNumber(std::string_view text);
 

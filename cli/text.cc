@@ -4,29 +4,6 @@
 
 namespace mooncake::cli {
 
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-    auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-    auto cont = [&](size_t k) { return k < s.size() && (byte(k) & 0xc0) == 0x80; };
-    unsigned char c = byte(i);
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) return cont(i + 1) ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        if (!cont(i + 1) || !cont(i + 2)) return 0;
-        unsigned char c1 = byte(i + 1);
-        if (c == 0xe0 && c1 < 0xa0) return 0;   // overlong
-        if (c == 0xed && c1 >= 0xa0) return 0;  // UTF-16 surrogates
-        return 3;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        if (!cont(i + 1) || !cont(i + 2) || !cont(i + 3)) return 0;
-        unsigned char c1 = byte(i + 1);
-        if (c == 0xf0 && c1 < 0x90) return 0;   // overlong
-        if (c == 0xf4 && c1 >= 0x90) return 0;  // above U+10FFFF
-        return 4;
-    }
-    return 0;
-}
-
 bool IsValidUtf8(std::string_view s) {
     for (size_t i = 0; i < s.size();) {
         size_t n = Utf8SequenceLength(s, i);

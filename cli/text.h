@@ -8,11 +8,10 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/text_encoding.h"  // Utf8SequenceLength
+
 namespace mooncake::cli {
 
-// Length in bytes of the valid UTF-8 sequence starting at s[i], or 0 if none starts there
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t Utf8SequenceLength(std::string_view s, size_t i);
 bool IsValidUtf8(std::string_view s);
 
 std::string Base64Encode(std::string_view bytes);

@@ -3,47 +3,15 @@
 #include <httplib.h>
 
 #include <chrono>
-#include <cstdio>
 
 #include "core/base/metrics.h"
+#include "core/base/text_encoding.h"
 
 namespace mooncake {
 namespace {
 
 // Mooncake's content type for its text listings.
 constexpr const char* kText = "text/plain; version=0.0.4";
-
-std::string JsonString(std::string_view s) {
-    std::string out = "\"";
-    for (char ch : s) {
-        switch (ch) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (static_cast<unsigned char>(ch) < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-                    out += buf;
-                } else {
-                    out += ch;
-                }
-        }
-    }
-    return out + "\"";
-}
 
 }  // namespace
 
@@ -165,8 +133,8 @@ void MetricsHttp::AddMasterEndpoints() {
                          for (const NodeInfo& n : nodes) {
                              if (n.id == r.node) node = n.spec.name;
                          }
-                         body += "{\"tier\":" + JsonString(TierName(r.tier)) +
-                                 ",\"node\":" + JsonString(node) +
+                         body += "{\"tier\":" + JsonQuote(TierName(r.tier)) +
+                                 ",\"node\":" + JsonQuote(node) +
                                  ",\"size\":" + std::to_string(o->size) + "}\n";
                      }
                      res.set_content(body, kText);
@@ -179,7 +147,7 @@ void MetricsHttp::AddMasterEndpoints() {
         res.set_content(
             role.leader.empty()
                 ? std::string("{\"present\":false}")
-                : "{\"present\":true,\"leader_address\":" + JsonString(role.leader) + "}",
+                : "{\"present\":true,\"leader_address\":" + JsonQuote(role.leader) + "}",
             "application/json");
     });
     // Answered by every master: a standby says so, with no figures of its own.

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/base/text_encoding.h"  // Utf8SequenceLength
+
 namespace mooncake {
 namespace {
 
@@ -56,34 +58,6 @@ void AppendDouble(std::string& out, double v) {
     char buf[64];
     const auto result = std::to_chars(buf, buf + sizeof(buf), v, format);
     out.append(buf, result.ptr);
-}
-
-// Length of the valid UTF-8 sequence at s[i], or 0 if it is not one.
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-    const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char b0 = byte(i);
-    if (b0 < 0x80) return 1;
-    size_t length;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-        length = 2;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-        length = 3;
-        if (b0 == 0xE0) lo = 0xA0;  // overlong
-        if (b0 == 0xED) hi = 0x9F;  // surrogates
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-        length = 4;
-        if (b0 == 0xF0) lo = 0x90;  // overlong
-        if (b0 == 0xF4) hi = 0x8F;  // above U+10FFFF
-    } else {
-        return 0;
-    }
-    if (i + length > s.size()) return 0;
-    if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-    for (size_t k = 2; k < length; ++k) {
-        if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    }
-    return length;
 }
 
 // Escapes backslash and newline (and '"' in label values); invalid UTF-8 becomes U+FFFD.
