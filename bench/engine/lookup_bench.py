@@ -25,18 +25,14 @@ import sys
 import tempfile
 import time
 
+from bench_daemon import free_port
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 
 def key(i):
     return f"lookup-{i:025d}"  # 32 bytes: longer than the small-string buffer, as engines' are
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def open_store(pythonpath, address):

@@ -25,41 +25,15 @@ import ctypes
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+from bench_daemon import free_port, wait_listening, Pool
+
 KEYS, PIECES, GAP = 64, 8, 64
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_listening(port, proc, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"mooncaked exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"mooncaked did not listen on {port}")
-
-
-class Pool:
-    def __init__(self, store, size):
-        self.buf = (ctypes.c_ubyte * size)()
-        self.ptr = ctypes.addressof(self.buf)
-        self.size = size
-        assert store.register_buffer(self.ptr, size) == 0
 
 
 def run_arm(store, arm, keys, piece, src, dst, cfg):

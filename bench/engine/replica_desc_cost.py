@@ -19,13 +19,9 @@ import sys
 import tempfile
 import time
 
+from bench_daemon import free_port
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main():
