@@ -1,8 +1,14 @@
 """What the engine benchmarks share to run a mooncaked of their own and hand it buffers:
-a free loopback port, waiting for the daemon to listen, and a registered host buffer."""
+a free loopback port, waiting for the daemon to listen, a standalone daemon for the length of a
+`with`, a store connected to it, and a registered host buffer."""
+import contextlib
 import ctypes
+import os
+import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -33,3 +39,36 @@ class Pool:
         self.ptr = ctypes.addressof(self.buf)
         self.size = size
         assert store.register_buffer(self.ptr, size) == 0
+
+
+@contextlib.contextmanager
+def standalone_daemon(mooncaked, dram_bytes, prefix):
+    """A standalone mooncaked on loopback ports with `dram_bytes` of DRAM and 64 MiB of disk in
+    a temporary directory; yields its RPC port, and stops it and removes the directory after."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    port = free_port()
+    with open(os.path.join(tmp, "mooncaked.log"), "w") as log:
+        daemon = subprocess.Popen(
+            [mooncaked, "--role", "standalone", "--listen", f"127.0.0.1:{port}",
+             "--data_port", str(free_port()), "--metrics_port", "0",
+             "--dram_size", f"{dram_bytes >> 20}MiB", "--disk_dir", os.path.join(tmp, "disk"),
+             "--disk_size", "64MiB"], stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_listening(port, daemon)
+            yield port
+        finally:
+            daemon.terminate()
+            daemon.wait()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def connect(store_class, port, segment_bytes):
+    """A store (the module's MooncakeDistributedStore) set up against the daemon at `port`,
+    contributing `segment_bytes` of its own DRAM (0: none, every transfer over TCP)."""
+    store = store_class()
+    rc = store.setup({"local_hostname": "127.0.0.1", "metadata_server": "P2PHANDSHAKE",
+                      "global_segment_size": segment_bytes, "local_buffer_size": 16 << 20,
+                      "protocol": "tcp", "rdma_devices": "",
+                      "master_server_addr": f"127.0.0.1:{port}"})
+    assert rc == 0, f"setup: {rc}"
+    return store

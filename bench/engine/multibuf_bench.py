@@ -24,14 +24,11 @@ import argparse
 import ctypes
 import os
 import random
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
-from bench_daemon import free_port, wait_listening, Pool
+from bench_daemon import Pool, connect, standalone_daemon
 
 KEYS, PIECES, GAP = 64, 8, 64
 
@@ -124,50 +121,33 @@ def main():
 
     per_call = KEYS * PIECES * args.piece
     seg = 8 * per_call  # room for both arms' calls with slack
-    tmp = tempfile.mkdtemp(prefix="multibuf-bench-")
-    port = free_port()
-    log = open(os.path.join(tmp, "mooncaked.log"), "w")
-    daemon = subprocess.Popen(
-        [args.mooncaked, "--role", "standalone", "--listen", f"127.0.0.1:{port}",
-         "--data_port", str(free_port()), "--metrics_port", "0",
-         "--dram_size", f"{seg >> 20}MiB", "--disk_dir", os.path.join(tmp, "disk"),
-         "--disk_size", "64MiB"], stdout=log, stderr=subprocess.STDOUT)
     stores = []
-    try:
-        wait_listening(port, daemon)
-        results = {}
-        for name, segment in (("local", seg), ("remote", 0)):
-            store = MooncakeDistributedStore()
-            rc = store.setup({"local_hostname": "127.0.0.1", "metadata_server": "P2PHANDSHAKE",
-                              "global_segment_size": segment, "local_buffer_size": 16 << 20,
-                              "protocol": "tcp", "rdma_devices": "",
-                              "master_server_addr": f"127.0.0.1:{port}"})
-            assert rc == 0, f"setup: {rc}"
-            stores.append(store)
-            cfg = ReplicateConfig()
-            if segment:
-                cfg.preferred_segment = store.get_hostname()
-            results[name] = scenario(name, store, cfg, args.piece, args.rounds)
-        print(f"{KEYS} keys/call x {PIECES} pieces x {args.piece} B = "
-              f"{per_call / 2**20:.1f} MiB per call; median of {args.rounds} calls; MB/s")
-        print("| path | raw copy | single put | multi put | multi/single put | single get | "
-              "multi get | multi/single get | multi put/raw | multi get/raw | failed calls |")
-        print("| --- " * 11 + "|")
-        for name, r in results.items():
-            print(f"| {name} | {r['raw']:.0f} | {r['single_put']:.0f} | {r['multi_put']:.0f} | "
-                  f"{r['multi_put'] / r['single_put']:.2f} | {r['single_get']:.0f} | "
-                  f"{r['multi_get']:.0f} | {r['multi_get'] / r['single_get']:.2f} | "
-                  f"{r['multi_put'] / r['raw']:.2f} | {r['multi_get'] / r['raw']:.2f} | "
-                  f"{r['failed_calls']} |")
-        if any(r["failed_calls"] for r in results.values()):
-            sys.exit("multibuf_bench: some calls failed or read back wrong bytes")
-    finally:
-        for s in stores:
-            s.close()
-        daemon.terminate()
-        daemon.wait()
-        log.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+    with standalone_daemon(args.mooncaked, seg, "multibuf-bench-") as port:
+        try:
+            results = {}
+            for name, segment in (("local", seg), ("remote", 0)):
+                store = connect(MooncakeDistributedStore, port, segment)
+                stores.append(store)
+                cfg = ReplicateConfig()
+                if segment:
+                    cfg.preferred_segment = store.get_hostname()
+                results[name] = scenario(name, store, cfg, args.piece, args.rounds)
+            print(f"{KEYS} keys/call x {PIECES} pieces x {args.piece} B = "
+                  f"{per_call / 2**20:.1f} MiB per call; median of {args.rounds} calls; MB/s")
+            print("| path | raw copy | single put | multi put | multi/single put | single get | "
+                  "multi get | multi/single get | multi put/raw | multi get/raw | failed calls |")
+            print("| --- " * 11 + "|")
+            for name, r in results.items():
+                print(f"| {name} | {r['raw']:.0f} | {r['single_put']:.0f} | {r['multi_put']:.0f} | "
+                      f"{r['multi_put'] / r['single_put']:.2f} | {r['single_get']:.0f} | "
+                      f"{r['multi_get']:.0f} | {r['multi_get'] / r['single_get']:.2f} | "
+                      f"{r['multi_put'] / r['raw']:.2f} | {r['multi_get'] / r['raw']:.2f} | "
+                      f"{r['failed_calls']} |")
+            if any(r["failed_calls"] for r in results.values()):
+                sys.exit("multibuf_bench: some calls failed or read back wrong bytes")
+        finally:
+            for s in stores:
+                s.close()
 
 
 if __name__ == "__main__":

@@ -21,14 +21,11 @@ import argparse
 import ctypes
 import os
 import random
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
-from bench_daemon import free_port, wait_listening, Pool
+from bench_daemon import Pool, connect, standalone_daemon
 
 KEYS, PIECES, GAP = 64, 8, 64
 
@@ -95,50 +92,33 @@ def main():
 
     per_call = KEYS * PIECES * args.piece
     seg = 4 * per_call
-    tmp = tempfile.mkdtemp(prefix="ranges-bench-")
-    port = free_port()
-    log = open(os.path.join(tmp, "mooncaked.log"), "w")
-    daemon = subprocess.Popen(
-        [args.mooncaked, "--role", "standalone", "--listen", f"127.0.0.1:{port}",
-         "--data_port", str(free_port()), "--metrics_port", "0",
-         "--dram_size", f"{seg >> 20}MiB", "--disk_dir", os.path.join(tmp, "disk"),
-         "--disk_size", "64MiB"], stdout=log, stderr=subprocess.STDOUT)
     stores = []
-    try:
-        wait_listening(port, daemon)
-        results = {}
-        for name, segment in (("local", seg), ("remote", 0)):
-            store = MooncakeDistributedStore()
-            rc = store.setup({"local_hostname": "127.0.0.1", "metadata_server": "P2PHANDSHAKE",
-                              "global_segment_size": segment, "local_buffer_size": 16 << 20,
-                              "protocol": "tcp", "rdma_devices": "",
-                              "master_server_addr": f"127.0.0.1:{port}"})
-            assert rc == 0, f"setup: {rc}"
-            stores.append(store)
-            cfg = ReplicateConfig()
-            if segment:
-                cfg.preferred_segment = store.get_hostname()
-            results[name] = scenario(name, store, cfg, args.piece, args.rounds)
-        print(f"{KEYS} keys/call x {PIECES} ranges x {args.piece} B = "
-              f"{per_call / 2**20:.1f} MiB per call; median of {args.rounds} calls; MB/s "
-              f"(ms a call)")
-        print("| path | batch_get_into | get_into_ranges | **ranges/whole** | "
-              "half the ranges | failed calls |")
-        print("| --- " * 6 + "|")
-        for name, r in results.items():
-            print(f"| {name} | {r['whole']:.0f} ({r['whole_ms']:.2f}) | "
-                  f"{r['ranges']:.0f} ({r['ranges_ms']:.2f}) | "
-                  f"{r['ranges'] / r['whole']:.2f} | {r['half']:.0f} ({r['half_ms']:.2f}) | "
-                  f"{r['failed_calls']} |")
-        if any(r["failed_calls"] for r in results.values()):
-            sys.exit("ranges_bench: some calls failed or read back wrong bytes")
-    finally:
-        for s in stores:
-            s.close()
-        daemon.terminate()
-        daemon.wait()
-        log.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+    with standalone_daemon(args.mooncaked, seg, "ranges-bench-") as port:
+        try:
+            results = {}
+            for name, segment in (("local", seg), ("remote", 0)):
+                store = connect(MooncakeDistributedStore, port, segment)
+                stores.append(store)
+                cfg = ReplicateConfig()
+                if segment:
+                    cfg.preferred_segment = store.get_hostname()
+                results[name] = scenario(name, store, cfg, args.piece, args.rounds)
+            print(f"{KEYS} keys/call x {PIECES} ranges x {args.piece} B = "
+                  f"{per_call / 2**20:.1f} MiB per call; median of {args.rounds} calls; MB/s "
+                  f"(ms a call)")
+            print("| path | batch_get_into | get_into_ranges | **ranges/whole** | "
+                  "half the ranges | failed calls |")
+            print("| --- " * 6 + "|")
+            for name, r in results.items():
+                print(f"| {name} | {r['whole']:.0f} ({r['whole_ms']:.2f}) | "
+                      f"{r['ranges']:.0f} ({r['ranges_ms']:.2f}) | "
+                      f"{r['ranges'] / r['whole']:.2f} | {r['half']:.0f} ({r['half_ms']:.2f}) | "
+                      f"{r['failed_calls']} |")
+            if any(r["failed_calls"] for r in results.values()):
+                sys.exit("ranges_bench: some calls failed or read back wrong bytes")
+        finally:
+            for s in stores:
+                s.close()
 
 
 if __name__ == "__main__":
