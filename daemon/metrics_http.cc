@@ -121,7 +121,8 @@ void MetricsHttp::AddMasterEndpoints() {
                      const std::string key = req.get_param_value("key");
                      auto o = v.stat(key);
                      if (!o.ok()) {
-                         res.status = 404;
+                         // A malformed key is the asker's error; a well-formed one not stored, 404.
+                         res.status = o.status().Is(StatusCode::kInvalidArgument) ? 400 : 404;
                          res.set_content(o.status().ToString() + "\n", "text/plain");
                          return;
                      }

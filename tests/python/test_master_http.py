@@ -37,6 +37,14 @@ def test_master_http_probes(tmp_path):
             assert http_get(m.metrics_port, "/query_segment?segment=nope:1")[0] == 500
             status, body = http_get(m.metrics_port, "/get_all_keys")
             assert status == 200 and "http-key" in body.splitlines()
+            status, body = http_get(m.metrics_port, "/query_key?key=http-key")
+            assert status == 200 and '"tier":"MEMORY"' in body
+            assert http_get(m.metrics_port, "/query_key?key=nope")[0] == 404
+            # A malformed key is a bad request, answered with the reason; the master serves on.
+            for bad in ("/query_key", "/query_key?key=", "/query_key?key=a%00b"):
+                status, body = http_get(m.metrics_port, bad)
+                assert status == 400 and "InvalidArgument" in body, (bad, status, body)
+            assert http_get(m.metrics_port, "/get_all_segments")[0] == 200
         finally:
             s.close()
             client.close()
