@@ -14,14 +14,14 @@ rpc::NodeLocation NodeDirectory::Locate(NodeId id) {
         MutexLock lock(mu_);
         auto it = nodes_.find(id);
         if (it != nodes_.end()) return it->second.location;
-        if (std::chrono::steady_clock::now() - last_refresh_ < std::chrono::milliseconds(100)) {
-            return {};
-        }
     }
-    Refresh();
-    MutexLock lock(mu_);
-    auto it = nodes_.find(id);
-    return it != nodes_.end() ? it->second.location : rpc::NodeLocation{};
+    // A miss: the node may have registered a moment ago (the store can allocate on it before
+    // RegisterNode's Remember runs). Ask the store for this one node rather than answer a put
+    // with an empty address.
+    std::optional<NodeSpec> spec = store_.NodeSpecOf(id);  // outside our lock: store locks
+    if (!spec) return {};
+    Remember(id, *spec);
+    return {spec->name, spec->data_address};
 }
 
 void NodeDirectory::Refresh() {
@@ -35,7 +35,6 @@ void NodeDirectory::Refresh() {
         if (entry.remembered >= started) fresh[id] = entry;
     }
     nodes_.swap(fresh);
-    last_refresh_ = started;
 }
 
 }  // namespace mooncake

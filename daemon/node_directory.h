@@ -2,8 +2,8 @@
 // replicas in RPC replies and for the standalone node's promotions.
 //
 // MasterStore::Nodes() walks every node and counts objects, too heavy for every Get; this
-// keeps a copy, updated at registration and refreshed from Nodes() by the tick thread (and at
-// most every 100 ms on a miss).
+// keeps a copy, updated at registration (and from the store on a miss) and pruned of departed
+// nodes by the tick thread's Refresh().
 //
 // Thread-safety: all methods may be called from any thread.
 #pragma once
@@ -39,7 +39,6 @@ private:
         std::chrono::steady_clock::time_point remembered{};  // by Remember(); kept by Refresh
     };
     std::unordered_map<NodeId, Entry> nodes_ MC_GUARDED_BY(mu_);
-    std::chrono::steady_clock::time_point last_refresh_ MC_GUARDED_BY(mu_){};
 };
 
 }  // namespace mooncake

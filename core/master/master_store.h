@@ -22,6 +22,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -200,6 +201,8 @@ public:
     Result<ObjectView> Stat(std::string_view key) const;  // every replica, any state
     std::vector<ObjectView> List(const ListOptions& options) const;  // sorted by key
     std::vector<NodeInfo> Nodes() const;
+    // One live node's registration (name, addresses); nullopt if it is not registered.
+    std::optional<NodeSpec> NodeSpecOf(NodeId id) const;
     std::vector<TaskView> Tasks() const;
     // LOCAL_DISK-only keys of `scope` by sketch estimate, hottest first.
     std::vector<HotKey> Hot(size_t limit, const KeyScope& scope = KeyScope::Default()) const;

@@ -73,6 +73,12 @@ std::vector<NodeInfo> MasterStore::Nodes() const {
     return out;
 }
 
+std::optional<NodeSpec> MasterStore::NodeSpecOf(NodeId id) const {
+    std::shared_ptr<NodeState> node = nodes_.Get(id);
+    if (node == nullptr) return std::nullopt;
+    return node->spec;
+}
+
 std::vector<TaskView> MasterStore::Tasks() const {
     std::vector<TaskView> out;
     Nanos now = clock_.Now();

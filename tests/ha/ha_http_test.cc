@@ -55,14 +55,20 @@ TEST(HaHttp, LeaderAnswersStandbyRefersFailoverServesSegmentsAgain) {
     ASSERT_NE(leader, nullptr);
     HaCluster::Master* standby = Standby(c, leader);
     ASSERT_NE(standby, nullptr);
-    // A put right after the node registered may find the master's node directory without
-    // its data address yet ("the node holding the allocated range is gone"): wait for one.
-    const auto until = Steady::now() + 10s;
-    while (!c.client->Put("http/probe", "x").ok() && Steady::now() < until) {
-        std::this_thread::sleep_for(50ms);
-    }
+    // The first put right after the node registered must succeed (the master's node
+    // directory once answered it with no data address).
+    Status first = c.client->Put("http/probe", "x");
+    ASSERT_TRUE(first.ok()) << first.ToString();
     ASSERT_TRUE(c.client->Remove("http/probe", true).ok());
     std::vector<WrittenKey> keys = PutKeys(*c.client, "http/", 3, 5000, 7);
+    // The standby learns the leader from etcd at its first campaign, once its own lease is
+    // granted: it may still be starting when the leader already serves.
+    const auto until = Steady::now() + 10s;
+    while (Get(standby->metrics_port, "/leader").body.find("\"present\":true") ==
+               std::string::npos &&
+           Steady::now() < until) {
+        std::this_thread::sleep_for(50ms);
+    }
 
     // The leader: Mooncake's formats, over its metadata.
     Answer segs = Get(leader->metrics_port, "/get_all_segments");
