@@ -1,6 +1,7 @@
 #include "thrift/client.h"
 
 #include <algorithm>
+#include <deque>
 #include <thread>
 
 #include "MasterService.h"
@@ -713,6 +714,7 @@ std::vector<std::vector<Status>> Client::BatchGetRanges(
         std::vector<std::span<std::byte>> pieces;
     };
     std::vector<Run> runs;
+    std::deque<std::vector<std::byte>> scratch;  // gaps bridged in disk reads (stable addresses)
     std::vector<char> retry(keys.size(), 0);
     for (size_t i = 0; i < keys.size(); ++i) {
         if (!lists[i].ok()) {
@@ -739,14 +741,28 @@ std::vector<std::vector<Status>> Client::BatchGetRanges(
         std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
             return ranges[i][a].offset < ranges[i][b].offset;
         });
+        // A LOCAL_DISK replica is read whole at the node (its checksum covers the whole
+        // value), so each run costs a read of the value: bridge the gaps between a key's
+        // ranges (received into scratch) while a gap is no larger than what the run
+        // already asks for, so scattered parts cost one disk read, not one each.
+        const bool from_disk = v.replicas[r].tier == Tier::kLocalDisk;
         uint64_t run_end = 0;
+        uint64_t run_wanted = 0;
         for (size_t j : order) {
             const ValueRange& range = ranges[i][j];
-            if (runs.empty() || runs.back().key != i || range.offset != run_end) {
+            const bool same_key = !runs.empty() && runs.back().key == i;
+            const bool bridge = from_disk && same_key && range.offset > run_end &&
+                                range.offset - run_end <= run_wanted;
+            if (bridge) {
+                scratch.emplace_back(range.offset - run_end);
+                runs.back().pieces.push_back(scratch.back());
+            } else if (!same_key || range.offset != run_end) {
                 runs.push_back(Run{i, r, range.offset, {}});
+                run_wanted = 0;
             }
             runs.back().pieces.push_back(range.out);
             run_end = range.offset + range.out.size();
+            run_wanted += range.out.size();
         }
     }
     std::vector<BatchOp> ops(runs.size());
