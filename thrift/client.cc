@@ -16,6 +16,18 @@
 namespace mooncake {
 namespace {
 
+// The index of `info`'s first COMPLETE replica whose node has a data address (the one a
+// pipelined batch read tries first), or replicas.size() if none.
+size_t FirstReachableReplica(const ObjectInfo& info) {
+    const ObjectView& v = info.object;
+    size_t r = 0;
+    while (r < v.replicas.size() && (v.replicas[r].state != ReplicaState::kComplete ||
+                                     info.locations[r].data_address.empty())) {
+        ++r;
+    }
+    return r;
+}
+
 ObjectInfo FromWireInfo(const rpc::ObjectInfo& wire) {
     ObjectInfo out;
     out.object = rpc::FromWire(wire);
@@ -598,11 +610,7 @@ void Client::BatchRead(std::span<const std::string> keys,
         if (!lists[i].ok()) continue;
         const ObjectInfo& info = *lists[i];
         const ObjectView& v = info.object;
-        size_t r = 0;
-        while (r < v.replicas.size() && (v.replicas[r].state != ReplicaState::kComplete ||
-                                         info.locations[r].data_address.empty())) {
-            ++r;
-        }
+        const size_t r = FirstReachableReplica(info);
         if (r == v.replicas.size()) continue;
         Status refused;
         MutablePieces buffer = buffer_for(i, v.size, &refused);
@@ -725,11 +733,7 @@ std::vector<std::vector<Status>> Client::BatchGetRanges(
         const ObjectInfo& info = *lists[i];
         const ObjectView& v = info.object;
         if (!check(i, v.size)) continue;
-        size_t r = 0;
-        while (r < v.replicas.size() && (v.replicas[r].state != ReplicaState::kComplete ||
-                                         info.locations[r].data_address.empty())) {
-            ++r;
-        }
+        const size_t r = FirstReachableReplica(info);
         if (r == v.replicas.size()) {
             retry[i] = 1;
             continue;
