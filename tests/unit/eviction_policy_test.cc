@@ -34,6 +34,7 @@ TEST(EvictionPolicyParse, NamesAndDefault) {
     EXPECT_EQ(config.eviction_policy(), "lru");
     EXPECT_TRUE(config.Set("eviction_policy", "hit_density").ok());
     EXPECT_TRUE(config.Set("eviction_policy", "adaptive").ok());
+    EXPECT_TRUE(config.Set("eviction_policy", "adaptive").ok());
     EXPECT_FALSE(config.Set("eviction_policy", "fifo").ok());
     // Start-only: the store reads it once.
     EXPECT_FALSE(config.Set("eviction_policy", "lru", SetMode::kRuntime).ok());
@@ -168,6 +169,34 @@ TEST_F(HitDensityStoreTest, LruMissesTheReadBacks) {
 TEST_F(HitDensityStoreTest, DroppingTheDeadClassFirstKeepsTheReadBacks) {
     config_.Set("eviction_policy", "hit_density").ok();
     EXPECT_GT(Run(3000, 1000), 400);  // 606 when written; LRU: under 50
+}
+
+// eviction_policy=adaptive: the store ranks by hit density only while the adaptive gate
+// follows its density arm. Here the arm wins (it is HitDensityOrder's own case), so the gate
+// follows it and the store keeps the read-backs as hit_density does.
+TEST_F(HitDensityStoreTest, AdaptiveFollowsTheDensityArmWhereItWins) {
+    ASSERT_TRUE(config_.Set("eviction_policy", "adaptive").ok());
+    EXPECT_GT(Run(3000, 1000), 400);
+    EXPECT_EQ(metrics_.Value("promotion_gate_arm", {{"arm", "density"}}).value_or(-1), 1);
+}
+
+// The same order while the gate is not consulted (promotion_gate=fixed): never followed, so
+// the store evicts by recency alone, as LRU does.
+TEST_F(HitDensityStoreTest, AdaptiveIsLruWhileNotFollowed) {
+    ASSERT_TRUE(config_.Set("eviction_policy", "adaptive").ok());
+    ASSERT_TRUE(config_.Set("promotion_gate", "fixed").ok());
+    ASSERT_TRUE(config_.Set("promotion_compare_victims", "false").ok());
+    EXPECT_LT(Run(3000, 1000), 50);
+}
+
+// Following and leaving at runtime: with the gate turned off mid-run the store goes back to
+// recency, and the read-backs are lost again.
+TEST_F(HitDensityStoreTest, AdaptiveStopsRankingByDensityWhenLeft) {
+    ASSERT_TRUE(config_.Set("eviction_policy", "adaptive").ok());
+    ASSERT_GT(Run(3000, 1000), 400);
+    ASSERT_TRUE(config_.Set("promotion_gate", "fixed", SetMode::kRuntime).ok());
+    ASSERT_TRUE(config_.Set("promotion_compare_victims", "false", SetMode::kRuntime).ok());
+    EXPECT_LT(RunMore(3000, 1000), 50);
 }
 
 // While not followed, eviction_policy=adaptive is exactly LRU (its per-class lists merged by
