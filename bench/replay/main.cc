@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--policy", policy, "dram-only | no-promotion | promotion | reference-lru | "
                                        "reference-lru-no-promotion | hit-density | promotion-compare | "
-                                       "promotion-no-compare | hit-density-no-compare | "
+                                       "promotion-no-compare | hit-density-no-compare | promotion-density | "
                                        "belady | all");
     app.add_option("--object-size", object_size, "bytes per block")->check(CLI::Range(1, 1 << 30));
     app.add_option("--promotion_admission_threshold", threshold,

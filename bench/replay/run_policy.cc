@@ -14,12 +14,13 @@ namespace {
 // promotion-adaptive: promotion_gate=adaptive (core/master/adaptive_policy.h).
 // promotion-compare / promotion-no-compare: the promotion gate fixed (promotion_gate=fixed)
 // with promotion_compare_victims on / off, as the operator knobs allow; hit-density-no-compare
-// likewise with eviction_policy=hit_density.
+// likewise with eviction_policy=hit_density. promotion-density: promotion with
+// eviction_policy=adaptive (the gate's density arm, bench/replay/POLICIES.md).
 const std::vector<std::string> kPolicyList = {
     "dram-only",     "no-promotion",           "promotion",
     "promotion-compare", "promotion-no-compare", "promotion-adaptive", "reference-lru",
     "reference-lru-no-promotion", "hit-density", "hit-density-no-compare",
-    "belady"};
+    "promotion-density", "belady"};
 
 // A multiple of 1 MiB whose data region holds `data` bytes in `objects` objects: the store
 // takes 1 MiB of header and a journal of capacity/32 (2 MiB..1 GiB), and its index (a quarter
@@ -97,6 +98,12 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
         options.knobs.push_back({"offload_on_evict", "true"});
         options.knobs.push_back({"promotion_on_hit", "true"});
         options.knobs.push_back({"promotion_gate", "adaptive"});
+    } else if (policy == "promotion-density") {
+        options.knobs.push_back({"enable_offload", "true"});
+        options.knobs.push_back({"offload_on_evict", "true"});
+        options.knobs.push_back({"promotion_on_hit", "true"});
+        options.knobs.push_back({"promotion_gate", "adaptive"});
+        options.knobs.push_back({"eviction_policy", "adaptive"});
     } else if (policy == "hit-density-no-compare") {
         options.knobs.push_back({"enable_offload", "true"});
         options.knobs.push_back({"offload_on_evict", "true"});

@@ -13,6 +13,7 @@ const char* AdaptivePromotionGate::ArmName(Arm arm) {
         case Arm::kAlways: return "always";
         case Arm::kCompare: return "compare";
         case Arm::kNever: return "never";
+        case Arm::kDensity: return "density";
     }
     return "always";
 }
@@ -67,6 +68,7 @@ void AdaptivePromotionGate::MaybeResize() {
         // A different sample: the old simulations describe other keys. Start over.
         shift_.store(shift, std::memory_order_relaxed);
         for (Sim& s : sims_) s.Clear();
+        density_.Clear();
         score_ = {};
         lead_ = {};
         disagree_ = {};
@@ -74,21 +76,76 @@ void AdaptivePromotionGate::MaybeResize() {
     sim_capacity_ = sim_capacity;
 }
 
-void AdaptivePromotionGate::OnGet(uint64_t hash, uint64_t size, uint32_t estimate,
-                                  uint32_t threshold) {
-    if (!Sampled(hash)) return;
-    MutexLock lock(mu_);
-    Access(hash, size, /*put=*/false, estimate, threshold);
+void AdaptivePromotionGate::DensitySim::Touch(uint64_t hash, int cls, Nanos now) {
+    auto it = where.at(hash);
+    auto& to = lists[static_cast<size_t>(cls)];
+    to.splice(to.begin(), lists[it->cls], it);
+    it->cls = static_cast<uint8_t>(cls);
+    it->last = now;
+    it->seq = ++seq;
 }
 
-void AdaptivePromotionGate::OnPut(uint64_t hash, uint64_t size, uint32_t estimate) {
+void AdaptivePromotionGate::DensitySim::Insert(uint64_t hash, uint64_t size, int cls, Nanos now,
+                                               uint64_t capacity,
+                                               const HitDensityEstimator::Table& table) {
+    if (size > capacity) return;
+    while (used + size > capacity) {
+        // The coldest of the lists' cold ends: lowest score, then least recent.
+        std::list<Entry>* victim = nullptr;
+        double victim_score = 0;
+        for (auto& list : lists) {
+            if (list.empty()) continue;
+            const Entry& e = list.back();
+            double score = HitDensityEstimator::Score(table, e.cls, now - e.last);
+            if (victim == nullptr || score < victim_score ||
+                (score == victim_score && e.seq < victim->back().seq)) {
+                victim = &list;
+                victim_score = score;
+            }
+        }
+        if (victim == nullptr) break;
+        used -= victim->back().size;
+        where.erase(victim->back().hash);
+        victim->pop_back();
+    }
+    auto& to = lists[static_cast<size_t>(cls)];
+    to.push_front({hash, size, ++seq, now, static_cast<uint8_t>(cls)});
+    where[hash] = to.begin();
+    used += size;
+}
+
+void AdaptivePromotionGate::DensitySim::Clear() {
+    for (auto& list : lists) list.clear();
+    where.clear();
+    used = 0;
+}
+
+std::optional<HitDensityEstimator::Table> AdaptivePromotionGate::MaybeFreshTable() {
+    if (!options_.density_table) return std::nullopt;
+    if (table_tick_.fetch_add(1, std::memory_order_relaxed) % 256 != 0) return std::nullopt;
+    return options_.density_table();
+}
+
+void AdaptivePromotionGate::OnGet(uint64_t hash, uint64_t size, uint32_t estimate,
+                                  uint32_t threshold, int cls, Nanos now) {
     if (!Sampled(hash)) return;
+    std::optional<HitDensityEstimator::Table> fresh = MaybeFreshTable();
     MutexLock lock(mu_);
-    Access(hash, size, /*put=*/true, estimate, 0);
+    if (fresh) table_ = *fresh;
+    Access(hash, size, /*put=*/false, estimate, threshold, cls, now);
+}
+
+void AdaptivePromotionGate::OnPut(uint64_t hash, uint64_t size, uint32_t estimate, int cls,
+                                  Nanos now) {
+    if (!Sampled(hash)) return;
+    std::optional<HitDensityEstimator::Table> fresh = MaybeFreshTable();
+    MutexLock lock(mu_);
+    if (fresh) table_ = *fresh;
+    Access(hash, size, /*put=*/true, estimate, 0, cls, now);
 }
 
 void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate,
-                                   uint32_t threshold) {
+                                   uint32_t threshold, int cls, Nanos now) {
     if (sampled_ == 0) mean_size_ = std::max<uint64_t>(size, 1);
     mean_size_ = static_cast<uint64_t>(static_cast<int64_t>(mean_size_) +
                                        (static_cast<int64_t>(size) - static_cast<int64_t>(mean_size_)) / 64);
@@ -100,7 +157,22 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
     reads.Set(count, agings);
     const uint32_t need = threshold;
     std::array<bool, kArms> hit{};
+    constexpr auto kDensityArm = static_cast<size_t>(Arm::kDensity);
+    if (options_.density_table) {
+        // Promotes as `always` does; evicts by the store's scores.
+        if (density_.Contains(hash)) {
+            density_.Touch(hash, cls, now);
+            if (!put) {
+                hit[kDensityArm] = true;
+                score_[kDensityArm] += 1;
+                sim_hits_[kDensityArm]->Inc();
+            }
+        } else if (put || count >= need) {
+            density_.Insert(hash, size, cls, now, sim_capacity_, table_);
+        }
+    }
     for (size_t a = 0; a < kArms; ++a) {
+        if (a == kDensityArm) continue;
         Sim& sim = sims_[a];
         if (sim.Contains(hash)) {
             sim.Touch(hash, reads);
@@ -123,6 +195,7 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
             switch (static_cast<Arm>(a)) {
                 case Arm::kAlways: promote = true; break;
                 case Arm::kNever: promote = false; break;
+                case Arm::kDensity: break;  // simulated above
                 case Arm::kCompare: {
                     // The victims this promotion would displace, coldest first.
                     uint32_t victim_max = 0;

@@ -10,12 +10,17 @@
 //            (promotion_compare_victims=true; resists loops and scans)
 //   never    do not displace anything for a promotion (the no-promotion cache; best when
 //            everything that comes back would push out something about to be read)
+//   density  promote as `always`, but evict by hit density (core/master/eviction_policy.h)
+//            instead of recency; simulated only under eviction_policy=adaptive, whose order
+//            ranks by the estimator's scores exactly while the gate follows this arm
 //
-// Every simulation is an exact LRU over the sampled keys with DRAM scaled by the sampling
-// rate; it sees the admission count the real gate sees with every access (and remembers it
+// Every simulation but density's is an exact LRU over the sampled keys with DRAM scaled by the
+// sampling rate; it sees the admission count the real gate sees with every access (and remembers it
 // with each sampled key, aging it as the store's counts age, for the comparison's victims) and
 // the same admission threshold, on the same sequence (a Put inserts; a Get of a key not in the
-// mini-DRAM is a LOCAL_DISK hit that may promote).
+// mini-DRAM is a LOCAL_DISK hit that may promote). The density arm's simulation keeps one LRU
+// list per access class and evicts the cold end with the lowest score in the store's own
+// score table (each entry remembers its class and last access, as the store's objects do).
 //
 // The burden of proof is on refusing. The gate follows `always` until a refusing arm's
 // (decayed) lead over it, counted on the sampled reads where exactly one of the two hits,
@@ -23,10 +28,13 @@
 // hits): statistically significant evidence, on this workload, that promoting loses hits.
 // It follows a refusing arm only while that evidence holds (its lead over `always` stays
 // above stay_z deviations), and goes back to `always` as soon as it fades; between the two
-// refusing arms it moves on the same sign test at switch_z. A fresh or quiet store, with no
-// evidence, promotes. The eviction order the arms model is LRU: the store uses the gate only
-// with eviction_policy=lru (with hit_density it keeps promotion_compare_victims), so gate,
-// comparison and order agree.
+// refusing arms it moves on the same sign test at switch_z. The density arm is chosen by the
+// same rule: it too must beat `always` at leave_z (and min_lead) before the store follows it,
+// and is left as soon as its lead falls under stay_z (it and the refusing arms trade places
+// at switch_z, as those do between themselves). A fresh or quiet store, with no
+// evidence, promotes and evicts by recency. The eviction order the other arms model is LRU:
+// the store uses the gate only with eviction_policy=lru or adaptive (with hit_density it keeps
+// promotion_compare_victims), so gate, comparison and order agree.
 //
 // Thread-safety: every method may be called from any thread (one mutex, a leaf: the gate never
 // takes a store lock; the store calls OnGet after releasing the key's shard lock, OnPut under it).
@@ -38,10 +46,13 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
-#include "core/master/access_count.h"
+#include "core/base/clock.h"
 #include "core/base/mutex.h"
+#include "core/master/access_count.h"
+#include "core/master/eviction_policy.h"
 
 namespace mooncake {
 
@@ -51,8 +62,8 @@ class Gauge;
 
 class AdaptivePromotionGate {
 public:
-    enum class Arm : uint8_t { kAlways = 0, kCompare = 1, kNever = 2 };
-    static constexpr int kArms = 3;
+    enum class Arm : uint8_t { kAlways = 0, kCompare = 1, kNever = 2, kDensity = 3 };
+    static constexpr int kArms = 4;
     static const char* ArmName(Arm arm);
 
     struct Options {
@@ -71,6 +82,9 @@ public:
         double stay_z = 1;
         double switch_z = 2;
         double min_lead = 8;
+        // The store's hit-density score table (EvictionOrder::ScoreTable), read every few
+        // hundred sampled accesses; empty: the density arm is not simulated (never followed).
+        std::function<HitDensityEstimator::Table()> density_table;
     };
 
     // `capacity_bytes` reads the store's DRAM capacity (asked again every few thousand
@@ -88,9 +102,11 @@ public:
 
     // Observers: every Get that found the key (any tier), with its admission count after
     // counting this read and the admission threshold (PromotionPipeline::AdmissionThreshold);
-    // every Put, with the new object's count.
-    void OnGet(uint64_t hash, uint64_t size, uint32_t estimate, uint32_t threshold);
-    void OnPut(uint64_t hash, uint64_t size, uint32_t estimate);
+    // every Put, with the new object's count. `cls` and `now`: the access's hit-density class
+    // and time (EvictionHook::cls, last_access), for the density arm.
+    void OnGet(uint64_t hash, uint64_t size, uint32_t estimate, uint32_t threshold, int cls = 0,
+               Nanos now = Nanos{0});
+    void OnPut(uint64_t hash, uint64_t size, uint32_t estimate, int cls = 0, Nanos now = Nanos{0});
 
     // The arm a promotion into full DRAM follows now.
     Arm Current() const { return static_cast<Arm>(current_.load(std::memory_order_relaxed)); }
@@ -141,10 +157,34 @@ private:
         }
     };
 
+    // The density arm's mini-DRAM: one LRU list per access class, by bytes; evicts the cold
+    // end with the lowest score (ties: least recent), as HitDensityOrder does.
+    struct DensitySim {
+        struct Entry {
+            uint64_t hash;
+            uint64_t size;
+            uint64_t seq;  // recency
+            Nanos last;
+            uint8_t cls;
+        };
+        std::array<std::list<Entry>, HitDensityEstimator::kClasses> lists;  // most recent first
+        std::unordered_map<uint64_t, std::list<Entry>::iterator> where;
+        uint64_t used = 0;
+        uint64_t seq = 0;
+
+        bool Contains(uint64_t hash) const { return where.count(hash) != 0; }
+        void Touch(uint64_t hash, int cls, Nanos now);
+        void Insert(uint64_t hash, uint64_t size, int cls, Nanos now, uint64_t capacity,
+                    const HitDensityEstimator::Table& table);
+        void Clear();
+    };
+
     bool Sampled(uint64_t hash) const;
     void MaybeResize() MC_REQUIRES(mu_);
-    void Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate, uint32_t threshold)
-        MC_REQUIRES(mu_);
+    // A fresh score table outside the lock, every few hundred sampled accesses.
+    std::optional<HitDensityEstimator::Table> MaybeFreshTable();
+    void Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate, uint32_t threshold,
+                int cls, Nanos now) MC_REQUIRES(mu_);
     void Decide() MC_REQUIRES(mu_);
     double Excess(size_t a, size_t b, double z) const MC_REQUIRES(mu_);
     void SwitchTo(size_t arm) MC_REQUIRES(mu_);
@@ -161,7 +201,10 @@ private:
     uint64_t since_decay_ MC_GUARDED_BY(mu_) = 0;
     // EWMA of object sizes (mini capacity in objects)
     uint64_t mean_size_ MC_GUARDED_BY(mu_) = 65536;
-    std::array<Sim, kArms> sims_ MC_GUARDED_BY(mu_){};
+    std::array<Sim, kArms> sims_ MC_GUARDED_BY(mu_){};  // [kDensity] unused: density_
+    DensitySim density_ MC_GUARDED_BY(mu_);
+    HitDensityEstimator::Table table_ MC_GUARDED_BY(mu_);
+    std::atomic<uint64_t> table_tick_{0};
     std::array<double, kArms> score_ MC_GUARDED_BY(mu_){};
     // [a][b]: decayed (hits of a - hits of b), and reads where exactly one of a, b hit.
     std::array<std::array<double, kArms>, kArms> lead_ MC_GUARDED_BY(mu_){};

@@ -26,30 +26,74 @@ void Unlist(EvictionLists& lists, ObjectMeta& meta) {
     hook.listed = false;
 }
 
-// Appends the coldest Evictable(now, leases) objects of `list`, about `per_shard` bytes, scored by
-// `score(meta)`. Hard-pinned objects are skipped; soft-pinned ones are appended too (up to
+// Appends the coldest Evictable(now, leases) objects it is shown, about `per_shard` bytes, each
+// with its score. Hard-pinned objects are skipped; soft-pinned ones are appended too (up to
 // `per_shard` bytes of them) while the unpinned ones fall short, as they rank after those —
 // unless `honour_soft_pins` is false, when they are collected and ranked as any other.
-template <typename Score>
-void CollectList(const EvictionList& list, const PinTable& pins, size_t shard,
-                 uint64_t per_shard, Nanos now, LeaseRule leases, bool honour_soft_pins,
-                 Score score, bool clean_keys, const CandidateFilter& filter,
-                 std::vector<EvictionCandidate>& out) {
-    static const std::string kNoKey;
-    uint64_t collected = 0, pinned_collected = 0;
-    for (auto it = list.rbegin(); it != list.rend() && collected < per_shard; ++it) {
-        const ObjectMeta& meta = **it;
-        if (!meta.Evictable(now, leases)) continue;
-        if (filter && !filter(*meta.key)) continue;
-        const ObjectPin* pin = pins.Find(meta);
-        if (pin != nullptr && pin->hard()) continue;
-        const bool soft_pinned = honour_soft_pins && pin != nullptr && pin->soft_until > now;
+class Collector {
+public:
+    Collector(const PinTable& pins, size_t shard, uint64_t per_shard, Nanos now, LeaseRule leases,
+              bool honour_soft_pins, bool clean_keys, const CandidateFilter& filter,
+              std::vector<EvictionCandidate>& out)
+        : pins_(pins), shard_(shard), per_shard_(per_shard), now_(now), leases_(leases),
+          honour_soft_pins_(honour_soft_pins), clean_keys_(clean_keys), filter_(filter),
+          out_(out) {}
+    bool Full() const { return collected_ >= per_shard_; }
+    void Offer(const ObjectMeta& meta, double score) {
+        static const std::string kNoKey;
+        if (!meta.Evictable(now_, leases_)) return;
+        if (filter_ && !filter_(*meta.key)) return;
+        const ObjectPin* pin = pins_.Find(meta);
+        if (pin != nullptr && pin->hard()) return;
+        const bool soft_pinned = honour_soft_pins_ && pin != nullptr && pin->soft_until > now_;
         uint64_t bytes = SegmentAllocator::RoundUp(meta.size);
-        if (soft_pinned && pinned_collected >= per_shard) continue;
+        if (soft_pinned && pinned_collected_ >= per_shard_) return;
         const bool clean = meta.HasComplete(Tier::kLocalDisk) || meta.WrittenAhead();
-        out.push_back({meta.recency, shard, clean && !clean_keys ? kNoKey : *meta.key,
-                       meta.generation, bytes, meta.reads(), clean, score(meta), soft_pinned});
-        (soft_pinned ? pinned_collected : collected) += bytes;
+        out_.push_back({meta.recency, shard_, clean && !clean_keys_ ? kNoKey : *meta.key,
+                        meta.generation, bytes, meta.reads(), clean, score, soft_pinned});
+        (soft_pinned ? pinned_collected_ : collected_) += bytes;
+    }
+
+private:
+    const PinTable& pins_;
+    size_t shard_;
+    uint64_t per_shard_;
+    Nanos now_;
+    LeaseRule leases_;
+    bool honour_soft_pins_;
+    bool clean_keys_;
+    const CandidateFilter& filter_;
+    std::vector<EvictionCandidate>& out_;
+    uint64_t collected_ = 0, pinned_collected_ = 0;
+};
+
+// One list's cold end, scored by `score(meta)`.
+template <typename Score>
+void CollectList(const EvictionList& list, Collector collector, Score score) {
+    for (auto it = list.rbegin(); it != list.rend() && !collector.Full(); ++it) {
+        collector.Offer(**it, score(**it));
+    }
+}
+
+// The cold ends of all the lists merged by recency, all scored 0: exactly what one LRU list
+// of the same objects would give (HitDensityOrder while recency alone ranks).
+void CollectMerged(const EvictionLists& lists, Collector collector) {
+    using It = EvictionList::ReverseIterator;
+    std::array<It, HitDensityEstimator::kClasses> at;
+    std::array<It, HitDensityEstimator::kClasses> end;
+    for (size_t i = 0; i < lists.lists.size(); ++i) {
+        at[i] = lists.lists[i].rbegin();
+        end[i] = lists.lists[i].rend();
+    }
+    while (!collector.Full()) {
+        size_t best = lists.lists.size();
+        for (size_t i = 0; i < lists.lists.size(); ++i) {
+            if (at[i] == end[i]) continue;
+            if (best == lists.lists.size() || (*at[i])->recency < (*at[best])->recency) best = i;
+        }
+        if (best == lists.lists.size()) return;
+        collector.Offer(**at[best], 0.0);
+        ++at[best];
     }
 }
 
@@ -69,9 +113,10 @@ public:
               honour_soft_pins_(honour_soft_pins) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
-            CollectList(lists.lists[0], lists.pins, shard, per_shard, now_, leases_,
-                        honour_soft_pins_, [](const ObjectMeta&) { return 0.0; }, clean_keys,
-                        filter_, out);
+            CollectList(lists.lists[0],
+                        Collector(lists.pins, shard, per_shard, now_, leases_, honour_soft_pins_,
+                                  clean_keys, filter_, out),
+                        [](const ObjectMeta&) { return 0.0; });
         }
 
     private:
@@ -86,9 +131,15 @@ public:
     }
 };
 
+// With `use_density` (eviction_policy=adaptive) the ranking applies only while it answers
+// true; otherwise recency alone ranks, over the same per-class lists, and the order is LRU.
 class HitDensityOrder final : public EvictionOrder {
 public:
-    bool EvictsLeastRecent() const override { return false; }
+    explicit HitDensityOrder(std::function<bool()> use_density = {})
+        : use_density_(std::move(use_density)) {}
+    bool EvictsLeastRecent() const override { return static_cast<bool>(use_density_); }
+    bool SwitchesToDensity() const override { return static_cast<bool>(use_density_); }
+    HitDensityEstimator::Table ScoreTable() const override { return estimator_.Snapshot(); }
     void OnPut(ObjectMeta& meta, const PutHint* hint, Nanos now,
                uint64_t objects_in_memory) override {
         EvictionHook& h = meta.eviction;
@@ -117,23 +168,28 @@ public:
     // the lowest `per_shard` bytes of each shard.
     class HitDensityRound final : public Round {
     public:
-        HitDensityRound(HitDensityEstimator::Table table, Nanos now, LeaseRule leases,
-                        CandidateFilter filter, bool honour_soft_pins)
-            : table_(std::move(table)), now_(now), leases_(leases), filter_(std::move(filter)),
-              honour_soft_pins_(honour_soft_pins) {}
+        // `by_density` false: recency alone (the lists merged).
+        HitDensityRound(bool by_density, HitDensityEstimator::Table table, Nanos now,
+                        LeaseRule leases, CandidateFilter filter, bool honour_soft_pins)
+            : by_density_(by_density), table_(std::move(table)), now_(now), leases_(leases),
+              filter_(std::move(filter)), honour_soft_pins_(honour_soft_pins) {}
         void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
+            Collector collector(lists.pins, shard, per_shard, now_, leases_, honour_soft_pins_,
+                                clean_keys, filter_, out);
+            if (!by_density_) {
+                CollectMerged(lists, collector);
+                return;
+            }
             auto score = [&](const ObjectMeta& meta) {
                 return HitDensityEstimator::Score(table_, meta.eviction.cls,
                                                   now_ - meta.eviction.last_access);
             };
-            for (const EvictionList& list : lists.lists) {
-                CollectList(list, lists.pins, shard, per_shard, now_, leases_,
-                            honour_soft_pins_, score, clean_keys, filter_, out);
-            }
+            for (const EvictionList& list : lists.lists) CollectList(list, collector, score);
         }
 
     private:
+        bool by_density_;
         HitDensityEstimator::Table table_;
         Nanos now_;
         LeaseRule leases_;
@@ -142,11 +198,14 @@ public:
     };
     std::unique_ptr<Round> StartRound(Nanos now, LeaseRule leases, CandidateFilter filter,
                                       bool honour_soft_pins) override {
-        return std::make_unique<HitDensityRound>(estimator_.Snapshot(), now, leases,
-                                                 std::move(filter), honour_soft_pins);
+        const bool by_density = !use_density_ || use_density_();
+        return std::make_unique<HitDensityRound>(
+            by_density, by_density ? estimator_.Snapshot() : HitDensityEstimator::Table{}, now,
+            leases, std::move(filter), honour_soft_pins);
     }
 
 private:
+    std::function<bool()> use_density_;
     HitDensityEstimator estimator_;
 };
 
@@ -201,8 +260,13 @@ std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candid
     return out;
 }
 
-std::unique_ptr<EvictionOrder> EvictionOrder::Make(EvictionPolicyKind kind) {
+std::unique_ptr<EvictionOrder> EvictionOrder::Make(EvictionPolicyKind kind,
+                                                   std::function<bool()> use_density) {
     if (kind == EvictionPolicyKind::kHitDensity) return std::make_unique<HitDensityOrder>();
+    if (kind == EvictionPolicyKind::kAdaptive) {
+        if (!use_density) use_density = [] { return false; };
+        return std::make_unique<HitDensityOrder>(std::move(use_density));
+    }
     return std::make_unique<LruOrder>();
 }
 

@@ -3,6 +3,9 @@
 //   lru          LruOrder: least recently used first.
 //   hit_density  HitDensityOrder: fewest expected hits per unit of DRAM time first
 //                (core/master/eviction_policy.h has the estimator and its reasoning).
+//   adaptive     HitDensityOrder that ranks by recency alone (exactly LRU) except while the
+//                adaptive promotion gate follows its density arm (core/master/adaptive_policy.h);
+//                its statistics are kept all along, and the gate simulates with them.
 // The engine (core/master/store_eviction.cc) never asks which one it holds: it feeds accesses in,
 // keeps membership (an object is listed while it has a COMPLETE MEMORY replica) and asks a
 // round for the coldest candidates.
@@ -54,12 +57,19 @@ using CandidateFilter = std::function<bool(std::string_view key)>;
 
 class EvictionOrder {
 public:
-    static std::unique_ptr<EvictionOrder> Make(EvictionPolicyKind kind);
+    // `use_density` (kAdaptive only): whether a round starting now ranks by hit density.
+    static std::unique_ptr<EvictionOrder> Make(EvictionPolicyKind kind,
+                                               std::function<bool()> use_density = {});
     virtual ~EvictionOrder() = default;
 
-    // Whether the order evicts least recently used first: the adaptive promotion gate's
-    // miniature simulations model that order, so they judge only under one that does.
+    // Whether the order evicts least recently used first (for kAdaptive: whenever the gate
+    // does not follow its density arm): the adaptive promotion gate's miniature simulations
+    // model that order, so they judge only under one that does.
     virtual bool EvictsLeastRecent() const = 0;
+    // Whether it ranks by hit density while the gate follows the density arm (kAdaptive), and
+    // the estimator's current score table, which that arm's simulation ranks by.
+    virtual bool SwitchesToDensity() const { return false; }
+    virtual HitDensityEstimator::Table ScoreTable() const { return {}; }
 
     // Accesses (shard lock held). A Put is the object's first access.
     virtual void OnPut(ObjectMeta& meta, const PutHint* hint, Nanos now,

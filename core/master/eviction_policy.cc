@@ -7,7 +7,9 @@
 namespace mooncake {
 
 EvictionPolicyKind ParseEvictionPolicy(std::string_view name) {
-    return name == "hit_density" ? EvictionPolicyKind::kHitDensity : EvictionPolicyKind::kLru;
+    if (name == "hit_density") return EvictionPolicyKind::kHitDensity;
+    if (name == "adaptive") return EvictionPolicyKind::kAdaptive;
+    return EvictionPolicyKind::kLru;
 }
 
 int HitDensityEstimator::ClassOf(uint32_t prior_accesses, const PutHint* hint) {

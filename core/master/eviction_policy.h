@@ -2,6 +2,9 @@
 // core/master/eviction_order.h). Knob `eviction_policy`:
 //   lru          — least recently used first (the default).
 //   hit_density  — evict the object with the fewest expected hits per unit of DRAM time.
+//   adaptive     — LRU, switching to the hit-density ranking while the adaptive promotion
+//                  gate follows its `density` arm (core/master/adaptive_policy.h): the
+//                  statistics are kept all along, the ranking is used only on evidence.
 //
 // hit_density, in short: every access (a Put, or a Get from any tier) gets a *class* from what
 // is known at that moment — how often the object was accessed before, and for a Put the
@@ -36,8 +39,8 @@
 
 namespace mooncake {
 
-enum class EvictionPolicyKind { kLru, kHitDensity };
-// "lru" | "hit_density"; anything else is LRU (the knob table rejects other values).
+enum class EvictionPolicyKind { kLru, kHitDensity, kAdaptive };
+// "lru" | "hit_density" | "adaptive"; anything else is LRU (the knob table rejects other values).
 EvictionPolicyKind ParseEvictionPolicy(std::string_view name);
 
 class HitDensityEstimator {

@@ -11,6 +11,16 @@
 #include "core/master/master_store.h"
 
 namespace mooncake {
+namespace {
+
+// The gate simulates its density arm only with an order that switches to it.
+AdaptivePromotionGate::Options GateOptions(const EvictionOrder& order) {
+    AdaptivePromotionGate::Options options;
+    if (order.SwitchesToDensity()) options.density_table = [&order] { return order.ScoreTable(); };
+    return options;
+}
+
+}  // namespace
 
 MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& registry,
                          uint32_t epoch)
@@ -19,10 +29,16 @@ MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& re
       registry_(registry),
       metrics_(registry),
       sketch_(static_cast<uint64_t>(config.promotion_sketch_width())),
-      order_(EvictionOrder::Make(ParseEvictionPolicy(config.eviction_policy()))),
+      // eviction_policy=adaptive ranks by hit density while the gate follows its density arm.
+      order_(EvictionOrder::Make(ParseEvictionPolicy(config.eviction_policy()),
+                                 [this] {
+                                     return config_.promotion_gate() == "adaptive" &&
+                                            gate_.Current() ==
+                                                AdaptivePromotionGate::Arm::kDensity;
+                                 })),
       gate_applies_(order_->EvictsLeastRecent()),
       gate_(registry, [this] { return dram_.Capacity(); },
-            [this] { return sketch_.agings(); }),  // promotion_gate hook
+            [this] { return sketch_.agings(); }, GateOptions(*order_)),  // promotion_gate hook
       pin_trust_(registry, [this] { return dram_.Capacity(); }),
       table_(epoch),
       nodes_(epoch),
@@ -143,8 +159,8 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.size = size;
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
-    promotion_.CountPut(meta, key, size);
     order_->OnPut(meta, hint, clock_.Now(), memory_objects_.load());
+    promotion_.CountPut(meta, key, size);  // after the order's OnPut: the gate reads its class
     if (pin.soft || pin.hard) {
         ObjectPin held;
         if (pin.soft) {

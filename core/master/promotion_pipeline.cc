@@ -62,7 +62,8 @@ uint32_t PromotionPipeline::CountNewObject(ObjectMeta& meta, std::string_view ke
 
 void PromotionPipeline::CountPut(ObjectMeta& meta, std::string_view key, uint64_t size) {
     const uint32_t reads = CountNewObject(meta, key);
-    gate_.OnPut(meta.hash, size, reads);  // promotion_gate hook
+    // promotion_gate hook; the class and time are the eviction order's (set by its OnPut)
+    gate_.OnPut(meta.hash, size, reads, meta.eviction.cls, meta.eviction.last_access);
 }
 
 void PromotionPipeline::CountMiss(std::string_view key) {
@@ -78,12 +79,12 @@ std::optional<PromotionPipeline::CountedRead> PromotionPipeline::CountRead(
         disk_reads.push_back(
             {std::string(key), meta.generation, meta.size, reads, bool(meta.promotion)});
     }
-    return CountedRead{meta.hash, reads};
+    return CountedRead{meta.hash, reads, meta.eviction.cls, meta.eviction.last_access};
 }
 
 void PromotionPipeline::AfterRead(const CountedRead& read, uint64_t size) {
     sketch_.CountElsewhere();
-    gate_.OnGet(read.hash, size, read.reads, AdmissionThreshold());
+    gate_.OnGet(read.hash, size, read.reads, AdmissionThreshold(), read.cls, read.at);
 }
 
 PromotionOutcome PromotionPipeline::Decided(std::string_view key, Generation generation,

@@ -106,6 +106,8 @@ public:
     struct CountedRead {
         uint64_t hash = 0;
         uint32_t reads = 0;  // the object's count, this read included
+        int cls = 0;         // the read's hit-density class and time (the gate's density arm)
+        Nanos at{0};
     };
     // A reader's Get of `meta` (promotion_on_hit; nullopt when off), under its shard lock.
     // Every read counts, MEMORY ones too, so the counts also say how hot the objects a

@@ -7,9 +7,11 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/master/adaptive_policy.h"
 #include "core/base/metrics.h"
+#include "core/master/eviction_policy.h"
 
 namespace mooncake {
 namespace {
@@ -66,7 +68,7 @@ public:
 TEST(AdaptivePromotionGateTest, StartsPromotingWithEveryLabelExported) {
     GateDriver d;
     EXPECT_EQ(d.gate_.Current(), Arm::kAlways);
-    for (const char* arm : {"always", "compare", "never"}) {
+    for (const char* arm : {"always", "compare", "never", "density"}) {
         for (const char* outcome : {"promoted", "refused"}) {
             EXPECT_EQ(d.Metric("promotion_gate_decisions_total", {{"arm", arm}, {"outcome", outcome}}), 0)
                 << arm << " " << outcome;
@@ -190,6 +192,138 @@ TEST(AdaptivePromotionGateTest, CountsDecisions) {
     EXPECT_EQ(d.Metric("promotion_gate_decisions_total", {{"arm", "compare"}, {"outcome", "promoted"}}), 1);
     EXPECT_EQ(d.Metric("promotion_gate_decisions_total", {{"arm", "compare"}, {"outcome", "refused"}}), 1);
     EXPECT_EQ(d.Metric("promotion_gate_decisions_total", {{"arm", "never"}, {"outcome", "refused"}}), 1);
+}
+
+// The density arm (eviction_policy=adaptive): the gate as MasterStore drives it with an order
+// that keeps hit-density statistics. The driver keeps them as HitDensityOrder does (a key's
+// class from its accesses before, a reuse gap at every re-read), 10 ms a read, and reports
+// evictions at the age LRU would evict at (DRAM objects x 10 ms).
+class DensityDriver {
+public:
+    explicit DensityDriver(bool density_arm)
+        : gate_(registry_, [] { return kDramObjects * kObject; }, [this] { return agings_; },
+                Options(density_arm)) {}
+
+    void Read(uint64_t key) {
+        using namespace std::chrono_literals;
+        now_ += 10ms;
+        uint64_t hash = key * 0x9E3779B97F4A7C15ull + 1;
+        uint32_t& c = counts_[hash];
+        c = std::min<uint32_t>(c + 1, 255);
+        if (++since_aging_ >= 8 * kDramObjects) {
+            since_aging_ = 0;
+            ++agings_;
+            for (auto& [k, v] : counts_) v >>= 1;
+        }
+        auto [it, put] = keys_.try_emplace(hash);
+        Key& k = it->second;
+        if (!put) estimator_.RecordReuse(k.cls, now_ - k.last);
+        k.cls = HitDensityEstimator::ClassOf(k.accesses, nullptr);
+        k.accesses = std::min(k.accesses + 1, 255u);
+        k.last = now_;
+        estimator_.RecordAccess(k.cls, kDramObjects);
+        estimator_.RecordEviction(kDramObjects * 10ms);
+        if (put) {
+            gate_.OnPut(hash, kObject, c, k.cls, now_);
+        } else {
+            gate_.OnGet(hash, kObject, c, 2, k.cls, now_);
+        }
+        followed_ += gate_.Current() == Arm::kDensity;
+        ++reads_;
+    }
+    double Metric(const std::string& name, const Labels& labels = {}) {
+        return registry_.Value(name, labels).value_or(-1);
+    }
+
+    MetricsRegistry registry_;
+    HitDensityEstimator estimator_;
+    uint64_t agings_ = 0;
+    AdaptivePromotionGate gate_;
+    uint64_t followed_ = 0;  // reads at which the gate followed the density arm
+    uint64_t reads_ = 0;
+
+private:
+    struct Key {
+        uint32_t accesses = 0;
+        int cls = 0;
+        Nanos last{0};
+    };
+    AdaptivePromotionGate::Options Options(bool density_arm) {
+        AdaptivePromotionGate::Options o;
+        if (density_arm) o.density_table = [this] { return estimator_.Snapshot(); };
+        return o;
+    }
+    std::unordered_map<uint64_t, uint32_t> counts_;
+    std::unordered_map<uint64_t, Key> keys_;
+    uint64_t since_aging_ = 0;
+    Nanos now_{0};
+};
+
+// Zipf-like reads of 80 hot keys, and every 400 reads a scan of 150 keys read once. Every Put
+// goes to DRAM, so under LRU each scan flushes the hot set, which then comes back from disk
+// one read at a time; by hit density the scan's class (a first access, never re-read) goes
+// first and the hot set stays. The gate must follow the density arm, on evidence.
+void ZipfWithScans(DensityDriver& d, int cycles) {
+    std::mt19937_64 rng(7);
+    std::vector<double> weights;
+    for (int i = 1; i <= 80; ++i) weights.push_back(1.0 / i);
+    std::discrete_distribution<int> zipf(weights.begin(), weights.end());
+    uint64_t scan_key = 1'000'000;
+    for (int cycle = 0; cycle < cycles; ++cycle) {
+        for (int r = 0; r < 400; ++r) d.Read(static_cast<uint64_t>(zipf(rng)));
+        for (int r = 0; r < 150; ++r) d.Read(scan_key++);
+    }
+}
+
+TEST(AdaptivePromotionGateDensityTest, ScansUnderZipfFollowTheDensityArm) {
+    DensityDriver d(/*density_arm=*/true);
+    ZipfWithScans(d, 60);
+    auto s = d.gate_.Scores();
+    EXPECT_GT(s[static_cast<size_t>(Arm::kDensity)], s[static_cast<size_t>(Arm::kAlways)] * 1.1);
+    EXPECT_EQ(d.gate_.Current(), Arm::kDensity);
+    EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", "density"}}), 1);
+    EXPECT_EQ(d.Metric("promotion_gate_arm", {{"arm", "always"}}), 0);
+    EXPECT_GT(d.Metric("promotion_gate_sim_hits_total", {{"arm", "density"}}),
+              d.Metric("promotion_gate_sim_hits_total", {{"arm", "always"}}));
+}
+
+// Without an order that can switch (eviction_policy=lru) the arm is not simulated, however
+// much it would win.
+TEST(AdaptivePromotionGateDensityTest, NotSimulatedWithoutADensityOrder) {
+    DensityDriver d(/*density_arm=*/false);
+    ZipfWithScans(d, 60);
+    EXPECT_EQ(d.followed_, 0u);
+    EXPECT_EQ(d.gate_.Scores()[static_cast<size_t>(Arm::kDensity)], 0);
+    EXPECT_EQ(d.Metric("promotion_gate_sim_hits_total", {{"arm", "density"}}), 0);
+}
+
+// Uniform reads over 1.5x DRAM: every key alike, so no eviction order keeps more hits than
+// another in expectation, and the density arm's lead over `always` is noise. The gate must
+// not follow it on noise (a rule that followed whichever arm is ahead would, about half the
+// time).
+TEST(AdaptivePromotionGateDensityTest, NoiseDoesNotSwitchTheOrder) {
+    DensityDriver d(/*density_arm=*/true);
+    std::mt19937_64 rng(42);
+    std::uniform_int_distribution<uint64_t> key(0, 149);
+    for (uint64_t k = 0; k < 150; ++k) d.Read(k);
+    for (int i = 0; i < 200000; ++i) d.Read(key(rng));
+    EXPECT_LT(d.followed_, d.reads_ * 5 / 100);
+}
+
+// After the scans stop, reads that make every order alike: the evidence fades and the gate
+// goes back to `always` (and the store to LRU).
+TEST(AdaptivePromotionGateDensityTest, FadedEvidenceGoesBackToAlways) {
+    DensityDriver d(/*density_arm=*/true);
+    ZipfWithScans(d, 60);
+    ASSERT_EQ(d.gate_.Current(), Arm::kDensity);
+    for (int pass = 0; pass < 600; ++pass) {
+        for (uint64_t k = 0; k < 50; ++k) d.Read(5000 + k);  // fits: every arm hits
+    }
+    // A working set that fits gives no arm a lead, and the old lead has decayed away.
+    std::mt19937_64 rng(3);
+    std::uniform_int_distribution<uint64_t> key(0, 149);
+    for (int i = 0; i < 100000; ++i) d.Read(9000 + key(rng));
+    EXPECT_NE(d.gate_.Current(), Arm::kDensity);
 }
 
 // A large DRAM is simulated on a sample: the mini-DRAM stays near the target size.

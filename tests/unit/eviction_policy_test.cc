@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <vector>
 #include <string>
 
 #include "tests/unit/store_test_util.h"
@@ -26,9 +29,12 @@ PutHint Hint(int32_t pos, int32_t blocks, int32_t prefix_hit, bool last_partial)
 TEST(EvictionPolicyParse, NamesAndDefault) {
     EXPECT_EQ(ParseEvictionPolicy("lru"), EvictionPolicyKind::kLru);
     EXPECT_EQ(ParseEvictionPolicy("hit_density"), EvictionPolicyKind::kHitDensity);
+    EXPECT_EQ(ParseEvictionPolicy("adaptive"), EvictionPolicyKind::kAdaptive);
     Config config;
     EXPECT_EQ(config.eviction_policy(), "lru");
     EXPECT_TRUE(config.Set("eviction_policy", "hit_density").ok());
+    EXPECT_TRUE(config.Set("eviction_policy", "adaptive").ok());
+    EXPECT_TRUE(config.Set("eviction_policy", "adaptive").ok());
     EXPECT_FALSE(config.Set("eviction_policy", "fifo").ok());
     // Start-only: the store reads it once.
     EXPECT_FALSE(config.Set("eviction_policy", "lru", SetMode::kRuntime).ok());
@@ -110,10 +116,19 @@ public:
     // puts, so the read-back misses; dropping the dead blocks first makes room for 64 s.
     // Returns the MEMORY hits of the read-backs over the last `measured` seconds.
     int Run(int seconds, int measured) {
-        NodeId node = AddNode("n1", 64 * kObject);
+        node_ = AddNode("n1", 64 * kObject);
+        return RunMore(seconds, measured);
+    }
+    // Continues Run's sequence for `seconds` more.
+    int RunMore(int seconds, int measured) {
+        const NodeId node = node_;
         constexpr int kGap = 40;
         int hits = 0;
-        for (int i = 0; i < seconds; ++i) {
+        const int first = done_;
+        done_ += seconds;
+        seconds = done_;
+        measured = std::min(measured, seconds - first);
+        for (int i = first; i < seconds; ++i) {
             std::string live = "live-" + std::to_string(i);
             std::string dead = "dead-" + std::to_string(i);
             PutHint h_live = Hint(0, 4, 1, false);
@@ -141,6 +156,10 @@ public:
         }
         return hits;
     }
+
+private:
+    NodeId node_ = kNoNode;
+    int done_ = 0;  // seconds run so far
 };
 
 TEST_F(HitDensityStoreTest, LruMissesTheReadBacks) {
@@ -150,6 +169,81 @@ TEST_F(HitDensityStoreTest, LruMissesTheReadBacks) {
 TEST_F(HitDensityStoreTest, DroppingTheDeadClassFirstKeepsTheReadBacks) {
     config_.Set("eviction_policy", "hit_density").ok();
     EXPECT_GT(Run(3000, 1000), 400);  // 606 when written; LRU: under 50
+}
+
+// eviction_policy=adaptive: the store ranks by hit density only while the adaptive gate
+// follows its density arm. Here the arm wins (it is HitDensityOrder's own case), so the gate
+// follows it and the store keeps the read-backs as hit_density does.
+TEST_F(HitDensityStoreTest, AdaptiveFollowsTheDensityArmWhereItWins) {
+    ASSERT_TRUE(config_.Set("eviction_policy", "adaptive").ok());
+    EXPECT_GT(Run(3000, 1000), 400);
+    EXPECT_EQ(metrics_.Value("promotion_gate_arm", {{"arm", "density"}}).value_or(-1), 1);
+}
+
+// The same order while the gate is not consulted (promotion_gate=fixed): never followed, so
+// the store evicts by recency alone, as LRU does.
+TEST_F(HitDensityStoreTest, AdaptiveIsLruWhileNotFollowed) {
+    ASSERT_TRUE(config_.Set("eviction_policy", "adaptive").ok());
+    ASSERT_TRUE(config_.Set("promotion_gate", "fixed").ok());
+    ASSERT_TRUE(config_.Set("promotion_compare_victims", "false").ok());
+    EXPECT_LT(Run(3000, 1000), 50);
+}
+
+// Following and leaving at runtime: with the gate turned off mid-run the store goes back to
+// recency, and the read-backs are lost again.
+TEST_F(HitDensityStoreTest, AdaptiveStopsRankingByDensityWhenLeft) {
+    ASSERT_TRUE(config_.Set("eviction_policy", "adaptive").ok());
+    ASSERT_GT(Run(3000, 1000), 400);
+    ASSERT_TRUE(config_.Set("promotion_gate", "fixed", SetMode::kRuntime).ok());
+    ASSERT_TRUE(config_.Set("promotion_compare_victims", "false", SetMode::kRuntime).ok());
+    EXPECT_LT(RunMore(3000, 1000), 50);
+}
+
+// While not followed, eviction_policy=adaptive is exactly LRU (its per-class lists merged by
+// recency): the same reads hit MEMORY at the same places as under lru.
+class TierTrace : public testing::StoreFixture {
+public:
+    void TestBody() override {}
+    std::vector<Tier> Run(const std::string& policy) {
+        SetUp();
+        EXPECT_TRUE(config_.Set("eviction_policy", policy).ok());
+        EXPECT_TRUE(config_.Set("promotion_gate", "fixed").ok());
+        EXPECT_TRUE(config_.Set("promotion_compare_victims", "false").ok());
+        NodeId node = AddNode("n1", 32 * kObject);
+        std::mt19937_64 rng(11);
+        std::geometric_distribution<int> pick(0.02);
+        std::vector<Tier> tiers;
+        for (int i = 0; i < 4000; ++i) {
+            std::string key = "k" + std::to_string(pick(rng) % 300);
+            Result<ObjectView> got = store().GetReplicaList(key);
+            if (got.ok()) {
+                tiers.push_back(got->replicas.front().tier);
+            } else {
+                Result<PutStartReply> start = store().PutStart(1, key, kObject);
+                while (!start.ok() && start.status().Is(StatusCode::kNoSpace) &&
+                       RunOffloads(node) > 0) {
+                    start = store().PutStart(1, key, kObject);
+                }
+                EXPECT_TRUE(start.ok()) << start.status().ToString();
+                if (start.ok()) {
+                    EXPECT_TRUE(store().PutEnd(1, key, start->generation).ok());
+                }
+            }
+            RunOffloads(node);
+            RunPromotions(node);
+            clock_.Advance(100ms);
+        }
+        return tiers;
+    }
+};
+
+TEST(HitDensityAdaptiveOrder, NotFollowedIsExactlyLru) {
+    std::vector<Tier> lru = TierTrace().Run("lru");
+    std::vector<Tier> adaptive = TierTrace().Run("adaptive");
+    std::vector<Tier> density = TierTrace().Run("hit_density");
+    ASSERT_GT(lru.size(), 3000u);
+    EXPECT_EQ(adaptive, lru);
+    EXPECT_NE(density, lru);  // the sequence is one where the orders differ
 }
 
 TEST_F(HitDensityStoreTest, WorksWithOffloadAndWithoutHints) {

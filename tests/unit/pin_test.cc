@@ -147,7 +147,7 @@ TEST_P(PinTest, EverythingHardPinnedRefusesAPut) {
     ExpectInvariants();
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryOrder, PinTest, ::testing::Values("lru", "hit_density"),
+INSTANTIATE_TEST_SUITE_P(EveryOrder, PinTest, ::testing::Values("lru", "hit_density", "adaptive"),
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
