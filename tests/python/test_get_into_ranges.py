@@ -3,6 +3,7 @@ are asked, straight from the replica (docs/PYTHON.md: each range read at its off
 registered buffer, no copy of the value in this module), from the store's own embedded node
 (memcpy out of its segment), from another node over the TCP data channel, and from a
 LOCAL_DISK replica. Bytes outside the ranges stay as they were."""
+import contextlib
 import ctypes
 import os
 import random
@@ -102,61 +103,58 @@ def test_ranges_from_own_segment_and_over_tcp(master):
         writer.close()
 
 
-def test_ranges_from_local_disk(tmp_path):
+@contextlib.contextmanager
+def cold_values(tmp_path, prefix):
+    """A store with a disk tier (promotion on hit off) and {key: value} of its LOCAL_DISK-only
+    keys after overflowing its DRAM."""
     m = Master(tmp_path, *TIER_FLAGS, "--promotion_on_hit=false")
     try:
         s = disk_store(m, tmp_path)
         try:
-            ref = overflow(s, "rgd")
+            ref = overflow(s, prefix)
             cold = wait_cold(s, ref)
             assert cold, "no LOCAL_DISK-only key after overflowing DRAM"
-            rng = random.Random(7)
-            values = {k: ref[k] for k in cold[:6]}
-            before = s.get_offload_rpc_read_count()
-            read_and_check(s, values, rng, nbuf=2, per_buf=len(values))
-            assert s.get_offload_rpc_read_count() > before  # served by the disk tier
+            yield s, {k: ref[k] for k in cold}
         finally:
             s.close()
     finally:
         m.stop()
+
+
+def test_ranges_from_local_disk(tmp_path):
+    with cold_values(tmp_path, "rgd") as (s, cold):
+        rng = random.Random(7)
+        values = dict(list(cold.items())[:6])
+        before = s.get_offload_rpc_read_count()
+        read_and_check(s, values, rng, nbuf=2, per_buf=len(values))
+        assert s.get_offload_rpc_read_count() > before  # served by the disk tier
 
 
 def test_scattered_ranges_of_a_disk_copy_cost_one_disk_read(tmp_path):
     """A LOCAL_DISK copy is read whole at the node (its checksum covers the whole value): a
     key's scattered ranges with small gaps between them are one read of it, not one each;
     ranges far apart (a gap larger than what is asked) stay separate reads."""
-    m = Master(tmp_path, *TIER_FLAGS, "--promotion_on_hit=false")
-    try:
-        s = disk_store(m, tmp_path)
-        try:
-            ref = overflow(s, "rgs")
-            cold = wait_cold(s, ref)
-            assert cold, "no LOCAL_DISK-only key after overflowing DRAM"
-            key = cold[0]
-            value = ref[key]
-            size = 1 << 20
-            buf, ptr = pool(s, size)
-            # Eight 4 KiB parts every 8 KiB (gaps of 4 KiB), given out of order.
-            srcs = [j * 8192 for j in (3, 0, 7, 5, 1, 6, 2, 4)]
-            dsts = [100 + j * 5000 for j in range(len(srcs))]
-            before = s.get_offload_rpc_read_count()
-            res = s.get_into_ranges([ptr], [[key]], [[dsts]], [[srcs]], [[[4096] * 8]])
-            assert res == [[[4096] * 8]]
-            assert s.get_offload_rpc_read_count() - before == 1
-            check(buf, size, {d: value[o:o + 4096] for d, o in zip(dsts, srcs)})
-            # Two small parts at the ends of a 1 MiB value: two reads, no 1 MiB gap moved.
-            ctypes.memset(buf, SENTINEL, size)
-            before = s.get_offload_rpc_read_count()
-            ends = [0, len(value) - 16]
-            res = s.get_into_ranges([ptr], [[key]], [[[0, 64]]], [[ends]], [[[16, 16]]])
-            assert res == [[[16, 16]]]
-            assert s.get_offload_rpc_read_count() - before == 2
-            check(buf, size, {0: value[:16], 64: value[-16:]})
-            assert s.unregister_buffer(ptr) == 0
-        finally:
-            s.close()
-    finally:
-        m.stop()
+    with cold_values(tmp_path, "rgs") as (s, cold):
+        key, value = next(iter(cold.items()))
+        size = 1 << 20
+        buf, ptr = pool(s, size)
+        # Eight 4 KiB parts every 8 KiB (gaps of 4 KiB), given out of order.
+        srcs = [j * 8192 for j in (3, 0, 7, 5, 1, 6, 2, 4)]
+        dsts = [100 + j * 5000 for j in range(len(srcs))]
+        before = s.get_offload_rpc_read_count()
+        res = s.get_into_ranges([ptr], [[key]], [[dsts]], [[srcs]], [[[4096] * 8]])
+        assert res == [[[4096] * 8]]
+        assert s.get_offload_rpc_read_count() - before == 1
+        check(buf, size, {d: value[o:o + 4096] for d, o in zip(dsts, srcs)})
+        # Two small parts at the ends of a 1 MiB value: two reads, no 1 MiB gap moved.
+        ctypes.memset(buf, SENTINEL, size)
+        before = s.get_offload_rpc_read_count()
+        ends = [0, len(value) - 16]
+        res = s.get_into_ranges([ptr], [[key]], [[[0, 64]]], [[ends]], [[[16, 16]]])
+        assert res == [[[16, 16]]]
+        assert s.get_offload_rpc_read_count() - before == 2
+        check(buf, size, {0: value[:16], 64: value[-16:]})
+        assert s.unregister_buffer(ptr) == 0
 
 
 def test_adjacent_ranges_in_any_order_land_in_their_places(master):
