@@ -24,7 +24,9 @@ AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, Capacity
 
 AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, CapacityFn capacity_bytes,
                                              AgingsFn agings, Options options)
-    : options_(options), capacity_bytes_(std::move(capacity_bytes)), agings_(std::move(agings)) {
+    : options_(options),
+      agings_(std::move(agings)),
+      sample_(std::move(capacity_bytes), options.target_sample_objects) {
     current_.store(static_cast<uint8_t>(Arm::kAlways), std::memory_order_relaxed);
     for (int a = 0; a < kArms; ++a) {
         const char* arm = ArmName(static_cast<Arm>(a));
@@ -49,31 +51,15 @@ AdaptivePromotionGate::AdaptivePromotionGate(MetricsRegistry& registry, Capacity
 
 AdaptivePromotionGate::~AdaptivePromotionGate() = default;
 
-int AdaptivePromotionGate::SampleShift() const { return shift_.load(std::memory_order_relaxed); }
+int AdaptivePromotionGate::SampleShift() const { return sample_.shift(); }
 
-bool AdaptivePromotionGate::Sampled(uint64_t hash) const {
-    int shift = shift_.load(std::memory_order_relaxed);
-    // A different bit mix than the sketch's rows use, so the sample is not a sketch row.
-    uint64_t h = (hash ^ (hash >> 29)) * 0xBF58476D1CE4E5B9ull;
-    return shift == 0 || (h >> (64 - shift)) == 0;
-}
-
-void AdaptivePromotionGate::MaybeResize() {
-    uint64_t capacity = capacity_bytes_ ? capacity_bytes_() : 0;
-    uint64_t objects = capacity / std::max<uint64_t>(mean_size_, 1);
-    int shift = 0;
-    while ((objects >> (shift + 1)) >= options_.target_sample_objects && shift < 40) ++shift;
-    uint64_t sim_capacity = capacity >> shift;
-    if (shift != shift_.load(std::memory_order_relaxed)) {
-        // A different sample: the old simulations describe other keys. Start over.
-        shift_.store(shift, std::memory_order_relaxed);
-        for (Sim& s : sims_) s.Clear();
-        density_.Clear();
-        score_ = {};
-        lead_ = {};
-        disagree_ = {};
-    }
-    sim_capacity_ = sim_capacity;
+void AdaptivePromotionGate::StartOver() {
+    // A different sample: the old simulations describe other keys.
+    for (Sim& s : sims_) s.Clear();
+    density_.Clear();
+    score_ = {};
+    lead_ = {};
+    disagree_ = {};
 }
 
 void AdaptivePromotionGate::DensitySim::Touch(uint64_t hash, int cls, Nanos now) {
@@ -128,7 +114,7 @@ std::optional<HitDensityEstimator::Table> AdaptivePromotionGate::MaybeFreshTable
 
 void AdaptivePromotionGate::OnGet(uint64_t hash, uint64_t size, uint32_t estimate,
                                   uint32_t threshold, int cls, Nanos now) {
-    if (!Sampled(hash)) return;
+    if (!sample_.Contains(hash)) return;
     std::optional<HitDensityEstimator::Table> fresh = MaybeFreshTable();
     MutexLock lock(mu_);
     if (fresh) table_ = *fresh;
@@ -137,7 +123,7 @@ void AdaptivePromotionGate::OnGet(uint64_t hash, uint64_t size, uint32_t estimat
 
 void AdaptivePromotionGate::OnPut(uint64_t hash, uint64_t size, uint32_t estimate, int cls,
                                   Nanos now) {
-    if (!Sampled(hash)) return;
+    if (!sample_.Contains(hash)) return;
     std::optional<HitDensityEstimator::Table> fresh = MaybeFreshTable();
     MutexLock lock(mu_);
     if (fresh) table_ = *fresh;
@@ -146,11 +132,9 @@ void AdaptivePromotionGate::OnPut(uint64_t hash, uint64_t size, uint32_t estimat
 
 void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate,
                                    uint32_t threshold, int cls, Nanos now) {
-    if (sampled_ == 0) mean_size_ = std::max<uint64_t>(size, 1);
-    mean_size_ = static_cast<uint64_t>(static_cast<int64_t>(mean_size_) +
-                                       (static_cast<int64_t>(size) - static_cast<int64_t>(mean_size_)) / 64);
-    if (sampled_++ % 4096 == 0) MaybeResize();
-    const uint64_t cap_objects = std::max<uint64_t>(sim_capacity_ / std::max<uint64_t>(mean_size_, 1), 1);
+    if (sample_.Observe(size)) StartOver();
+    const uint64_t sim_capacity = sample_.capacity_bytes();
+    const uint64_t cap_objects = sample_.capacity_objects();
     const uint32_t count = estimate;
     const uint64_t agings = agings_ ? agings_() : 0;
     AccessCount reads;
@@ -168,7 +152,7 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
                 sim_hits_[kDensityArm]->Inc();
             }
         } else if (put || count >= need) {
-            density_.Insert(hash, size, cls, now, sim_capacity_, table_);
+            density_.Insert(hash, size, cls, now, sim_capacity, table_);
         }
     }
     for (size_t a = 0; a < kArms; ++a) {
@@ -184,12 +168,12 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
             continue;
         }
         if (put) {
-            sim.Insert(hash, size, reads, sim_capacity_);  // a Put always goes to DRAM
+            sim.Insert(hash, size, reads, sim_capacity);  // a Put always goes to DRAM
             continue;
         }
         // A LOCAL_DISK hit: the arm decides whether it comes back.
         if (count < need) continue;
-        bool room = sim.used + size <= sim_capacity_;
+        bool room = sim.used + size <= sim_capacity;
         bool promote = room;
         if (!room) {
             switch (static_cast<Arm>(a)) {
@@ -201,7 +185,7 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
                     uint32_t victim_max = 0;
                     uint64_t freed = 0;
                     for (auto it = sim.lru.rbegin();
-                         it != sim.lru.rend() && sim.used - freed + size > sim_capacity_; ++it) {
+                         it != sim.lru.rend() && sim.used - freed + size > sim_capacity; ++it) {
                         victim_max = std::max(victim_max, it->reads.Read(agings));
                         freed += it->size;
                     }
@@ -210,7 +194,7 @@ void AdaptivePromotionGate::Access(uint64_t hash, uint64_t size, bool put, uint3
                 }
             }
         }
-        if (promote) sim.Insert(hash, size, reads, sim_capacity_);
+        if (promote) sim.Insert(hash, size, reads, sim_capacity);
     }
     if (!put) {
         for (size_t a = 0; a < kArms; ++a) {

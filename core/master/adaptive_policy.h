@@ -53,6 +53,7 @@
 #include "core/base/mutex.h"
 #include "core/master/access_count.h"
 #include "core/master/eviction_policy.h"
+#include "core/master/key_sample.h"
 
 namespace mooncake {
 
@@ -179,8 +180,7 @@ private:
         void Clear();
     };
 
-    bool Sampled(uint64_t hash) const;
-    void MaybeResize() MC_REQUIRES(mu_);
+    void StartOver() MC_REQUIRES(mu_);
     // A fresh score table outside the lock, every few hundred sampled accesses.
     std::optional<HitDensityEstimator::Table> MaybeFreshTable();
     void Access(uint64_t hash, uint64_t size, bool put, uint32_t estimate, uint32_t threshold,
@@ -190,17 +190,13 @@ private:
     void SwitchTo(size_t arm) MC_REQUIRES(mu_);
 
     Options options_;
-    CapacityFn capacity_bytes_;
     AgingsFn agings_;
-    std::atomic<int> shift_{0};
     std::atomic<uint8_t> current_{0};  // an Arm; kAlways until evidence says otherwise
 
     mutable Mutex mu_;
-    uint64_t sim_capacity_ MC_GUARDED_BY(mu_) = 0;  // bytes of mini-DRAM
-    uint64_t sampled_ MC_GUARDED_BY(mu_) = 0;       // sampled accesses since the last resize check
+    // Contains() lock-free; Observe() and the capacities under mu_.
+    KeySample sample_;
     uint64_t since_decay_ MC_GUARDED_BY(mu_) = 0;
-    // EWMA of object sizes (mini capacity in objects)
-    uint64_t mean_size_ MC_GUARDED_BY(mu_) = 65536;
     std::array<Sim, kArms> sims_ MC_GUARDED_BY(mu_){};  // [kDensity] unused: density_
     DensitySim density_ MC_GUARDED_BY(mu_);
     HitDensityEstimator::Table table_ MC_GUARDED_BY(mu_);

@@ -63,7 +63,7 @@ SoftPinTrust::SoftPinTrust(MetricsRegistry& registry, CapacityFn capacity_bytes)
     : SoftPinTrust(registry, std::move(capacity_bytes), Options{}) {}
 
 SoftPinTrust::SoftPinTrust(MetricsRegistry& registry, CapacityFn capacity_bytes, Options options)
-    : options_(options), capacity_bytes_(std::move(capacity_bytes)) {
+    : options_(options), sample_(std::move(capacity_bytes), options.target_sample_objects) {
     trusted_gauge_ = &registry.GetGauge(
         "soft_pin_trusted",
         "1 while eviction ranks soft-pinned objects after unpinned ones; 0 while the sampled "
@@ -83,49 +83,30 @@ SoftPinTrust::SoftPinTrust(MetricsRegistry& registry, CapacityFn capacity_bytes,
 
 SoftPinTrust::~SoftPinTrust() = default;
 
-bool SoftPinTrust::Sampled(uint64_t hash) const {
-    const int shift = shift_.load(std::memory_order_relaxed);
-    // The adaptive gate's mix (core/master/adaptive_policy.cc): the same sample of keys.
-    const uint64_t h = (hash ^ (hash >> 29)) * 0xBF58476D1CE4E5B9ull;
-    return shift == 0 || (h >> (64 - shift)) == 0;
-}
-
-void SoftPinTrust::MaybeResize() {
-    const uint64_t capacity = capacity_bytes_ ? capacity_bytes_() : 0;
-    const uint64_t objects = capacity / std::max<uint64_t>(mean_size_, 1);
-    int shift = 0;
-    while ((objects >> (shift + 1)) >= options_.target_sample_objects && shift < 40) ++shift;
-    if (shift != shift_.load(std::memory_order_relaxed)) {
-        // Another sample of keys: what the simulations hold describes other keys.
-        shift_.store(shift, std::memory_order_relaxed);
-        honour_.Clear();
-        ignore_.Clear();
-        ttl_.clear();
-        score_ = {};
-        lead_ = disagree_ = 0;
-    }
-    sim_capacity_ = capacity >> shift;
+void SoftPinTrust::StartOver() {
+    // Another sample of keys: what the simulations hold describes other keys.
+    honour_.Clear();
+    ignore_.Clear();
+    ttl_.clear();
+    score_ = {};
+    lead_ = disagree_ = 0;
 }
 
 void SoftPinTrust::OnPut(uint64_t hash, uint64_t size, Nanos soft_ttl, Nanos now) {
     if (soft_ttl.count() > 0) active_.store(true, std::memory_order_relaxed);
-    if (!active() || !Sampled(hash)) return;
+    if (!active() || !sample_.Contains(hash)) return;
     MutexLock lock(mu_);
     Access(hash, size, /*put=*/true, soft_ttl, now);
 }
 
 void SoftPinTrust::OnGet(uint64_t hash, uint64_t size, Nanos now) {
-    if (!active() || !Sampled(hash)) return;
+    if (!active() || !sample_.Contains(hash)) return;
     MutexLock lock(mu_);
     Access(hash, size, /*put=*/false, Nanos{0}, now);
 }
 
 void SoftPinTrust::Access(uint64_t hash, uint64_t size, bool put, Nanos ttl, Nanos now) {
-    if (sampled_ == 0) mean_size_ = std::max<uint64_t>(size, 1);
-    mean_size_ = static_cast<uint64_t>(static_cast<int64_t>(mean_size_) +
-                                       (static_cast<int64_t>(size) -
-                                        static_cast<int64_t>(mean_size_)) / 64);
-    if (sampled_++ % 4096 == 0) MaybeResize();
+    if (sample_.Observe(size)) StartOver();
     if (put) {
         if (ttl.count() > 0) {
             if (ttl_.size() > 64 * options_.target_sample_objects) ttl_.clear();
@@ -147,10 +128,9 @@ void SoftPinTrust::Access(uint64_t hash, uint64_t size, bool put, Nanos ttl, Nan
             disagree_ += 1;
         }
     }
-    honour_.Access(hash, size, ttl, now, sim_capacity_);
-    ignore_.Access(hash, size, ttl, now, sim_capacity_);
-    const uint64_t cap_objects =
-        std::max<uint64_t>(sim_capacity_ / std::max<uint64_t>(mean_size_, 1), 1);
+    honour_.Access(hash, size, ttl, now, sample_.capacity_bytes());
+    ignore_.Access(hash, size, ttl, now, sample_.capacity_bytes());
+    const uint64_t cap_objects = sample_.capacity_objects();
     if (++since_decay_ >= options_.decay_capacities * cap_objects) {
         since_decay_ = 0;
         for (double& s : score_) s /= 2;

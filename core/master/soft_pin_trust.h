@@ -32,6 +32,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/mutex.h"
+#include "core/master/key_sample.h"
 
 namespace mooncake {
 
@@ -96,26 +97,23 @@ private:
         uint64_t clock_ = 0;
     };
 
-    bool Sampled(uint64_t hash) const;
     void Access(uint64_t hash, uint64_t size, bool put, Nanos ttl, Nanos now) MC_REQUIRES(mu_);
-    void MaybeResize() MC_REQUIRES(mu_);
+    void StartOver() MC_REQUIRES(mu_);
     void Decide() MC_REQUIRES(mu_);
 
     Options options_;
-    CapacityFn capacity_bytes_;
     std::atomic<bool> active_{false};
     std::atomic<bool> trusted_{true};
-    std::atomic<int> shift_{0};
 
     mutable Mutex mu_;
+    // The adaptive gate's sample of keys (KeySample: same mix, same sizing). Contains()
+    // lock-free; Observe() and the capacities under mu_.
+    KeySample sample_;
     Sim honour_ MC_GUARDED_BY(mu_){true};
     Sim ignore_ MC_GUARDED_BY(mu_){false};
     // The pin each sampled key was put with, for when it comes back into the mini-DRAM (the
     // store keeps an object's pin while it is on LOCAL_DISK). Cleared when it outgrows the sample.
     std::unordered_map<uint64_t, Nanos> ttl_ MC_GUARDED_BY(mu_);
-    uint64_t sim_capacity_ MC_GUARDED_BY(mu_) = 0;
-    uint64_t mean_size_ MC_GUARDED_BY(mu_) = 65536;
-    uint64_t sampled_ MC_GUARDED_BY(mu_) = 0;
     uint64_t since_decay_ MC_GUARDED_BY(mu_) = 0;
     std::array<double, 2> score_ MC_GUARDED_BY(mu_){};
     double lead_ MC_GUARDED_BY(mu_) = 0;      // decayed hits of ignore - hits of honour
