@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "python/src/distributed_store.h"
 #include "python/src/error_codes.h"
@@ -133,6 +134,26 @@ bool BoolArg(const py::handle& value) {
     return s == "1" || s == "true" || s == "yes" || s == "on";
 }
 
+// Transfer-engine settings mean nothing here (bytes move on mooncake-tier's data channel: TCP,
+// or memcpy / a shared pool on the same host; there is no RDMA path): said once per process
+// when a caller passes one that would mean something to Mooncake, never silently.
+void NoteIgnoredTransferSettings(const std::string& protocol, const std::string& devices,
+                                 bool engine, const std::vector<std::string>& other_keys) {
+    const bool rdma = !protocol.empty() && protocol != "tcp";
+    if (!rdma && devices.empty() && !engine && other_keys.empty()) return;
+    static std::once_flag once;
+    std::call_once(once, [&] {
+        std::string others;
+        for (const std::string& k : other_keys) others += (others.empty() ? "" : ", ") + k;
+        spdlog::info("MooncakeDistributedStore.setup: protocol '{}', rdma devices '{}'{}{} are "
+                     "transfer-engine settings that mooncake-tier ignores: bytes move on its own "
+                     "data channel (TCP; memcpy or a shared pool on the same host) "
+                     "(docs/PYTHON.md; logged once)",
+                     protocol, devices, engine ? ", a transfer engine" : "",
+                     others.empty() ? "" : ", " + others);
+    });
+}
+
 int SetupFrom(DistributedStore& store, const SetupOptions& options) {
     py::gil_scoped_release release;
     return store.Setup(options);
@@ -141,6 +162,8 @@ int SetupFrom(DistributedStore& store, const SetupOptions& options) {
 // setup(config_dict): Mooncake's keys; sizes as ints or "16MB"; unknown keys ignored.
 int SetupDict(DistributedStore& store, const py::dict& config) {
     SetupOptions o;
+    std::string protocol, devices;
+    std::vector<std::string> others;
     try {
         for (auto item : config) {
             std::string k = py::str(item.first).cast<std::string>();
@@ -153,24 +176,33 @@ int SetupDict(DistributedStore& store, const py::dict& config) {
             else if (k == "ssd_offload_path") o.ssd_offload_path = py::str(v).cast<std::string>();
             else if (k == "ssd_offload_size") o.ssd_offload_size = SizeArg(v, "ssd_offload_size");
             else if (k == "tenant_id") o.tenant_id = py::str(v).cast<std::string>();
-            // metadata_server, protocol, rdma_devices, ...: transfer-engine settings, ignored.
+            else if (k == "protocol") protocol = py::str(v).cast<std::string>();
+            else if (k == "rdma_devices" || k == "device_name") devices = py::str(v).cast<std::string>();
+            else if (k != "metadata_server") others.push_back(k);  // transfer-engine settings
         }
     } catch (const std::exception& e) {
         spdlog::error("MooncakeDistributedStore.setup: {}", e.what());
         return mooncake::py::kInvalidParams;
     }
+    NoteIgnoredTransferSettings(protocol, devices, /*engine=*/false, others);
     return SetupFrom(store, o);
 }
 
 int SetupArgs(DistributedStore& store, const std::string& local_hostname,
               const std::string& /*metadata_server: transfer engine only*/,
               const py::object& global_segment_size, const py::object& local_buffer_size,
-              const std::string& /*protocol*/, const std::string& /*rdma_devices*/,
-              const std::string& master_server_addr, const py::object& /*engine*/,
+              const std::string& protocol, const std::string& rdma_devices,
+              const std::string& master_server_addr, const py::object& engine,
               bool enable_ssd_offload, const std::string& ssd_offload_path,
               const py::kwargs& others) {
     SetupOptions o;
-    if (others.contains("tenant_id")) o.tenant_id = py::str(others["tenant_id"]).cast<std::string>();
+    std::vector<std::string> ignored;
+    for (auto item : others) {
+        std::string k = py::str(item.first).cast<std::string>();
+        if (k == "tenant_id") o.tenant_id = py::str(item.second).cast<std::string>();
+        else ignored.push_back(k);  // enable_client_http_server, client_http_port, ...
+    }
+    NoteIgnoredTransferSettings(protocol, rdma_devices, !engine.is_none(), ignored);
     o.local_hostname = local_hostname;
     o.master_server_addr = master_server_addr;
     o.enable_ssd_offload = enable_ssd_offload;

@@ -412,3 +412,33 @@ def test_unhonoured_fields_are_logged_once(master):
     assert "with_soft_pin" not in out.stderr  # honoured (test_pins.py)
     assert out.stderr.count("ReplicateConfig.replica_num > 1 is not honoured") == 1
     assert "preferred_segment" not in out.stderr
+
+
+TRANSFER_SCRIPT = r"""
+import sys
+from mooncake_tier.store import MooncakeDistributedStore
+for form in ("args", "dict", "args"):
+    s = MooncakeDistributedStore()
+    if form == "args":  # vLLM / SGLang: RDMA settings, a transfer engine, a client HTTP port
+        rc = s.setup("127.0.0.1", "P2PHANDSHAKE", 4 << 20, 16 << 20, "rdma", "mlx5_0",
+                     sys.argv[1], None, enable_client_http_server=True, client_http_port=9300)
+    else:  # LMCache's dict
+        rc = s.setup({"local_hostname": "127.0.0.1", "global_segment_size": "4MB",
+                      "master_server_addr": sys.argv[1], "protocol": "rdma",
+                      "device_name": "mlx5_1"})
+    assert rc == 0, rc
+    assert s.put("te-" + form, b"v") == 0 and s.get("te-" + form) == b"v"
+    s.close()
+"""
+
+
+def test_ignored_transfer_engine_settings_are_logged_once(master):
+    """RDMA protocol and devices, a transfer engine or a client HTTP port mean nothing here:
+    setup works, and says so once per process (docs/PYTHON.md, "Ignored arguments")."""
+    out = subprocess.run([sys.executable, "-c", TRANSFER_SCRIPT, master.address],
+                         env=dict(os.environ), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    line = "transfer-engine settings that mooncake-tier ignores"
+    assert out.stderr.count(line) == 1, out.stderr
+    assert "protocol 'rdma', rdma devices 'mlx5_0'" in out.stderr
+    assert "enable_client_http_server, client_http_port" in out.stderr
