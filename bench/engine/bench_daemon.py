@@ -1,6 +1,7 @@
 """What the engine benchmarks share to run a mooncaked of their own and hand it buffers:
 a free loopback port, waiting for the daemon to listen, a standalone daemon for the length of a
-`with`, a store connected to it, and a registered host buffer."""
+`with`, a store connected to it, a registered host buffer, and one scenario run on both paths
+(a store's own segment, and over the data channel)."""
 import contextlib
 import ctypes
 import os
@@ -72,3 +73,24 @@ def connect(store_class, port, segment_bytes):
                       "master_server_addr": f"127.0.0.1:{port}"})
     assert rc == 0, f"setup: {rc}"
     return store
+
+
+def local_and_remote(mooncaked, segment_bytes, prefix, store_class, config_class, scenario):
+    """Runs `scenario(name, store, config)` against one standalone daemon on two paths:
+    "local", a store contributing `segment_bytes` whose puts prefer its own segment (a memcpy),
+    and "remote", a pure client (every byte over the data channel). Returns {name: result}."""
+    stores = []
+    results = {}
+    with standalone_daemon(mooncaked, segment_bytes, prefix) as port:
+        try:
+            for name, segment in (("local", segment_bytes), ("remote", 0)):
+                store = connect(store_class, port, segment)
+                stores.append(store)
+                config = config_class()
+                if segment:
+                    config.preferred_segment = store.get_hostname()
+                results[name] = scenario(name, store, config)
+        finally:
+            for store in stores:
+                store.close()
+    return results

@@ -28,7 +28,7 @@ import statistics
 import sys
 import time
 
-from bench_daemon import Pool, connect, standalone_daemon
+from bench_daemon import Pool, local_and_remote
 
 KEYS, PIECES, GAP = 64, 8, 64
 
@@ -121,33 +121,22 @@ def main():
 
     per_call = KEYS * PIECES * args.piece
     seg = 8 * per_call  # room for both arms' calls with slack
-    stores = []
-    with standalone_daemon(args.mooncaked, seg, "multibuf-bench-") as port:
-        try:
-            results = {}
-            for name, segment in (("local", seg), ("remote", 0)):
-                store = connect(MooncakeDistributedStore, port, segment)
-                stores.append(store)
-                cfg = ReplicateConfig()
-                if segment:
-                    cfg.preferred_segment = store.get_hostname()
-                results[name] = scenario(name, store, cfg, args.piece, args.rounds)
-            print(f"{KEYS} keys/call x {PIECES} pieces x {args.piece} B = "
-                  f"{per_call / 2**20:.1f} MiB per call; median of {args.rounds} calls; MB/s")
-            print("| path | raw copy | single put | multi put | multi/single put | single get | "
-                  "multi get | multi/single get | multi put/raw | multi get/raw | failed calls |")
-            print("| --- " * 11 + "|")
-            for name, r in results.items():
-                print(f"| {name} | {r['raw']:.0f} | {r['single_put']:.0f} | {r['multi_put']:.0f} | "
-                      f"{r['multi_put'] / r['single_put']:.2f} | {r['single_get']:.0f} | "
-                      f"{r['multi_get']:.0f} | {r['multi_get'] / r['single_get']:.2f} | "
-                      f"{r['multi_put'] / r['raw']:.2f} | {r['multi_get'] / r['raw']:.2f} | "
-                      f"{r['failed_calls']} |")
-            if any(r["failed_calls"] for r in results.values()):
-                sys.exit("multibuf_bench: some calls failed or read back wrong bytes")
-        finally:
-            for s in stores:
-                s.close()
+    results = local_and_remote(
+        args.mooncaked, seg, "multibuf-bench-", MooncakeDistributedStore, ReplicateConfig,
+        lambda name, store, cfg: scenario(name, store, cfg, args.piece, args.rounds))
+    print(f"{KEYS} keys/call x {PIECES} pieces x {args.piece} B = "
+          f"{per_call / 2**20:.1f} MiB per call; median of {args.rounds} calls; MB/s")
+    print("| path | raw copy | single put | multi put | multi/single put | single get | "
+          "multi get | multi/single get | multi put/raw | multi get/raw | failed calls |")
+    print("| --- " * 11 + "|")
+    for name, r in results.items():
+        print(f"| {name} | {r['raw']:.0f} | {r['single_put']:.0f} | {r['multi_put']:.0f} | "
+              f"{r['multi_put'] / r['single_put']:.2f} | {r['single_get']:.0f} | "
+              f"{r['multi_get']:.0f} | {r['multi_get'] / r['single_get']:.2f} | "
+              f"{r['multi_put'] / r['raw']:.2f} | {r['multi_get'] / r['raw']:.2f} | "
+              f"{r['failed_calls']} |")
+    if any(r["failed_calls"] for r in results.values()):
+        sys.exit("multibuf_bench: some calls failed or read back wrong bytes")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import statistics
 import sys
 import time
 
-from bench_daemon import Pool, connect, standalone_daemon
+from bench_daemon import Pool, local_and_remote
 
 KEYS, PIECES, GAP = 64, 8, 64
 
@@ -92,33 +92,22 @@ def main():
 
     per_call = KEYS * PIECES * args.piece
     seg = 4 * per_call
-    stores = []
-    with standalone_daemon(args.mooncaked, seg, "ranges-bench-") as port:
-        try:
-            results = {}
-            for name, segment in (("local", seg), ("remote", 0)):
-                store = connect(MooncakeDistributedStore, port, segment)
-                stores.append(store)
-                cfg = ReplicateConfig()
-                if segment:
-                    cfg.preferred_segment = store.get_hostname()
-                results[name] = scenario(name, store, cfg, args.piece, args.rounds)
-            print(f"{KEYS} keys/call x {PIECES} ranges x {args.piece} B = "
-                  f"{per_call / 2**20:.1f} MiB per call; median of {args.rounds} calls; MB/s "
-                  f"(ms a call)")
-            print("| path | batch_get_into | get_into_ranges | **ranges/whole** | "
-                  "half the ranges | failed calls |")
-            print("| --- " * 6 + "|")
-            for name, r in results.items():
-                print(f"| {name} | {r['whole']:.0f} ({r['whole_ms']:.2f}) | "
-                      f"{r['ranges']:.0f} ({r['ranges_ms']:.2f}) | "
-                      f"{r['ranges'] / r['whole']:.2f} | {r['half']:.0f} ({r['half_ms']:.2f}) | "
-                      f"{r['failed_calls']} |")
-            if any(r["failed_calls"] for r in results.values()):
-                sys.exit("ranges_bench: some calls failed or read back wrong bytes")
-        finally:
-            for s in stores:
-                s.close()
+    results = local_and_remote(
+        args.mooncaked, seg, "ranges-bench-", MooncakeDistributedStore, ReplicateConfig,
+        lambda name, store, cfg: scenario(name, store, cfg, args.piece, args.rounds))
+    print(f"{KEYS} keys/call x {PIECES} ranges x {args.piece} B = "
+          f"{per_call / 2**20:.1f} MiB per call; median of {args.rounds} calls; MB/s "
+          f"(ms a call)")
+    print("| path | batch_get_into | get_into_ranges | **ranges/whole** | "
+          "half the ranges | failed calls |")
+    print("| --- " * 6 + "|")
+    for name, r in results.items():
+        print(f"| {name} | {r['whole']:.0f} ({r['whole_ms']:.2f}) | "
+              f"{r['ranges']:.0f} ({r['ranges_ms']:.2f}) | "
+              f"{r['ranges'] / r['whole']:.2f} | {r['half']:.0f} ({r['half_ms']:.2f}) | "
+              f"{r['failed_calls']} |")
+    if any(r["failed_calls"] for r in results.values()):
+        sys.exit("ranges_bench: some calls failed or read back wrong bytes")
 
 
 if __name__ == "__main__":
