@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "core/base/metrics.h"
 #include "core/base/text_encoding.h"
@@ -12,6 +14,49 @@ namespace {
 
 // Mooncake's content type for its text listings.
 constexpr const char* kText = "text/plain; version=0.0.4";
+constexpr const char* kJson = "application/json; charset=utf-8";
+
+std::string NodeName(const std::vector<NodeInfo>& nodes, NodeId id) {
+    for (const NodeInfo& n : nodes) {
+        if (n.id == id) return n.spec.name;
+    }
+    return "";
+}
+
+// One COMPLETE replica as /query_key and /batch_query_keys describe it.
+std::string ReplicaJson(const ReplicaDesc& r, uint64_t size, const std::vector<NodeInfo>& nodes) {
+    return "{\"tier\":" + JsonQuote(TierName(r.tier)) +
+           ",\"node\":" + JsonQuote(NodeName(nodes, r.node)) + ",\"size\":" + std::to_string(size) +
+           "}";
+}
+
+// A key's COMPLETE replicas on `tier`, as a JSON array.
+std::string ReplicasOnTier(const ObjectView& o, Tier tier, const std::vector<NodeInfo>& nodes) {
+    std::string out = "[";
+    for (const ReplicaDesc& r : o.replicas) {
+        if (r.state != ReplicaState::kComplete || r.tier != tier) continue;
+        if (out.size() > 1) out += ",";
+        out += ReplicaJson(r, o.size, nodes);
+    }
+    return out + "]";
+}
+
+// Mooncake's error names for what a key lookup can answer (its ErrorCode's toString).
+std::string LookupErrorName(const Status& st) {
+    if (st.Is(StatusCode::kNotFound)) return "OBJECT_NOT_FOUND";
+    if (st.Is(StatusCode::kInvalidArgument)) return "INVALID_KEY";
+    return "INTERNAL_ERROR";
+}
+
+// Keys are not secrets the way values are, but a cluster with a token lists none over this
+// unauthenticated port; naming one's replicas is the same disclosure.
+bool RefuseKeysUnderToken(const MasterHttpView& v, httplib::Response& res) {
+    if (v.keys) return false;
+    res.status = 403;
+    res.set_content("the cluster has an auth token: inspect keys with mooncakectl stat\n",
+                    "text/plain");
+    return true;
+}
 
 }  // namespace
 
@@ -109,15 +154,7 @@ void MetricsHttp::AddMasterEndpoints() {
         }));
     server_->Get("/query_key", cluster([](const MasterHttpView& v, const httplib::Request& req,
                                           httplib::Response& res) {
-                     // Keys are not secrets the way values are, but a cluster with a token
-                     // lists none here; naming one's replicas is the same disclosure.
-                     if (!v.keys) {
-                         res.status = 403;
-                         res.set_content(
-                             "the cluster has an auth token: inspect keys with mooncakectl stat\n",
-                             "text/plain");
-                         return;
-                     }
+                     if (RefuseKeysUnderToken(v, res)) return;
                      const std::string key = req.get_param_value("key");
                      auto o = v.stat(key);
                      if (!o.ok()) {
@@ -130,18 +167,109 @@ void MetricsHttp::AddMasterEndpoints() {
                      std::string body;
                      for (const ReplicaDesc& r : o->replicas) {
                          if (r.state != ReplicaState::kComplete) continue;
-                         std::string node;
-                         for (const NodeInfo& n : nodes) {
-                             if (n.id == r.node) node = n.spec.name;
-                         }
-                         body += "{\"tier\":" + JsonQuote(TierName(r.tier)) +
-                                 ",\"node\":" + JsonQuote(node) +
-                                 ",\"size\":" + std::to_string(o->size) + "}\n";
+                         body += ReplicaJson(r, o->size, nodes) + "\n";
                      }
                      res.set_content(body, kText);
                  }));
+    // Mooncake's shape: {"success":true,"data":{KEY:{"ok":true,"values":[MEMORY replicas]},
+    // KEY2:{"ok":false,"error":"OBJECT_NOT_FOUND"}}}, keys comma-separated in ?keys=. Its
+    // "values" are transfer-engine buffer descriptors; here they are the replicas as /query_key
+    // names them, and "local_disk_values" (as Mooncake's newer masters) the LOCAL_DISK ones.
+    // The request line is at most 8 KiB (httplib answers 414 past it), which bounds a call.
+    server_->Get(
+        "/batch_query_keys",
+        cluster([](const MasterHttpView& v, const httplib::Request& req, httplib::Response& res) {
+            if (RefuseKeysUnderToken(v, res)) return;
+            std::vector<std::string> keys;
+            const std::string list = req.get_param_value("keys");
+            for (size_t at = 0; !list.empty() && at <= list.size();) {
+                size_t comma = std::min(list.find(',', at), list.size());
+                keys.push_back(list.substr(at, comma - at));
+                at = comma + 1;
+            }
+            if (keys.empty()) {
+                res.status = 400;
+                res.set_content(
+                    R"({"success":false,"error":"No keys provided. Use ?keys=key1,key2,..."})",
+                    kJson);
+                return;
+            }
+            std::vector<NodeInfo> nodes = v.nodes();
+            std::string body = R"({"success":true,"data":{)";
+            for (size_t i = 0; i < keys.size(); ++i) {
+                if (i > 0) body += ",";
+                AppendJsonQuoted(body, keys[i]);
+                body += ":";
+                auto o = v.stat(keys[i]);
+                if (!o.ok()) {
+                    body +=
+                        R"({"ok":false,"error":)" + JsonQuote(LookupErrorName(o.status())) + "}";
+                    continue;
+                }
+                const std::string memory = ReplicasOnTier(*o, Tier::kMemory, nodes);
+                const std::string disk = ReplicasOnTier(*o, Tier::kLocalDisk, nodes);
+                if (memory == "[]" && disk == "[]") {  // its first write has not ended
+                    body += R"({"ok":false,"error":"REPLICA_IS_NOT_READY"})";
+                    continue;
+                }
+                body +=
+                    R"({"ok":true,"values":)" + memory + R"(,"local_disk_values":)" + disk + "}";
+            }
+            res.set_content(body + "}}", kJson);
+        }));
+    // Mooncake's shape: {"total_segments":N,"segments":[{segment_name, segment_id, client_id,
+    // base_address, size_bytes, size_human, te_endpoint, protocol, status,
+    // allocator_used_bytes, allocator_capacity_bytes, allocator_usage_percent}]}. A segment is
+    // a node's DRAM: its id is the node's, te_endpoint its data channel, base_address "0x0"
+    // (offsets, not addresses, cross the wire here). Added: the node's LOCAL_DISK figures.
+    server_->Get(
+        "/get_segments_detail",
+        cluster([](const MasterHttpView& v, const httplib::Request&, httplib::Response& res) {
+            std::string items;
+            size_t count = 0;
+            for (const NodeInfo& n : v.nodes()) {
+                if (n.spec.segment_capacity == 0) continue;
+                const uint64_t cap = n.spec.segment_capacity;
+                char human[32], percent[32];
+                std::snprintf(human, sizeof human, "%g GiB",
+                              static_cast<double>(cap) / (1024.0 * 1024.0 * 1024.0));
+                std::snprintf(
+                    percent, sizeof percent, "%.4g",
+                    100.0 * static_cast<double>(n.segment_used) / static_cast<double>(cap));
+                const std::string id = JsonQuote(std::to_string(n.id));
+                if (count++ > 0) items += ",";
+                items += "{\"segment_name\":" + JsonQuote(n.spec.name) + ",\"segment_id\":" + id +
+                         ",\"client_id\":" + id +
+                         ",\"base_address\":\"0x0\",\"size_bytes\":" + std::to_string(cap) +
+                         ",\"size_human\":" + JsonQuote(human) +
+                         ",\"te_endpoint\":" + JsonQuote(n.spec.data_address) +
+                         ",\"protocol\":\"tcp\",\"status\":\"OK\",\"allocator_used_bytes\":" +
+                         std::to_string(n.segment_used) +
+                         ",\"allocator_capacity_bytes\":" + std::to_string(cap) +
+                         ",\"allocator_usage_percent\":" + percent +
+                         ",\"disk_used_bytes\":" + std::to_string(n.disk_used) +
+                         ",\"disk_capacity_bytes\":" + std::to_string(n.spec.disk_capacity) +
+                         ",\"memory_objects\":" + std::to_string(n.memory_objects) +
+                         ",\"disk_objects\":" + std::to_string(n.disk_objects) + "}";
+            }
+            res.set_content(
+                "{\"total_segments\":" + std::to_string(count) + ",\"segments\":[" + items + "]}",
+                kJson);
+        }));
     server_->Get("/role", [this](const httplib::Request&, httplib::Response& res) {
         res.set_content((role_ ? role_().role : "master") + "\n", "text/plain");
+    });
+    // Mooncake's runtime state names: "serving" while this master answers for the cluster,
+    // "leader_warmup" for a leader whose term's nodes are still registering again, "standby".
+    server_->Get("/ha_status", [this](const httplib::Request&, httplib::Response& res) {
+        MasterRole role = role_ ? role_() : MasterRole{"master", ""};
+        std::string state = "standby";
+        if (role.role != "standby") {
+            ReaderLock lock(view_mu_);
+            const bool serving = view_ && (!view_->serving || view_->serving().ok());
+            state = serving ? "serving" : "leader_warmup";
+        }
+        res.set_content(state + "\n", "text/plain");
     });
     server_->Get("/leader", [this](const httplib::Request&, httplib::Response& res) {
         MasterRole role = role_ ? role_() : MasterRole{"master", ""};

@@ -8,11 +8,18 @@
 //                                  this port is unauthenticated)
 //   GET /query_key?key=K           one JSON line per COMPLETE replica (tier, node, size); 404 if
 //                                  no such key. Inspection: no lease, no recency, no promotion
+//   GET /batch_query_keys?keys=A,B {"success":true,"data":{"A":{"ok":true,"values":[MEMORY
+//                                  replicas],"local_disk_values":[...]},"B":{"ok":false,
+//                                  "error":"OBJECT_NOT_FOUND"}}} (403 with a token, as above)
+//   GET /get_segments_detail       {"total_segments":N,"segments":[...]}: each DRAM segment with
+//                                  its use (Mooncake's fields) and its node's LOCAL_DISK figures
 //   GET /metrics/summary           one line: role, leader, nodes, segment use, keys
 //   GET /health                    "OK" while the process serves (liveness, on every master)
 //   GET /role                      "master" (no HA), "leader" or "standby"
+//   GET /ha_status                 "serving", "leader_warmup" (a new leader's nodes are still
+//                                  registering again) or "standby"
 //   GET /leader                    {"present":true,"leader_address":"HOST:PORT"} (HA: from etcd)
-// The cluster endpoints (the first four) are answered by a master that serves the cluster: a
+// The cluster endpoints (the first six) are answered by a master that serves the cluster: a
 // single master, or the HA leader once its nodes registered again. Any other master answers
 // them 503 with why and the leader's address (also in the X-Mooncake-Leader header), never an
 // empty list that would read as "no segments". Anything else is 404.
@@ -60,7 +67,7 @@ struct MasterRole {
 };
 
 class MetricsHttp {
-public:
+  public:
     explicit MetricsHttp(MetricsRegistry& metrics);
     ~MetricsHttp();
     // A single master: the endpoints above over `view` for the process's life. Before Start.
@@ -73,13 +80,13 @@ public:
     Status Start(const net::HostPort& listen);     // binds now; a taken port fails here
     void Stop();
 
-private:
+  private:
     void AddMasterEndpoints();
 
     MetricsRegistry& metrics_;
-    bool master_ = false;                   // serve the master endpoints (set before Start)
-    std::function<MasterRole()> role_;      // set before Start; empty for a single master
-    SharedMutex view_mu_;                   // a request holds it shared while it uses view_
+    bool master_ = false;               // serve the master endpoints (set before Start)
+    std::function<MasterRole()> role_;  // set before Start; empty for a single master
+    SharedMutex view_mu_;               // a request holds it shared while it uses view_
     std::optional<MasterHttpView> view_ MC_GUARDED_BY(view_mu_);
     std::unique_ptr<httplib::Server> server_;
     std::thread thread_;

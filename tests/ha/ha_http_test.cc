@@ -84,6 +84,21 @@ TEST(HaHttp, LeaderAnswersStandbyRefersFailoverServesSegmentsAgain) {
     EXPECT_EQ(key.status, 200);
     EXPECT_EQ(key.body, "{\"tier\":\"MEMORY\",\"node\":\"" + node.name + "\",\"size\":5000}\n");
     EXPECT_EQ(Get(leader->metrics_port, "/query_key?key=http/none").status, 404);
+    Answer batch =
+        Get(leader->metrics_port, "/batch_query_keys?keys=" + keys[0].key + ",http/none");
+    EXPECT_EQ(batch.status, 200);
+    EXPECT_EQ(batch.body, "{\"success\":true,\"data\":{\"" + keys[0].key +
+                              "\":{\"ok\":true,\"values\":[{\"tier\":\"MEMORY\",\"node\":\"" +
+                              node.name +
+                              "\",\"size\":5000}],\"local_disk_values\":[]},\"http/none\":{"
+                              "\"ok\":false,\"error\":\"OBJECT_NOT_FOUND\"}}}");
+    Answer detail = Get(leader->metrics_port, "/get_segments_detail");
+    EXPECT_EQ(detail.status, 200);
+    EXPECT_EQ(detail.body.rfind(
+                  "{\"total_segments\":1,\"segments\":[{\"segment_name\":\"" + node.name + "\"", 0),
+              0u)
+        << detail.body;
+    EXPECT_EQ(Get(leader->metrics_port, "/ha_status").body, "serving\n");
     EXPECT_EQ(Get(leader->metrics_port, "/role").body, "leader\n");
     EXPECT_EQ(Get(leader->metrics_port, "/leader").body,
               "{\"present\":true,\"leader_address\":\"" + leader->address + "\"}");
@@ -98,10 +113,12 @@ TEST(HaHttp, LeaderAnswersStandbyRefersFailoverServesSegmentsAgain) {
     // (empty) metadata.
     EXPECT_EQ(Get(standby->metrics_port, "/health").body, "OK");
     EXPECT_EQ(Get(standby->metrics_port, "/role").body, "standby\n");
+    EXPECT_EQ(Get(standby->metrics_port, "/ha_status").body, "standby\n");
     EXPECT_EQ(Get(standby->metrics_port, "/leader").body,
               "{\"present\":true,\"leader_address\":\"" + leader->address + "\"}");
-    for (const char* path : {"/get_all_segments", "/get_all_keys", "/query_key?key=http/0",
-                             "/query_segment?segment=x"}) {
+    for (const char* path :
+         {"/get_all_segments", "/get_all_keys", "/query_key?key=http/0", "/query_segment?segment=x",
+          "/batch_query_keys?keys=http/0", "/get_segments_detail"}) {
         Answer a = Get(standby->metrics_port, path);
         EXPECT_EQ(a.status, 503) << path << ": " << a.body;
         EXPECT_NE(a.body.find("ask the leader at " + leader->address), std::string::npos)
@@ -138,6 +155,7 @@ TEST(HaHttp, LeaderAnswersStandbyRefersFailoverServesSegmentsAgain) {
         "(%d answers 503 before)\n",
         ms, refused);
     EXPECT_EQ(Get(standby->metrics_port, "/role").body, "leader\n");
+    EXPECT_EQ(Get(standby->metrics_port, "/ha_status").body, "serving\n");
     EXPECT_EQ(Get(standby->metrics_port, "/leader").body,
               "{\"present\":true,\"leader_address\":\"" + standby->address + "\"}");
     Answer after = Get(standby->metrics_port, "/query_key?key=" + keys[1].key);

@@ -120,19 +120,22 @@ class Standalone:
     """A `mooncaked --role standalone` process (master and node in one): the store process an
     engine attaches to with setup_dummy(..., address)."""
 
-    def __init__(self, tmp_path, dram="64MiB", lease_ttl_ms=200, disk="256MiB", flags=()):
-        """`lease_ttl_ms` None leaves the daemon's default read lease (5 s); `flags` are added."""
+    def __init__(self, tmp_path, dram="64MiB", lease_ttl_ms=200, disk="256MiB", flags=(),
+                 metrics=False):
+        """`lease_ttl_ms` None leaves the daemon's default read lease (5 s); `flags` are added;
+        `metrics` serves the HTTP port (self.metrics_port)."""
         if not MOONCAKED or not os.access(MOONCAKED, os.X_OK):
             raise RuntimeError("set MOONCAKED to <build>/bin/mooncaked")
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.data_port = free_port()  # also names its shared-pool channel
+        self.metrics_port = free_port() if metrics else 0
         disk_dir = tmp_path / f"disk-{self.port}"
         disk_dir.mkdir()
         self.log = open(tmp_path / f"standalone-{self.port}.log", "w")
         self.proc = subprocess.Popen(
             [MOONCAKED, "--role", "standalone", "--listen", self.address,
-             "--data_port", str(self.data_port), "--metrics_port", "0",
+             "--data_port", str(self.data_port), "--metrics_port", str(self.metrics_port),
              "--dram_size", dram, "--disk_dir", str(disk_dir), "--disk_size", disk,
              *([] if lease_ttl_ms is None else ["--default_kv_lease_ttl", str(lease_ttl_ms)]),
              *flags],
