@@ -304,7 +304,8 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
                       static_cast<uint64_t>(options.hint_window_capacities *
                                             static_cast<double>(capacity_objects)));
     }
-    size_t reference = 0;  // index of the current reference in the whole trace
+    size_t reference = 0;                // index of the current reference in the whole trace
+    std::vector<std::string> read_keys;  // the request's blocks found (any tier), in order
     for (const TraceRequest& req : trace) {
         sources.clear();
         clock.Set(origin + std::chrono::milliseconds(req.timestamp_ms));
@@ -314,6 +315,7 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
         // at the first miss.
         int32_t prefix_hit = -1;
         const int32_t request_blocks = static_cast<int32_t>(req.blocks.size());
+        read_keys.clear();
         for (int32_t pos = 0; pos < request_blocks; ++pos) {
             int64_t block = req.blocks[static_cast<size_t>(pos)];
             std::string key = "block-" + std::to_string(block);
@@ -327,6 +329,7 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
                 got = Status::NotFound(key);
             }
             if (got.ok()) {
+                read_keys.push_back(key);
                 if (got->replicas.front().tier == Tier::kMemory) {
                     ++result.counts.mem_hits;
                     sources.push_back(BlockSource::kMemory);
@@ -363,6 +366,9 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
             }
             node.RunAll();
         }
+        // The engine reads the blocks it found as one batch, in prefix order: what
+        // BatchGetReplicaList does after its reads.
+        store.CoverPrefixWithSoftPins(read_keys);
         meter.Add(req, sources);
         double used = metrics.Value("dram_used_bytes").value_or(0);
         full = full || used + static_cast<double>(options.object_size) > static_cast<double>(capacity);

@@ -13,23 +13,41 @@ namespace {
 void ListFirst(EvictionLists& lists, ObjectMeta& meta, uint8_t to) {
     EvictionHook& hook = meta.eviction;
     auto& list = lists.lists[to];
-    if (hook.listed) lists.lists[hook.list].erase(&meta);
+    if (hook.listed) lists.ListOf(hook).erase(&meta);
     list.push_front(&meta);
     hook.listed = true;
     hook.list = to;
 }
 
+// A listed object whose soft pin a round met: set aside (EvictionLists::held), most recently
+// set aside first.
+void SetAside(EvictionLists& lists, ObjectMeta& meta) {
+    EvictionHook& hook = meta.eviction;
+    lists.ListOf(hook).erase(&meta);
+    lists.held.push_front(&meta);
+    hook.list = EvictionLists::kHeld;
+}
+
+// A held object back among the others, at the cold end of its list (by its class: LruOrder
+// keeps every object in class 0): it was not read since it was set aside.
+void PutBack(EvictionLists& lists, ObjectMeta& meta) {
+    EvictionHook& hook = meta.eviction;
+    lists.held.erase(&meta);
+    lists.lists[hook.cls].push_back(&meta);
+    hook.list = hook.cls;
+}
+
 void Unlist(EvictionLists& lists, ObjectMeta& meta) {
     EvictionHook& hook = meta.eviction;
     if (!hook.listed) return;
-    lists.lists[hook.list].erase(&meta);
+    lists.ListOf(hook).erase(&meta);
     hook.listed = false;
 }
 
 // Appends the coldest Evictable(now, leases) objects it is shown, about `per_shard` bytes, each
 // with its score. Hard-pinned objects are skipped; soft-pinned ones are appended too (up to
-// `per_shard` bytes of them) while the unpinned ones fall short, as they rank after those —
-// unless `honour_soft_pins` is false, when they are collected and ranked as any other.
+// `per_shard` bytes of them), as they rank after the others — unless `honour_soft_pins` is
+// false, when they are collected and ranked as any other.
 class Collector {
 public:
     Collector(const PinTable& pins, size_t shard, uint64_t per_shard, Nanos now, LeaseRule leases,
@@ -39,6 +57,13 @@ public:
           honour_soft_pins_(honour_soft_pins), clean_keys_(clean_keys), filter_(filter),
           out_(out) {}
     bool Full() const { return collected_ >= per_shard_; }
+    bool PinnedFull() const { return pinned_collected_ >= per_shard_; }
+    // Its soft pin is live and honoured: it ranks after every object that is not.
+    bool SoftPinned(const ObjectMeta& meta) const {
+        if (!honour_soft_pins_) return false;
+        const ObjectPin* pin = pins_.Find(meta);
+        return pin != nullptr && !pin->hard() && pin->soft_until > now_;
+    }
     void Offer(const ObjectMeta& meta, double score) {
         static const std::string kNoKey;
         if (!meta.Evictable(now_, leases_)) return;
@@ -67,17 +92,49 @@ private:
     uint64_t collected_ = 0, pinned_collected_ = 0;
 };
 
-// One list's cold end, scored by `score(meta)`.
+// Offers `meta`, met in a list, or sets it aside if its soft pin is honoured now.
 template <typename Score>
-void CollectList(const EvictionList& list, Collector collector, Score score) {
-    for (auto it = list.rbegin(); it != list.rend() && !collector.Full(); ++it) {
-        collector.Offer(**it, score(**it));
+void OfferOrSetAside(EvictionLists& lists, ObjectMeta& meta, Collector& collector, Score score) {
+    if (collector.SoftPinned(meta)) {
+        SetAside(lists, meta);
+        return;
+    }
+    collector.Offer(meta, score(meta));
+}
+
+// One list's cold end, scored by `score(meta)`. Each list, and the held objects, have a
+// collector of their own (a copy): `per_shard` bytes each.
+template <typename Score>
+void CollectList(EvictionLists& lists, EvictionList& list, Collector collector, Score score) {
+    for (auto it = list.rbegin(); it != list.rend() && !collector.Full();) {
+        ObjectMeta& meta = **it;
+        ++it;  // before `meta` may move to the held list
+        OfferOrSetAside(lists, meta, collector, score);
+    }
+}
+
+// The held objects' cold end: each whose pin lapsed (or all, with pins distrusted) goes back
+// among the others and is offered as one of them; the live ones are offered as soft-pinned,
+// up to `per_shard` bytes. A lapsed object behind those is found by a later round (or, read,
+// is listed again): a held pin may outlive its TTL by a few rounds, never the reverse.
+template <typename Score>
+void CollectHeld(EvictionLists& lists, Collector collector, Score score) {
+    for (auto it = lists.held.rbegin(); it != lists.held.rend();) {
+        ObjectMeta& meta = **it;
+        ++it;
+        if (collector.SoftPinned(meta)) {
+            if (collector.PinnedFull()) return;
+        } else {
+            if (collector.Full()) return;
+            PutBack(lists, meta);
+        }
+        collector.Offer(meta, score(meta));
     }
 }
 
 // The cold ends of all the lists merged by recency, all scored 0: exactly what one LRU list
 // of the same objects would give (HitDensityOrder while recency alone ranks).
-void CollectMerged(const EvictionLists& lists, Collector collector) {
+void CollectMerged(EvictionLists& lists, Collector collector) {
     using It = EvictionList::ReverseIterator;
     std::array<It, HitDensityEstimator::kClasses> at;
     std::array<It, HitDensityEstimator::kClasses> end;
@@ -92,8 +149,9 @@ void CollectMerged(const EvictionLists& lists, Collector collector) {
             if (best == lists.lists.size() || (*at[i])->recency < (*at[best])->recency) best = i;
         }
         if (best == lists.lists.size()) return;
-        collector.Offer(**at[best], 0.0);
-        ++at[best];
+        ObjectMeta& meta = **at[best];
+        ++at[best];  // before `meta` may move to the held list
+        OfferOrSetAside(lists, meta, collector, [](const ObjectMeta&) { return 0.0; });
     }
 }
 
@@ -111,12 +169,13 @@ public:
         LruRound(Nanos now, LeaseRule leases, CandidateFilter filter, bool honour_soft_pins)
             : now_(now), leases_(leases), filter_(std::move(filter)),
               honour_soft_pins_(honour_soft_pins) {}
-        void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
+        void Collect(EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
-            CollectList(lists.lists[0],
-                        Collector(lists.pins, shard, per_shard, now_, leases_, honour_soft_pins_,
-                                  clean_keys, filter_, out),
-                        [](const ObjectMeta&) { return 0.0; });
+            Collector collector(lists.pins, shard, per_shard, now_, leases_, honour_soft_pins_,
+                                clean_keys, filter_, out);
+            auto score = [](const ObjectMeta&) { return 0.0; };
+            CollectList(lists, lists.lists[0], collector, score);
+            CollectHeld(lists, collector, score);
         }
 
     private:
@@ -173,19 +232,21 @@ public:
                         LeaseRule leases, CandidateFilter filter, bool honour_soft_pins)
             : by_density_(by_density), table_(std::move(table)), now_(now), leases_(leases),
               filter_(std::move(filter)), honour_soft_pins_(honour_soft_pins) {}
-        void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
+        void Collect(EvictionLists& lists, size_t shard, uint64_t per_shard,
                      std::vector<EvictionCandidate>& out, bool clean_keys) override {
             Collector collector(lists.pins, shard, per_shard, now_, leases_, honour_soft_pins_,
                                 clean_keys, filter_, out);
             if (!by_density_) {
                 CollectMerged(lists, collector);
+                CollectHeld(lists, collector, [](const ObjectMeta&) { return 0.0; });
                 return;
             }
             auto score = [&](const ObjectMeta& meta) {
                 return HitDensityEstimator::Score(table_, meta.eviction.cls,
                                                   now_ - meta.eviction.last_access);
             };
-            for (const EvictionList& list : lists.lists) CollectList(list, collector, score);
+            for (EvictionList& list : lists.lists) CollectList(lists, list, collector, score);
+            CollectHeld(lists, collector, score);
         }
 
     private:

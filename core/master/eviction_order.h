@@ -33,9 +33,19 @@ namespace mooncake {
 // One shard's MEMORY objects, most recent first in each list. LruOrder uses lists[0];
 // HitDensityOrder one list per access class. `pins`: the shard's pinned objects
 // (core/master/pin_table.h), which every order ranks the same way (see Colder).
+// `held`: objects a round found soft-pinned at a list's cold end, set aside so that the next
+// rounds do not walk past them again (with most of DRAM pinned, every round walked the whole
+// list). A read lists an object again as usual (Touch); a round that finds a held object's
+// pin lapsed, or pins distrusted, puts it back at its list's cold end: it was not read since.
 struct EvictionLists {
+    static constexpr uint8_t kHeld = 0xff;  // EvictionHook::list of a held object
     std::array<EvictionList, HitDensityEstimator::kClasses> lists;
+    EvictionList held;
     PinTable pins;
+
+    EvictionList& ListOf(const EvictionHook& hook) {
+        return hook.list == kHeld ? held : lists[hook.list];
+    }
 };
 
 // An object a round may evict, as seen when collected (re-checked under its shard lock).
@@ -86,13 +96,14 @@ public:
     // coldest Evictable(now, leases) objects, about `per_shard` bytes per list, each with its score
     // in this round (LRU: all 0). With per_shard >= the round's target, the globally coldest
     // target bytes are surely among them. Hard-pinned objects are never collected; soft-pinned
-    // ones are collected (up to `per_shard` bytes more) as long as the list's unpinned ones
-    // fall short of `per_shard`, and rank after them. `clean_keys` false leaves the key of a clean
-    // candidate (one with a LOCAL_DISK copy) empty, for a round that acts only on the others.
+    // ones met in a list are set aside (EvictionLists::held), and the held ones are collected
+    // (up to `per_shard` bytes more, coldest set aside first) to rank after the unpinned ones.
+    // `clean_keys` false leaves the key of a clean candidate (one with a LOCAL_DISK copy) empty,
+    // for a round that acts only on the others.
     class Round {
     public:
         virtual ~Round() = default;
-        virtual void Collect(const EvictionLists& lists, size_t shard, uint64_t per_shard,
+        virtual void Collect(EvictionLists& lists, size_t shard, uint64_t per_shard,
                              std::vector<EvictionCandidate>& out, bool clean_keys = true) = 0;
     };
     // Objects `filter` refuses are passed over, and do not count towards `per_shard`. Without

@@ -293,7 +293,33 @@ std::vector<Result<ObjectView>> MasterStore::BatchGetReplicaList(
     for (const std::string& key : keys) out.push_back(Read(key, disk_reads));
     // The batch's LOCAL_DISK reads, in its order: promoted as one chain.
     promotion_.OnReads(disk_reads);
+    CoverPrefixWithSoftPins(keys);
     return out;
+}
+
+void MasterStore::CoverPrefixWithSoftPins(std::span<const std::string> keys) {
+    if (!pin_trust_.active() || keys.size() < 2) return;
+    const Nanos now = clock_.Now();
+    Nanos cover{0};  // the latest live soft pin among the keys after this one
+    for (size_t i = keys.size(); i-- > 0;) {
+        if (!ValidateKey(keys[i]).ok()) continue;
+        Shard& shard = table_.ShardFor(keys[i]);
+        MutexLock lock(shard.mu);
+        ObjectMeta* meta = table_.Find(shard, keys[i]);
+        if (meta == nullptr) continue;  // a hole: the blocks before it are still a prefix
+        PinTable& pins = shard.eviction_lists.pins;
+        const ObjectPin* pin = pins.Find(*meta);
+        const Nanos until = pin != nullptr ? pin->soft_until : Nanos{0};
+        if (until >= cover) {
+            if (until > now) cover = until;
+            continue;
+        }
+        if (!meta->HasComplete(Tier::kMemory)) continue;  // eviction ranks MEMORY copies only
+        ObjectPin covered = pin != nullptr ? *pin : ObjectPin{};
+        covered.soft_until = cover;
+        pins.Set(*meta, covered);
+        pin_trust_.OnCover(meta->hash, cover);  // so its simulation ranks as eviction will
+    }
 }
 
 Status MasterStore::RemoveIfRecorded(std::string_view key, bool force, Generation recorded,

@@ -110,7 +110,15 @@ public:
     // recency, and may trigger promotion (the reply is not changed by it).
     // Errors: InvalidArgument, NotFound, NotReady (put still in progress).
     Result<ObjectView> GetReplicaList(std::string_view key);
+    // A batch is read as an engine reads a request's prefix: in order. After the reads, soft
+    // pins cover the prefix (CoverPrefixWithSoftPins).
     std::vector<Result<ObjectView>> BatchGetReplicaList(std::span<const std::string> keys);
+    // `keys` are an engine's request prefix in order: a block's KV is of use only with every
+    // block before it, so a live soft pin on a later key keeps each earlier key (that has none
+    // as long) soft-pinned until the same time. Such a covering pin is not renewed by reads of
+    // its own key: it lasts while a later block's pin does and the prefix is read again. Free
+    // when no Put ever carried a soft pin.
+    void CoverPrefixWithSoftPins(std::span<const std::string> keys);
 
     // Removes the key: refused with HasLease while leased unless `force`. Cancels its tasks and
     // frees its DRAM; disk copies are deleted by their nodes (told at the next heartbeat).

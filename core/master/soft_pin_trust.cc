@@ -34,6 +34,18 @@ void SoftPinTrust::Sim::Access(uint64_t hash, uint64_t size, Nanos ttl, Nanos no
     used_ += size;
 }
 
+void SoftPinTrust::Sim::Cover(uint64_t hash, Nanos until) {
+    if (!honour_) return;
+    auto found = where_.find(hash);
+    if (found == where_.end()) return;
+    auto [from, it] = found->second;
+    it->pinned_until = std::max(it->pinned_until, until);
+    if (from == &pinned_) return;
+    // Just read (a cover follows the batch's reads): the most recent of the pinned.
+    pinned_.splice(pinned_.begin(), *from, it);
+    found->second.first = &pinned_;
+}
+
 bool SoftPinTrust::Sim::EvictOne(Nanos now) {
     // The coldest unpinned key, or the coldest pinned one whose pin has lapsed if it is colder
     // (pins of one TTL lapse in recency order, so the pinned list's tail is the first to lapse);
@@ -103,6 +115,12 @@ void SoftPinTrust::OnGet(uint64_t hash, uint64_t size, Nanos now) {
     if (!active() || !sample_.Contains(hash)) return;
     MutexLock lock(mu_);
     Access(hash, size, /*put=*/false, Nanos{0}, now);
+}
+
+void SoftPinTrust::OnCover(uint64_t hash, Nanos until) {
+    if (!active() || !sample_.Contains(hash)) return;
+    MutexLock lock(mu_);
+    honour_.Cover(hash, until);
 }
 
 void SoftPinTrust::Access(uint64_t hash, uint64_t size, bool put, Nanos ttl, Nanos now) {

@@ -60,6 +60,9 @@ public:
     // Observers: a Put that ended (`soft_ttl` 0: no soft pin), and a read that found the key.
     void OnPut(uint64_t hash, uint64_t size, Nanos soft_ttl, Nanos now);
     void OnGet(uint64_t hash, uint64_t size, Nanos now);
+    // A read key whose soft pin a later block of its prefix extended to `until`
+    // (MasterStore::CoverPrefixWithSoftPins): so pinned in the simulation that honours pins.
+    void OnCover(uint64_t hash, Nanos until);
 
     // Whether eviction ranks soft-pinned objects after unpinned ones now.
     bool Trusted() const { return trusted_.load(std::memory_order_relaxed); }
@@ -78,6 +81,8 @@ private:
         bool Contains(uint64_t hash) const { return where_.count(hash) != 0; }
         // Brings the key in (or touches it), making room first; its pin runs to now + ttl.
         void Access(uint64_t hash, uint64_t size, Nanos ttl, Nanos now, uint64_t capacity);
+        // A key it holds stays pinned until at least `until` (honour only).
+        void Cover(uint64_t hash, Nanos until);
         void Clear();
 
     private:

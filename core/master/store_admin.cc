@@ -19,7 +19,8 @@ Result<ObjectView> MasterStore::Stat(std::string_view key) const {
     view.last_promotion = promotion_.LastDecision(key, it->second.generation);
     view.group = groups_.GroupOf(key);
     if (const ObjectPin* pin = shard.eviction_lists.pins.Find(it->second)) {
-        view.soft_pinned = pin->soft_ttl.count() > 0;
+        // Its own soft pin, or one a later block of its prefix lends it (CoverPrefixWithSoftPins).
+        view.soft_pinned = pin->soft_ttl.count() > 0 || pin->soft_until.count() > 0;
         view.soft_pin_expiry = pin->soft_until;
         view.hard_pinned = pin->hard();
     }

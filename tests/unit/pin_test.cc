@@ -147,6 +147,77 @@ TEST_P(PinTest, EverythingHardPinnedRefusesAPut) {
     ExpectInvariants();
 }
 
+// A round sets soft-pinned objects aside instead of walking past them again
+// (EvictionLists::held); once their pins lapse they are the coldest again, and one read in the
+// meantime keeps its object pinned and hot.
+TEST_P(PinTest, ObjectsSetAsideComeBackColdestWhenTheirPinsLapse) {
+    AddNode("n1", 8 * kObject);
+    for (int i = 0; i < 4; ++i)
+        ASSERT_TRUE(PutPinned("p" + std::to_string(i), Soft(seconds(10))).ok());
+    for (int i = 4; i < 8; ++i) Put(K(i));
+    Put(K(8));  // the round sets p0..p3 aside and takes k4
+    Put(K(9));  // k5, without walking past them again
+    EXPECT_FALSE(Has(K(4)));
+    EXPECT_FALSE(Has(K(5)));
+    clock_.Advance(seconds(5));
+    Read("p2");                  // pinned until 15 s, and listed again as the most recent
+    clock_.Advance(seconds(6));  // 11 s: p0, p1, p3 lapsed
+    for (int i = 10; i < 13; ++i) Put(K(i));
+    EXPECT_FALSE(Has("p0"));
+    EXPECT_FALSE(Has("p1"));
+    EXPECT_FALSE(Has("p3"));
+    EXPECT_TRUE(Has(K(6)));
+    EXPECT_TRUE(Has("p2"));
+    for (int i = 13; i < 16; ++i) Put(K(i));  // k6, k7, k8: p2 is still pinned
+    EXPECT_TRUE(Has("p2"));
+    EXPECT_FALSE(Has(K(8)));
+    ExpectInvariants();
+}
+
+// A batch read is a request's prefix in order: the pin of its last block covers the blocks
+// before it, which are of no use to an engine without them.
+TEST_P(PinTest, ABatchReadLendsTheLastBlocksSoftPinToItsPrefix) {
+    AddNode("n1", 5 * kObject);
+    Put("a");
+    Put("b");
+    ASSERT_TRUE(PutPinned("c", Soft(seconds(10))).ok());
+    Put("d");
+    Put("e");
+    clock_.Advance(seconds(1));
+    const std::vector<std::string> prefix = {"a", "b", "c"};
+    for (const auto& r : store().BatchGetReplicaList(prefix)) ASSERT_TRUE(r.ok());
+    Read("d");
+    Read("e");  // coldest first: a, b, c, d, e
+    Put("f");   // a and b are covered until c's pin lapses (11 s): d goes
+    EXPECT_TRUE(Has("a"));
+    EXPECT_TRUE(Has("b"));
+    EXPECT_FALSE(Has("d"));
+    Result<ObjectView> view = store().Stat("a");
+    ASSERT_TRUE(view.ok());
+    EXPECT_TRUE(view->soft_pinned);
+    EXPECT_EQ(view->soft_pin_expiry, clock_.Now() + seconds(10));
+    clock_.Advance(seconds(11));  // lapsed together
+    Put("g");
+    EXPECT_FALSE(Has("a"));
+    ExpectInvariants();
+}
+
+TEST_P(PinTest, ABatchReadWithoutPinsPinsNothing) {
+    AddNode("n1", 3 * kObject);
+    Put("a");
+    Put("b");
+    Put("c");
+    const std::vector<std::string> prefix = {"a", "b"};
+    (void)store().BatchGetReplicaList(prefix);
+    Read("c");
+    Put("d");  // plain LRU: a goes
+    EXPECT_FALSE(Has("a"));
+    Result<ObjectView> view = store().Stat("b");
+    ASSERT_TRUE(view.ok());
+    EXPECT_FALSE(view->soft_pinned);
+    ExpectInvariants();
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryOrder, PinTest, ::testing::Values("lru", "hit_density", "adaptive"),
                          [](const auto& info) { return std::string(info.param); });
 
