@@ -111,12 +111,14 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     }
     // Hashed once: the shard, the index slot below and the index insert all use it.
     const uint64_t hash = KeyIndex::Hash(key);
+    const uint64_t sketch_hash = AdmissionSketch::Hash(key);
     Shard& shard = table_.ShardForHash(hash);
     {
         MutexLock lock(shard.mu);
-        // The index slot the insert below writes: its cache miss overlaps this lookup's
-        // rather than following the allocation.
+        // The index slot the insert below writes and the sketch line CountPut reads: their
+        // cache misses overlap this lookup's rather than following the allocation one by one.
         shard.index.PrefetchSlot(hash);
+        promotion_.PrefetchCount(sketch_hash);
         if (shard.objects.count(key)) {
             return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
         }
@@ -163,7 +165,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     const Nanos now = clock_.Now();  // one reading for the deadline and the order's clock
     meta.put_deadline = now + std::chrono::seconds(config_.put_timeout_sec());
     order_->OnPut(meta, hint, now, memory_objects_.load());
-    promotion_.CountPut(meta, key, size);  // after the order's OnPut: the gate reads its class
+    promotion_.CountPut(meta, sketch_hash, size);  // after the order's OnPut: the gate reads its class
     if (pin.soft || pin.hard) {
         ObjectPin held;
         if (pin.soft) {
