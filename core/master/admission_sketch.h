@@ -41,6 +41,8 @@ public:
     // Counts one access; returns the key's estimate after it.
     uint32_t Increment(uint64_t hash);
     uint32_t Estimate(uint64_t hash) const;
+    // Brings in the line Estimate(hash) and Increment(hash) read (a hint, no effect).
+    void Prefetch(uint64_t hash) const { __builtin_prefetch(Line(hash)); }
     // The same for an object's own count (the caller holds what guards `count`). Increment
     // does not advance the aging window: call CountElsewhere once the guard is released.
     uint32_t Increment(AccessCount& count) const { return count.Increment(agings()); }

@@ -7,20 +7,20 @@
 namespace mooncake {
 
 std::optional<DramPool::Allocation> DramPool::TryAllocate(uint64_t size, NodeId preferred) {
-    auto all = nodes_.All();
     auto try_node = [&](NodeState& node) -> std::optional<Allocation> {
         auto offset = node.segment.Allocate(size);
         if (!offset) return std::nullopt;
         allocated_bytes_.fetch_add(SegmentAllocator::RoundUp(size), std::memory_order_relaxed);
         return Allocation{node.id, *offset};
     };
+    // The preferred node by its id: a Put that fits there (the common case: a standalone
+    // daemon prefers itself) copies no list of the nodes.
     if (preferred != kNoNode) {
-        for (auto& node : all) {
-            if (node->id == preferred) {
-                if (auto a = try_node(*node)) return a;
-            }
+        if (auto node = nodes_.Get(preferred)) {
+            if (auto a = try_node(*node)) return a;
         }
     }
+    auto all = nodes_.All();
     // Then the node with the most free room, so load spreads over the segments.
     std::vector<std::pair<uint64_t, NodeState*>> by_room;
     for (auto& node : all) {

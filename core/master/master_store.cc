@@ -101,10 +101,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
                                      "' is not registered, and the store is in multi-tenant "
                                      "mode (mooncakectl tenant set " + std::string(tenant) + ")");
     }
-    uint64_t largest_segment = 0;
-    for (auto& node : nodes_.All()) {
-        largest_segment = std::max(largest_segment, node->spec.segment_capacity);
-    }
+    const uint64_t largest_segment = nodes_.LargestSegment();
     if (SegmentAllocator::RoundUp(size) > largest_segment) {
         // No room rather than a bad argument: a larger node would take it (Mooncake answers
         // NO_AVAILABLE_HANDLE here too, which engines read as "back off", not as a bug).
@@ -112,10 +109,17 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
                                " is larger than any DRAM segment (largest " +
                                FormatSize(largest_segment) + ")");
     }
-    Shard& shard = table_.ShardFor(key);
+    // Hashed once: the shard, the index slot below and the index insert all use it.
+    const uint64_t hash = KeyIndex::Hash(key);
+    const uint64_t sketch_hash = AdmissionSketch::Hash(key);
+    Shard& shard = table_.ShardForHash(hash);
     {
         MutexLock lock(shard.mu);
-        if (shard.objects.count(std::string(key))) {
+        // The index slot the insert below writes and the sketch line CountPut reads: their
+        // cache misses overlap this lookup's rather than following the allocation one by one.
+        shard.index.PrefetchSlot(hash);
+        promotion_.PrefetchCount(sketch_hash);
+        if (shard.objects.count(key)) {
             return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
         }
         // A new incarnation: an older one that left with a node must not come back.
@@ -148,7 +152,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         return alloc.status();
     }
     MutexLock lock(shard.mu);
-    auto [created, inserted] = table_.Insert(shard, std::string(key));
+    auto [created, inserted] = table_.Insert(shard, std::string(key), hash);
     if (!inserted) {  // raced with another Put of the same key
         dram_.Free(alloc->node, alloc->offset, size);
         UncountHardPin(hard_bytes);
@@ -158,9 +162,10 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.generation = table_.NewGeneration();
     meta.size = size;
     meta.put_client = client;
-    meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
-    order_->OnPut(meta, hint, clock_.Now(), memory_objects_.load());
-    promotion_.CountPut(meta, key, size);  // after the order's OnPut: the gate reads its class
+    const Nanos now = clock_.Now();  // one reading for the deadline and the order's clock
+    meta.put_deadline = now + std::chrono::seconds(config_.put_timeout_sec());
+    order_->OnPut(meta, hint, now, memory_objects_.load());
+    promotion_.CountPut(meta, sketch_hash, size);  // after the order's OnPut: the gate reads its class
     if (pin.soft || pin.hard) {
         ObjectPin held;
         if (pin.soft) {
@@ -183,11 +188,11 @@ namespace {
 
 // The object a client's PutEnd/PutRevoke names, checked: same generation, same client,
 // still PROCESSING.
-Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
+Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key, uint64_t hash,
                             Generation generation)
     MC_REQUIRES(shard.mu) {
     // Through the shard's key index: no key copy, and the probe a Get takes.
-    ObjectMeta* found = shard.index.Find(key, KeyIndex::Hash(key));
+    ObjectMeta* found = shard.index.Find(key, hash);
     if (found == nullptr) return Status::NotFound("no put of " + QuoteKey(key));
     ObjectMeta& meta = *found;
     if (meta.generation != generation) {
@@ -206,17 +211,18 @@ Result<ObjectMeta*> FindPut(Shard& shard, ClientId client, std::string_view key,
 
 Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = table_.ShardFor(key);
+    const uint64_t hash = KeyIndex::Hash(key);  // once, for the shard and the index
+    Shard& shard = table_.ShardForHash(hash);
     MutexLock lock(shard.mu);
-    Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
+    Result<ObjectMeta*> found = FindPut(shard, client, key, hash, generation);
     if (!found.ok()) return found.status();
     ObjectMeta& meta = **found;
     const Replica* mem = meta.EndPut(*this);
     if (mem == nullptr) return Status::Ok();  // already ended: idempotent
-    shard.eviction_lists.pins.Refresh(meta, clock_.Now());  // a soft pin starts
+    const Nanos now = clock_.Now();
+    shard.eviction_lists.pins.Refresh(meta, now);  // a soft pin starts
     const ObjectPin* pin = shard.eviction_lists.pins.Find(meta);
-    pin_trust_.OnPut(meta.hash, meta.size, pin != nullptr ? pin->soft_ttl : Nanos{0},
-                     clock_.Now());
+    pin_trust_.OnPut(meta.hash, meta.size, pin != nullptr ? pin->soft_ttl : Nanos{0}, now);
     LruTouch(shard, meta);
     metrics_.puts.Inc();
     if (config_.enable_offload() && !config_.offload_on_evict()) {
@@ -231,9 +237,10 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
 
 Status MasterStore::PutRevoke(ClientId client, std::string_view key, Generation generation) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
-    Shard& shard = table_.ShardFor(key);
+    const uint64_t hash = KeyIndex::Hash(key);
+    Shard& shard = table_.ShardForHash(hash);
     MutexLock lock(shard.mu);
-    Result<ObjectMeta*> found = FindPut(shard, client, key, generation);
+    Result<ObjectMeta*> found = FindPut(shard, client, key, hash, generation);
     if (!found.ok()) return found.status();
     ObjectMeta& meta = **found;
     if (meta.HasComplete(Tier::kMemory)) {

@@ -373,8 +373,7 @@ private:
         return config_.soft_pin_trust() != "adaptive" || pin_trust_.Trusted();
     }
     // Up to `per_shard` bytes of every shard's coldest evictable objects, coldest first.
-    std::vector<EvictionCandidate> CollectCandidates(uint64_t per_shard,
-                                                     const CandidateFilter& filter = {});
+    ColdestFirst CollectCandidates(uint64_t per_shard, const CandidateFilter& filter = {});
     // The objects an allocation of `size` would displace, without touching them.
     VictimInfo PeekVictims(uint64_t size);
     // Queues LOCAL_DISK copies (MEMORY kept) for the coldest `target` bytes lacking one.

@@ -1,6 +1,8 @@
 // NodeTable, NodeState and SegmentSpace (core/master/node_table.h).
 #include "core/master/node_table.h"
 
+#include <algorithm>
+
 namespace mooncake {
 
 std::optional<uint64_t> SegmentSpace::Allocate(uint64_t size) {
@@ -98,6 +100,13 @@ std::vector<std::shared_ptr<NodeState>> NodeTable::All() const {
     out.reserve(nodes_.size());
     for (auto& [id, node] : nodes_) out.push_back(node);
     return out;
+}
+
+uint64_t NodeTable::LargestSegment() const {
+    ReaderLock lock(mu_);
+    uint64_t largest = 0;
+    for (const auto& [id, node] : nodes_) largest = std::max(largest, node->spec.segment_capacity);
+    return largest;
 }
 
 uint64_t NodeTable::DiskCapacity() const {

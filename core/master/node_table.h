@@ -137,6 +137,9 @@ public:
     std::vector<std::shared_ptr<NodeState>> All() const;
     size_t size() const;
     uint64_t DiskCapacity() const;  // LOCAL_DISK bytes of the live nodes together
+    // The largest DRAM segment of a live node (0 with none): read under the table's lock,
+    // without All()'s copy of every node's shared_ptr (PutStart asks on every Put).
+    uint64_t LargestSegment() const;
 
     // The name rules of MasterStore::RegisterNode. A registration this one replaces (a
     // restarted process of the same name) is taken out and returned in `replaced`, for the

@@ -10,9 +10,11 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -24,9 +26,22 @@
 
 namespace mooncake {
 
+// The table's hash: std::hash over the key's characters, as std::hash<std::string> (so the
+// map's buckets and iteration order are what they were), but transparent, so a lookup by a
+// string_view builds no std::string (a heap allocation for keys over 15 bytes). Not noexcept
+// on purpose: libstdc++ caches a node's hash code only for a hash it does not deem fast (a
+// noexcept one is), and without the cache every probe and rehash would hash keys again.
+struct ObjectKeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+};
+static_assert(!std::is_nothrow_invocable_v<const ObjectKeyHash&, const std::string&>,
+              "a noexcept hash would turn off the map's cached hash codes (see above)");
+
 struct Shard {
     mutable Mutex mu;
-    std::unordered_map<std::string, ObjectMeta> objects MC_GUARDED_BY(mu);
+    std::unordered_map<std::string, ObjectMeta, ObjectKeyHash, std::equal_to<>> objects
+        MC_GUARDED_BY(mu);
     // The same objects by key, for lookups (ObjectTable::Find; core/master/key_index.h).
     KeyIndex index MC_GUARDED_BY(mu);
     // Objects with a COMPLETE MEMORY replica, in the eviction order's lists.
@@ -43,16 +58,24 @@ public:
     explicit ObjectTable(uint32_t epoch)
         : next_generation_((static_cast<uint64_t>(epoch) << 32) | 1) {}
 
-    Shard& ShardFor(std::string_view key) { return shards_[KeyIndex::Hash(key) % kShardCount]; }
+    Shard& ShardFor(std::string_view key) { return ShardForHash(KeyIndex::Hash(key)); }
+    // The same, for a caller that keeps KeyIndex::Hash(key) for the index as well.
+    Shard& ShardForHash(uint64_t hash) { return shards_[hash % kShardCount]; }
     Shard& shard(size_t index) { return shards_[index]; }
     std::array<Shard, kShardCount>& shards() { return shards_; }
 
     // A new object under `key` (its `key` pointer set, counted live), or the one there.
+    // `hash` is KeyIndex::Hash(key), when the caller has it already.
     std::pair<ObjectMeta*, bool> Insert(Shard& shard, std::string key) MC_REQUIRES(shard.mu) {
+        const uint64_t hash = KeyIndex::Hash(key);
+        return Insert(shard, std::move(key), hash);
+    }
+    std::pair<ObjectMeta*, bool> Insert(Shard& shard, std::string key, uint64_t hash)
+        MC_REQUIRES(shard.mu) {
         auto [it, inserted] = shard.objects.try_emplace(std::move(key));
         if (inserted) {
             it->second.key = &it->first;
-            shard.index.Insert(&it->second, KeyIndex::Hash(it->first));
+            shard.index.Insert(&it->second, hash);
             live_.fetch_add(1, std::memory_order_relaxed);
         }
         return {&it->second, inserted};

@@ -55,13 +55,13 @@ uint32_t PromotionPipeline::AdmissionThreshold() const {
     return static_cast<uint32_t>(std::max<int64_t>(1, config_.promotion_admission_threshold()));
 }
 
-uint32_t PromotionPipeline::CountNewObject(ObjectMeta& meta, std::string_view key) {
-    meta.hash = AdmissionSketch::Hash(key);
+uint32_t PromotionPipeline::CountNewObject(ObjectMeta& meta, uint64_t sketch_hash) {
+    meta.hash = sketch_hash;
     return sketch_.Seed(meta.reads(), meta.hash);
 }
 
-void PromotionPipeline::CountPut(ObjectMeta& meta, std::string_view key, uint64_t size) {
-    const uint32_t reads = CountNewObject(meta, key);
+void PromotionPipeline::CountPut(ObjectMeta& meta, uint64_t sketch_hash, uint64_t size) {
+    const uint32_t reads = CountNewObject(meta, sketch_hash);
     // promotion_gate hook; the class and time are the eviction order's (set by its OnPut)
     gate_.OnPut(meta.hash, size, reads, meta.eviction.cls, meta.eviction.last_access);
 }

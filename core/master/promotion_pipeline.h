@@ -93,9 +93,16 @@ public:
     // A new incarnation of `key` (a Put's, or a rejoining node's report): its hash, and its
     // read count seeded from what the sketch remembers of the key (a removed object's reads,
     // misses). Returns the seeded count. Under the key's shard lock.
-    uint32_t CountNewObject(ObjectMeta& meta, std::string_view key);
+    uint32_t CountNewObject(ObjectMeta& meta, std::string_view key) {
+        return CountNewObject(meta, AdmissionSketch::Hash(key));
+    }
+    // The same with `sketch_hash` = AdmissionSketch::Hash(key), when the caller has it.
+    uint32_t CountNewObject(ObjectMeta& meta, uint64_t sketch_hash);
     // A Put's new object: CountNewObject, and the adaptive gate's sample of it.
-    void CountPut(ObjectMeta& meta, std::string_view key, uint64_t size);
+    void CountPut(ObjectMeta& meta, uint64_t sketch_hash, uint64_t size);
+    // Brings in the sketch's line for `sketch_hash` (a hint; nothing changes): a Put asks
+    // early, so that CountPut's read of it does not wait for a cache miss of its own.
+    void PrefetchCount(uint64_t sketch_hash) const { sketch_.Prefetch(sketch_hash); }
     // An object going away: the sketch keeps its reads for a later incarnation of the key.
     void ForgetObject(const ObjectMeta& meta) { sketch_.Fold(meta.reads(), meta.hash); }
     // A Get that found no object of `key` (promotion_on_hit): a miss is a request for the key

@@ -20,6 +20,8 @@ using Candidate = EvictionCandidate;
 std::vector<Candidate> Collect(ObjectTable& table, EvictionOrder::Round& round,
                                uint64_t per_shard, bool clean_keys) {
     std::vector<Candidate> out;
+    // At least one per shard with anything to evict (a Put's own room is one object's).
+    out.reserve(ObjectTable::kShardCount);
     for (size_t s = 0; s < ObjectTable::kShardCount; ++s) {
         Shard& shard = table.shard(s);
         MutexLock lock(shard.mu);
@@ -30,13 +32,10 @@ std::vector<Candidate> Collect(ObjectTable& table, EvictionOrder::Round& round,
 
 }  // namespace
 
-std::vector<Candidate> MasterStore::CollectCandidates(uint64_t per_shard,
-                                                      const CandidateFilter& filter) {
+ColdestFirst MasterStore::CollectCandidates(uint64_t per_shard, const CandidateFilter& filter) {
     std::unique_ptr<EvictionOrder::Round> round =
         order_->StartRound(clock_.Now(), lease_rule(), filter, HonourSoftPins());
-    std::vector<Candidate> out = Collect(table_, *round, per_shard, /*clean_keys=*/true);
-    RankCandidates(out);
-    return out;
+    return ColdestFirst(Collect(table_, *round, per_shard, /*clean_keys=*/true));
 }
 
 MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target, const EvictionScope& scope) {
@@ -44,7 +43,9 @@ MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target, const Evicti
     EvictResult result;
     const bool offload_enabled = config_.enable_offload();
     const LeaseRule leases = lease_rule();
-    for (const Candidate& c : CollectCandidates(target, scope.Filter(tenants_))) {
+    ColdestFirst candidates = CollectCandidates(target, scope.Filter(tenants_));
+    while (const Candidate* next = candidates.Next()) {
+        const Candidate& c = *next;
         if (result.freed + result.pending >= target) break;
         std::vector<std::string> group;
         {
@@ -129,7 +130,9 @@ VictimInfo MasterStore::PeekVictims(uint64_t size) {
     VictimInfo info;
     uint64_t need = SegmentAllocator::RoundUp(size);
     uint64_t covered = 0;
-    for (const Candidate& c : CollectCandidates(need)) {
+    ColdestFirst candidates = CollectCandidates(need);
+    while (const Candidate* next = candidates.Next()) {
+        const Candidate& c = *next;
         info.found = true;
         info.max_estimate = std::max(info.max_estimate, sketch_.Estimate(c.reads));
         covered += c.bytes;
