@@ -36,6 +36,19 @@ public:
         head_ = meta;
         ++size_;
     }
+    // `meta` must not be in any list: listed as the least recent.
+    void push_back(ObjectMeta* meta) {
+        EvictionHook& h = meta->eviction;
+        h.next = nullptr;
+        h.prev = tail_;
+        if (tail_ != nullptr) {
+            tail_->eviction.next = meta;
+        } else {
+            head_ = meta;
+        }
+        tail_ = meta;
+        ++size_;
+    }
     // `meta` must be in this list.
     void erase(ObjectMeta* meta) {
         EvictionHook& h = meta->eviction;

@@ -19,6 +19,14 @@ void ListFirst(EvictionLists& lists, ObjectMeta& meta, uint8_t to) {
     hook.list = to;
 }
 
+// Lists an unlisted `meta` last in lists[to].
+void ListLast(EvictionLists& lists, ObjectMeta& meta, uint8_t to) {
+    EvictionHook& hook = meta.eviction;
+    lists.lists[to].push_back(&meta);
+    hook.listed = true;
+    hook.list = to;
+}
+
 void Unlist(EvictionLists& lists, ObjectMeta& meta) {
     EvictionHook& hook = meta.eviction;
     if (!hook.listed) return;
@@ -105,6 +113,11 @@ public:
     void OnEvict(const ObjectMeta&, Nanos) override {}
     void Touch(EvictionLists& lists, ObjectMeta& meta) override { ListFirst(lists, meta, 0); }
     void Remove(EvictionLists& lists, ObjectMeta& meta) override { Unlist(lists, meta); }
+    bool TouchCold(EvictionLists& lists, ObjectMeta& meta) override {
+        if (meta.eviction.listed) return false;
+        ListLast(lists, meta, 0);
+        return true;
+    }
 
     class LruRound final : public Round {
     public:

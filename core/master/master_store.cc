@@ -160,6 +160,8 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     order_->OnPut(meta, hint, clock_.Now(), memory_objects_.load());
+    meta.eviction.cold_put =
+        hint != nullptr && hint->last_partial && config_.partial_tail_cold();
     promotion_.CountPut(meta, key, size);  // after the order's OnPut: the gate reads its class
     if (pin.soft || pin.hard) {
         ObjectPin held;
@@ -217,7 +219,7 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
     const ObjectPin* pin = shard.eviction_lists.pins.Find(meta);
     pin_trust_.OnPut(meta.hash, meta.size, pin != nullptr ? pin->soft_ttl : Nanos{0},
                      clock_.Now());
-    LruTouch(shard, meta);
+    ListPut(shard, meta);
     metrics_.puts.Inc();
     if (config_.enable_offload() && !config_.offload_on_evict()) {
         auto node = nodes_.Get(mem->node);
