@@ -176,6 +176,14 @@ public:
         ListFirst(lists, meta, meta.eviction.cls);
     }
     void Remove(EvictionLists& lists, ObjectMeta& meta) override { Unlist(lists, meta); }
+    // Only the adaptive order, so that while it ranks by recency it stays exactly LRU: last in
+    // its class list, whose recencies it keeps in order (the cold clock counts down), so the
+    // merge takes it first. hit_density ranks it by its class (kPartialLast) instead.
+    bool TouchCold(EvictionLists& lists, ObjectMeta& meta) override {
+        if (!use_density_ || meta.eviction.listed) return false;
+        ListLast(lists, meta, meta.eviction.cls);
+        return true;
+    }
 
     // Within a class the score falls with age, so the cold end of every class list holds
     // the lowest `per_shard` bytes of each shard.
