@@ -104,8 +104,7 @@ private:
     void Serve(Conn* conn);
     // One request; false when the connection must close.
     // `in` reads the connection, `out` sends its answers (held while a pipelined batch goes on).
-    bool HandleRequest(Replies& out, net::BufferedReader& in, Credentials& creds,
-                       Window& window);
+    bool HandleRequest(Replies& out, net::BufferedReader& in, Credentials& creds, Window& window);
     // `end_put_for`: the client whose put a kFlagEndPut write ends (nullopt: a plain write).
     bool HandleWrite(Replies& out, net::BufferedReader& in, const std::string& key,
                      uint64_t generation, uint64_t offset, uint64_t length,

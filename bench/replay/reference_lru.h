@@ -1,10 +1,10 @@
 // ReferenceLru: an exact LRU of MEMORY objects over an unbounded LOCAL_DISK, computed on the
 // side as a yardstick for the real store's replay. DRAM is counted in bytes as the store's
 // allocator takes them (SegmentAllocator::RoundUp), each block the size it was first put
-// with, so a request's smaller partial tail takes what it takes in the store. With promotion, a disk hit whose read
-// count reaches the admission threshold moves the object into MEMORY at once ("instant
-// promotion"). Counts are exact (no sketch error) and age like the store's sketch: every
-// `window` reads, all counts are halved.
+// with, so a request's smaller partial tail takes what it takes in the store. With promotion, a
+// disk hit whose read count reaches the admission threshold moves the object into MEMORY at once
+// ("instant promotion"). Counts are exact (no sketch error) and age like the store's sketch:
+// every `window` reads, all counts are halved.
 #pragma once
 
 #include <cstdint>

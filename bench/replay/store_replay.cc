@@ -341,11 +341,10 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
                 ++result.counts.misses;
                 sources.push_back(BlockSource::kMiss);
                 if (prefix_hit < 0) prefix_hit = pos;
-                const uint64_t size =
-                    options.partial_sizes
-                        ? BlockBytes(req, static_cast<size_t>(pos), options.block_tokens,
-                                     options.object_size)
-                        : options.object_size;
+                const uint64_t size = options.partial_sizes
+                                          ? BlockBytes(req, static_cast<size_t>(pos),
+                                                       options.block_tokens, options.object_size)
+                                          : options.object_size;
                 batch.Add(size);
                 PutHint hint;
                 if (options.put_hints) {
@@ -354,8 +353,7 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
                     hint.prefix_hit_blocks = prefix_hit;
                 }
                 hint.last_partial = pos + 1 == request_blocks && batch.LastIsPartialTail();
-                const PutHint* hint_ptr =
-                    options.put_hints || hint.last_partial ? &hint : nullptr;
+                const PutHint* hint_ptr = options.put_hints || hint.last_partial ? &hint : nullptr;
                 const PutPin pin = hints ? hints->At(index) : PutPin{};
                 Result<PutStartReply> put =
                     store.PutStart(kClient, key, size, kNoNode, hint_ptr, pin);
@@ -377,7 +375,8 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
         double used = metrics.Value("dram_used_bytes").value_or(0);
         // Full once it had to evict: with smaller partial tails the holes they leave may keep
         // use a little under capacity minus one block.
-        full = full || used + static_cast<double>(options.object_size) > static_cast<double>(capacity) ||
+        full = full ||
+               used + static_cast<double>(options.object_size) > static_cast<double>(capacity) ||
                metrics.Value("evictions_total").value_or(0) > 0;
         if (full && capacity > 0) {
             fill_sum += used / static_cast<double>(capacity);

@@ -160,8 +160,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     meta.put_client = client;
     meta.put_deadline = clock_.Now() + std::chrono::seconds(config_.put_timeout_sec());
     order_->OnPut(meta, hint, clock_.Now(), memory_objects_.load());
-    meta.eviction.cold_put =
-        hint != nullptr && hint->last_partial && config_.partial_tail_cold();
+    meta.eviction.cold_put = hint != nullptr && hint->last_partial && config_.partial_tail_cold();
     promotion_.CountPut(meta, key, size);  // after the order's OnPut: the gate reads its class
     if (pin.soft || pin.hard) {
         ObjectPin held;
