@@ -297,7 +297,14 @@ void MasterService::BatchPutStart(std::vector<rpc::PutStartResult>& out, int64_t
     Call call(*this, "BatchPutStart");
     CheckBatch(items.size());
     out.reserve(items.size());
+    // A batch whose last value is smaller than its others, all one size, ends with a request's
+    // partial tail block (core/master/put_hint.h): told to the store as such.
+    BatchShape shape;
+    for (const rpc::PutStartItem& item : items) shape.Add(static_cast<uint64_t>(item.size));
+    PutHint tail;
+    tail.last_partial = true;
     for (const rpc::PutStartItem& item : items) {
+        const bool is_tail = &item == &items.back() && shape.LastIsPartialTail();
         rpc::PutStartResult result;
         Result<std::string> key = SessionKey(item.key);
         Result<PutStartReply> r =
@@ -307,7 +314,7 @@ void MasterService::BatchPutStart(std::vector<rpc::PutStartResult>& out, int64_t
                 : store_.PutStart(static_cast<ClientId>(client_id), *key,
                                   static_cast<uint64_t>(item.size),
                                   static_cast<NodeId>(std::max<int64_t>(0, preferred_node)),
-                                  /*hint=*/nullptr,
+                                  is_tail ? &tail : nullptr,
                                   item.__isset.pin ? rpc::FromWire(item.pin) : PutPin{});
         result.outcome = rpc::ToOutcome(r.status());
         if (r.ok()) {

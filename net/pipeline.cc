@@ -99,6 +99,10 @@ size_t WindowEnd(std::span<BatchOp* const> ops, size_t first) {
         bytes += request;
         ++end;
     }
+    // The batch's last op never goes alone in a window of its own: beside at least one other
+    // value the server can tell a smaller last value (a request's partial tail) from the
+    // others (node/data_server.h Window, core/master/put_hint.h BatchShape).
+    if (end + 1 == ops.size() && end - first > 1) --end;
     return end;
 }
 

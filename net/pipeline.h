@@ -27,7 +27,8 @@ inline constexpr size_t kWindowOps = 32;
 inline constexpr size_t kWindowRequestBytes = 64 * 1024;  // headers + keys, payloads aside
 
 // The end of the window that starts at ops[first]: at most kWindowOps ops, and as many as
-// keep their headers and keys within kWindowRequestBytes (at least one).
+// keep their headers and keys within kWindowRequestBytes (at least one); one fewer when the
+// batch's last op would otherwise be left for a window alone.
 size_t WindowEnd(std::span<BatchOp* const> ops, size_t first);
 
 struct WindowResult {

@@ -196,9 +196,10 @@ void DataServer::Serve(Conn* conn) {
     net::BufferedReader in(fd);
     Replies out(fd, reply_writes_);
     Credentials creds;
+    Window window;
     while (!stopping_.load()) {
         if (!in.WaitForData(options_.idle_timeout).ok()) break;  // idle too long, or closed
-        if (!HandleRequest(out, in, creds)) break;
+        if (!HandleRequest(out, in, creds, window)) break;
     }
     // The answers given before the connection ends still reach the client (a refusal that
     // closes it, the requests of a batch answered before a broken one).
@@ -220,7 +221,8 @@ bool DataServer::RefusePayload(Replies& out, net::BufferedReader& in, const Stat
     return false;
 }
 
-bool DataServer::HandleRequest(Replies& out, net::BufferedReader& in, Credentials& creds) {
+bool DataServer::HandleRequest(Replies& out, net::BufferedReader& in, Credentials& creds,
+                               Window& window) {
     data::RequestBytes raw;
     if (!in.RecvAll(raw.data(), raw.size()).ok()) return false;
     auto h = data::ParseRequest(raw);
@@ -233,6 +235,8 @@ bool DataServer::HandleRequest(Replies& out, net::BufferedReader& in, Credential
         (void)out.Send(h.status());
         return false;  // the stream cannot be resynchronised
     }
+    if (window.ended) window.writes.Reset();
+    window.ended = (h->flags & data::kFlagMore) == 0;
     if (!creds.greeted && h->op != data::Op::kHello) {
         errors_.Inc();
         (void)out.Send(Status::IllegalClient(
@@ -306,7 +310,11 @@ bool DataServer::HandleRequest(Replies& out, net::BufferedReader& in, Credential
         return out.Send(st).ok();
     }
     if (h->op == data::Op::kWrite) {
-        if (by_key) return HandleWriteByKey(out, in, key, *writer, h->length);
+        if (by_key) {
+            window.writes.Add(h->length);
+            return HandleWriteByKey(out, in, key, *writer, h->length,
+                                    window.ended && window.writes.LastIsPartialTail());
+        }
         return HandleWrite(out, in, key, h->generation, h->offset, h->length, writer);
     }
     if (by_key) return HandleReadByKey(out, key, h->length);
@@ -483,14 +491,16 @@ bool DataServer::HandleReadByKey(Replies& out, const std::string& key, uint64_t 
 }
 
 bool DataServer::HandleWriteByKey(Replies& out, net::BufferedReader& in, const std::string& key,
-                                  ClientId client, uint64_t length) {
+                                  ClientId client, uint64_t length, bool partial_tail) {
     auto start = WallTimer::now();
     const LocalMaster* local = AwaitLocalMaster();
     if (local == nullptr) return RefusePayload(out, in, NotStandalone("writes"), length);
     MasterStore& store = *local->store;
     const NodeId self = local->self();
     // Checks the key, the size against max_value_size and DRAM, and that the key is new.
-    auto started = store.PutStart(client, key, length, self);
+    PutHint tail;
+    tail.last_partial = true;
+    auto started = store.PutStart(client, key, length, self, partial_tail ? &tail : nullptr);
     if (!started.ok()) {
         return RefusePayload(out, in, started.status(), length,
                              /*count_error=*/!AnswerAboutTheKey(started.status()));

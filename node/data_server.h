@@ -39,6 +39,7 @@
 #include "core/base/mutex.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
+#include "core/master/put_hint.h"
 #include "node/access.h"
 #include "net/net.h"
 
@@ -92,11 +93,18 @@ public:
 
 private:
     struct Conn;
+    // A connection's pipelined window being read (net/pipeline.h cuts one batch into windows):
+    // its by-key writes are one batched put's values in order, so the window's last may be
+    // told to the store as the batch's partial tail (core/master/put_hint.h).
+    struct Window {
+        BatchShape writes;
+        bool ended = true;  // the request read last was its window's last
+    };
     void AcceptLoop();
     void Serve(Conn* conn);
     // One request; false when the connection must close.
     // `in` reads the connection, `out` sends its answers (held while a pipelined batch goes on).
-    bool HandleRequest(Replies& out, net::BufferedReader& in, Credentials& creds);
+    bool HandleRequest(Replies& out, net::BufferedReader& in, Credentials& creds, Window& window);
     // `end_put_for`: the client whose put a kFlagEndPut write ends (nullopt: a plain write).
     bool HandleWrite(Replies& out, net::BufferedReader& in, const std::string& key,
                      uint64_t generation, uint64_t offset, uint64_t length,
@@ -105,8 +113,9 @@ private:
                     uint64_t offset, uint64_t length);
     // By-key requests (kFlagByKey): `max_length` is the most bytes the reader takes.
     bool HandleReadByKey(Replies& out, const std::string& key, uint64_t max_length);
+    // `partial_tail`: the last value of a batch inferred a partial tail (Window).
     bool HandleWriteByKey(Replies& out, net::BufferedReader& in, const std::string& key,
-                          ClientId client, uint64_t length);
+                          ClientId client, uint64_t length, bool partial_tail);
     // Sends bytes [offset, offset + length) of replica (key, generation) in `tier` as an OK
     // response (naming the tier if `name_tier`, as by-key answers do). A refusal is returned
     // with nothing sent (the caller answers it or tries another replica); otherwise Ok, and

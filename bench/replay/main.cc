@@ -113,7 +113,12 @@ int main(int argc, char** argv) {
     app.add_flag("--metrics", dump_metrics, "print each store run's metrics to stderr");
     app.add_flag("--no-put-hints", no_put_hints,
                  "store policies: Put without the engine's PutHint (position, request length, "
-                 "prefix hit, last partial block)");
+                 "prefix hit; a partial tail inferred from the put batch is still told, as the "
+                 "daemon does)");
+    bool no_partial_sizes = false;
+    app.add_flag("--no-partial-sizes", no_partial_sizes,
+                 "every block is --object-size, the last of a request too (by default a last "
+                 "block holding input_length % 512 tokens is that share of it); also --suite");
     double hint_accuracy = -1;
     double hint_window = 4;
     app.add_option("--hint-accuracy", hint_accuracy,
@@ -204,6 +209,7 @@ int main(int argc, char** argv) {
     }
     if (suite_mode) {
         suite.extra = extra;
+        suite.partial_sizes = !no_partial_sizes;
         Status st = RunSuite(suite);
         if (!st.ok()) {
             std::fprintf(stderr, "mooncake-replay: %s\n", st.ToString().c_str());
@@ -293,6 +299,7 @@ int main(int argc, char** argv) {
     settings.extra = extra;
     settings.dump_metrics = dump_metrics;
     settings.put_hints = !no_put_hints;
+    settings.partial_sizes = !no_partial_sizes;
     settings.disk = disk;
     settings.ttft = ttft;
     settings.hint_accuracy = hint_accuracy;

@@ -2,32 +2,38 @@
 
 #include <algorithm>
 
+#include "core/base/segment_allocator.h"
+
 namespace mooncake::replay {
 
-ReferenceLru::ReferenceLru(uint64_t capacity_objects, bool promotion, uint32_t threshold,
+ReferenceLru::ReferenceLru(uint64_t capacity_bytes, bool promotion, uint32_t threshold,
                            uint64_t window)
-    : capacity_(capacity_objects),
+    : capacity_(capacity_bytes),
       promotion_(promotion),
       threshold_(std::max<uint32_t>(threshold, 1)),
       window_(window) {}
 
 void ReferenceLru::InsertFront(int64_t block) {
-    if (capacity_ == 0) {
+    const uint64_t need = bytes_.at(block);
+    if (need > capacity_) {
         on_disk_.insert(block);
         return;
     }
-    if (in_memory_.size() >= capacity_) {
+    while (used_ + need > capacity_) {
         int64_t victim = lru_.back();
         lru_.pop_back();
         in_memory_.erase(victim);
         on_disk_.insert(victim);
+        used_ -= bytes_.at(victim);
     }
     lru_.push_front(block);
     in_memory_[block] = lru_.begin();
+    used_ += need;
 }
 
-BlockSource ReferenceLru::Access(int64_t block) {
+BlockSource ReferenceLru::Access(int64_t block, uint64_t bytes) {
     ++counts_.references;
+    bytes_.try_emplace(block, SegmentAllocator::RoundUp(bytes));
     uint32_t reads = 0;
     if (promotion_) {
         uint32_t& c = reads_[block];

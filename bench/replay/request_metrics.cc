@@ -33,9 +33,7 @@ double RequestFigures::requests_all_memory_ratio() const {
 }
 
 int64_t RequestMeter::BlockTokens(const TraceRequest& request, size_t index) const {
-    if (index + 1 < request.blocks.size() || request.input_length < 0) return model_.block_tokens;
-    int64_t before = model_.block_tokens * static_cast<int64_t>(index);
-    return std::clamp<int64_t>(request.input_length - before, 1, model_.block_tokens);
+    return replay::BlockTokens(request, index, model_.block_tokens);
 }
 
 void RequestMeter::Add(const TraceRequest& request, std::span<const BlockSource> sources) {

@@ -52,13 +52,18 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
         return run;
     }
     if (policy == "reference-lru" || policy == "reference-lru-no-promotion") {
-        ReferenceLru sim(capacity_objects, policy == "reference-lru", settings.threshold,
-                         settings.window);
+        ReferenceLru sim(capacity_objects * object_size, policy == "reference-lru",
+                         settings.threshold, settings.window);
         RequestMeter meter(ttft);
         std::vector<BlockSource> sources;
         for (const TraceRequest& req : trace) {
             sources.clear();
-            for (int64_t block : req.blocks) sources.push_back(sim.Access(block));
+            for (size_t i = 0; i < req.blocks.size(); ++i) {
+                const uint64_t bytes = settings.partial_sizes
+                                           ? BlockBytes(req, i, ttft.block_tokens, object_size)
+                                           : object_size;
+                sources.push_back(sim.Access(req.blocks[i], bytes));
+            }
             meter.Add(req, sources);
         }
         run.counts = sim.counts();
@@ -70,6 +75,8 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
     options.object_size = object_size;
     options.dump_metrics = settings.dump_metrics;
     options.put_hints = settings.put_hints;
+    options.partial_sizes = settings.partial_sizes;
+    options.block_tokens = ttft.block_tokens;
     options.ttft = ttft;
     options.hint_accuracy = settings.hint_accuracy;
     options.hint_window_capacities = settings.hint_window_capacities;

@@ -44,6 +44,7 @@ struct RunSettings {
     std::vector<std::pair<std::string, std::string>> extra;
     bool dump_metrics = false;
     bool put_hints = true;  // ReplayOptions::put_hints
+    bool partial_sizes = true;  // ReplayOptions::partial_sizes (and the reference's)
     DiskSetup disk;
     TtftModel ttft;
     double hint_accuracy = -1;  // ReplayOptions::hint_accuracy (store policies)

@@ -316,6 +316,9 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
         int32_t prefix_hit = -1;
         const int32_t request_blocks = static_cast<int32_t>(req.blocks.size());
         read_keys.clear();
+        // The request's put batch: its missed blocks, in order. Only the request's last block
+        // can be smaller, so the batch's last is known a partial tail at that block.
+        BatchShape batch;
         for (int32_t pos = 0; pos < request_blocks; ++pos) {
             int64_t block = req.blocks[static_cast<size_t>(pos)];
             std::string key = "block-" + std::to_string(block);
@@ -341,20 +344,25 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
                 ++result.counts.misses;
                 sources.push_back(BlockSource::kMiss);
                 if (prefix_hit < 0) prefix_hit = pos;
+                const uint64_t size = options.partial_sizes
+                                          ? BlockBytes(req, static_cast<size_t>(pos),
+                                                       options.block_tokens, options.object_size)
+                                          : options.object_size;
+                batch.Add(size);
                 PutHint hint;
-                hint.position = pos;
-                hint.request_blocks = request_blocks;
-                hint.prefix_hit_blocks = prefix_hit;
-                hint.last_partial = pos + 1 == request_blocks && req.input_length >= 0 &&
-                                    req.input_length % options.block_tokens != 0;
-                const PutHint* hint_ptr = options.put_hints ? &hint : nullptr;
+                if (options.put_hints) {
+                    hint.position = pos;
+                    hint.request_blocks = request_blocks;
+                    hint.prefix_hit_blocks = prefix_hit;
+                }
+                hint.last_partial = pos + 1 == request_blocks && batch.LastIsPartialTail();
+                const PutHint* hint_ptr = options.put_hints || hint.last_partial ? &hint : nullptr;
                 const PutPin pin = hints ? hints->At(index) : PutPin{};
                 Result<PutStartReply> put =
-                    store.PutStart(kClient, key, options.object_size, kNoNode, hint_ptr, pin);
+                    store.PutStart(kClient, key, size, kNoNode, hint_ptr, pin);
                 while (!put.ok() && put.status().Is(StatusCode::kNoSpace) &&
                        node.RunOffloads() > 0) {
-                    put = store.PutStart(kClient, key, options.object_size, kNoNode, hint_ptr,
-                                         pin);
+                    put = store.PutStart(kClient, key, size, kNoNode, hint_ptr, pin);
                 }
                 if (!put.ok()) {
                     return Status(put.status().code(),
@@ -371,7 +379,11 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
         store.CoverPrefixWithSoftPins(read_keys);
         meter.Add(req, sources);
         double used = metrics.Value("dram_used_bytes").value_or(0);
-        full = full || used + static_cast<double>(options.object_size) > static_cast<double>(capacity);
+        // Full once it had to evict: with smaller partial tails the holes they leave may keep
+        // use a little under capacity minus one block.
+        full = full ||
+               used + static_cast<double>(options.object_size) > static_cast<double>(capacity) ||
+               metrics.Value("evictions_total").value_or(0) > 0;
         if (full && capacity > 0) {
             fill_sum += used / static_cast<double>(capacity);
             ++fill_samples;

@@ -30,10 +30,17 @@ struct ReplayOptions {
     // Knob settings applied on top of the policy's (name, value).
     std::vector<std::pair<std::string, std::string>> knobs;
     bool dump_metrics = false;  // the store's Prometheus text to stderr at the end
-    // Pass each Put a PutHint as an engine would (position, request length, prefix hit,
-    // last partial block of 512 tokens). Only eviction_policy=hit_density reads it.
+    // Pass each Put a PutHint as an engine would (position, request length, prefix hit).
+    // Only eviction_policy=hit_density reads those. Its last_partial is not the trace's: it
+    // is what the daemon infers from the request's put batch (below), given either way.
     bool put_hints = true;
     int64_t block_tokens = 512;
+    // A request's last block, when input_length % block_tokens != 0, is an object of its
+    // share of object_size (BlockBytes), as LMCache stores its last chunk; the request's
+    // missed blocks are its put batch, and the core's rule (core/master/put_hint.h
+    // BatchShape) tells the store when its last is a partial tail, as the daemon does.
+    // false: every block is object_size (the replay before issue 37's partial tails).
+    bool partial_sizes = true;
     // Non-empty: LOCAL_DISK is a real DiskStore in this directory (created; must be empty or
     // an earlier replay's store) of disk_capacity bytes (a multiple of 1 MiB, >= 4 MiB).
     std::string disk_dir;

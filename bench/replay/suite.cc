@@ -185,6 +185,7 @@ Status RunSuite(const SuiteOptions& options) {
             settings.capacity_objects = capacity;
             settings.window = std::max<uint64_t>(4096, capacity * 8);
             settings.extra = options.extra;
+            settings.partial_sizes = options.partial_sizes;
             settings.hint_accuracy = options.hint_accuracy;
             Result<PolicyRun> run = RunPolicy(job.policy, workloads[job.workload].trace, settings);
             if (run.ok()) {

@@ -26,6 +26,7 @@ struct SuiteOptions {
     std::vector<std::string> only;      // workload names to run (empty: all)
     // Knobs on top of every store policy's (--set; for experiments, not the published table).
     std::vector<std::pair<std::string, std::string>> extra;
+    bool partial_sizes = true;  // RunSettings::partial_sizes (--no-partial-sizes)
     // >= 0: the store policies get retention hints of this accuracy (--hint-accuracy).
     double hint_accuracy = -1;
     // Non-empty: write each workload as a Mooncake-format trace NAME.jsonl here and stop.

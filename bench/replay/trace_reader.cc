@@ -1,5 +1,6 @@
 #include "bench/replay/trace_reader.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <fstream>
@@ -70,6 +71,19 @@ Result<TraceRequest> ParseTraceLine(std::string_view line) {
         return Status::InvalidArgument("unterminated hash_ids");
     }
     return req;
+}
+
+int64_t BlockTokens(const TraceRequest& request, size_t index, int64_t block_tokens) {
+    if (index + 1 < request.blocks.size() || request.input_length < 0) return block_tokens;
+    const int64_t before = block_tokens * static_cast<int64_t>(index);
+    return std::clamp<int64_t>(request.input_length - before, 1, block_tokens);
+}
+
+uint64_t BlockBytes(const TraceRequest& request, size_t index, int64_t block_tokens,
+                    uint64_t full_bytes) {
+    const auto tokens = static_cast<uint64_t>(BlockTokens(request, index, block_tokens));
+    const auto per_block = static_cast<uint64_t>(block_tokens);
+    return std::max<uint64_t>(1, (full_bytes * tokens + per_block - 1) / per_block);
 }
 
 Result<std::vector<TraceRequest>> ReadTrace(const std::string& path) {

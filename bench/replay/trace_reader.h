@@ -18,6 +18,14 @@ struct TraceRequest {
     std::vector<int64_t> blocks;
 };
 
+// Tokens of block `index` of `request`: block_tokens, but the last block holds only the
+// remainder of input_length when the trace gives it.
+int64_t BlockTokens(const TraceRequest& request, size_t index, int64_t block_tokens);
+// Bytes of that block's KV when a full block is `full_bytes`: proportional to its tokens, as
+// an engine whose last chunk holds the remainder (LMCache) stores it.
+uint64_t BlockBytes(const TraceRequest& request, size_t index, int64_t block_tokens,
+                    uint64_t full_bytes);
+
 Result<std::vector<TraceRequest>> ReadTrace(const std::string& path);
 // One line; exposed for tests.
 Result<TraceRequest> ParseTraceLine(std::string_view line);

@@ -36,7 +36,7 @@ public:
         head_ = meta;
         ++size_;
     }
-    // `meta` must not be in any list.
+    // `meta` must not be in any list: listed as the least recent.
     void push_back(ObjectMeta* meta) {
         EvictionHook& h = meta->eviction;
         h.next = nullptr;

@@ -37,6 +37,14 @@ void PutBack(EvictionLists& lists, ObjectMeta& meta) {
     hook.list = hook.cls;
 }
 
+// Lists an unlisted `meta` last in lists[to].
+void ListLast(EvictionLists& lists, ObjectMeta& meta, uint8_t to) {
+    EvictionHook& hook = meta.eviction;
+    lists.lists[to].push_back(&meta);
+    hook.listed = true;
+    hook.list = to;
+}
+
 void Unlist(EvictionLists& lists, ObjectMeta& meta) {
     EvictionHook& hook = meta.eviction;
     if (!hook.listed) return;
@@ -163,6 +171,11 @@ public:
     void OnEvict(const ObjectMeta&, Nanos) override {}
     void Touch(EvictionLists& lists, ObjectMeta& meta) override { ListFirst(lists, meta, 0); }
     void Remove(EvictionLists& lists, ObjectMeta& meta) override { Unlist(lists, meta); }
+    bool TouchCold(EvictionLists& lists, ObjectMeta& meta) override {
+        if (meta.eviction.listed) return false;
+        ListLast(lists, meta, 0);
+        return true;
+    }
 
     class LruRound final : public Round {
     public:
@@ -222,6 +235,14 @@ public:
         ListFirst(lists, meta, meta.eviction.cls);
     }
     void Remove(EvictionLists& lists, ObjectMeta& meta) override { Unlist(lists, meta); }
+    // Only the adaptive order, so that while it ranks by recency it stays exactly LRU: last in
+    // its class list, whose recencies it keeps in order (the cold clock counts down), so the
+    // merge takes it first. hit_density ranks it by its class (kPartialLast) instead.
+    bool TouchCold(EvictionLists& lists, ObjectMeta& meta) override {
+        if (!use_density_ || meta.eviction.listed) return false;
+        ListLast(lists, meta, meta.eviction.cls);
+        return true;
+    }
 
     // Within a class the score falls with age, so the cold end of every class list holds
     // the lowest `per_shard` bytes of each shard.

@@ -91,6 +91,11 @@ public:
     // it if unlisted), Remove unlists it.
     virtual void Touch(EvictionLists& lists, ObjectMeta& meta) = 0;
     virtual void Remove(EvictionLists& lists, ObjectMeta& meta) = 0;
+    // Lists an unlisted object as its list's least recent (a batch's partial tail whose put
+    // ended, core/master/put_hint.h), when the order can rank by recency alone (lru, and
+    // adaptive); false when it cannot (hit_density ranks such an object by its own class,
+    // kPartialLast, instead): the caller then lists it with Touch.
+    virtual bool TouchCold(EvictionLists&, ObjectMeta&) { return false; }
 
     // One round's view: Collect runs per shard (its lock held) and appends that shard's
     // coldest Evictable(now, leases) objects, about `per_shard` bytes per list, each with its score

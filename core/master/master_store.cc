@@ -165,6 +165,7 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     const Nanos now = clock_.Now();  // one reading for the deadline and the order's clock
     meta.put_deadline = now + std::chrono::seconds(config_.put_timeout_sec());
     order_->OnPut(meta, hint, now, memory_objects_.load());
+    meta.eviction.cold_put = hint != nullptr && hint->last_partial && config_.partial_tail_cold();
     promotion_.CountPut(meta, sketch_hash, size);  // after the order's OnPut: the gate reads its class
     if (pin.soft || pin.hard) {
         ObjectPin held;
@@ -223,7 +224,7 @@ Status MasterStore::PutEnd(ClientId client, std::string_view key, Generation gen
     shard.eviction_lists.pins.Refresh(meta, now);  // a soft pin starts
     const ObjectPin* pin = shard.eviction_lists.pins.Find(meta);
     pin_trust_.OnPut(meta.hash, meta.size, pin != nullptr ? pin->soft_ttl : Nanos{0}, now);
-    LruTouch(shard, meta);
+    ListPut(shard, meta);
     metrics_.puts.Inc();
     if (config_.enable_offload() && !config_.offload_on_evict()) {
         auto node = nodes_.Get(mem->node);

@@ -382,6 +382,9 @@ private:
     // ---- object operations (core/master/store_lifecycle.cc; callers hold the shard lock) ----
     // A fresh recency, and (with a COMPLETE MEMORY replica) most recent in the eviction order.
     void LruTouch(Shard& shard, ObjectMeta& meta) override MC_REQUIRES(shard.mu);
+    // A Put's end: listed as LruTouch does, but at the cold end of an order that ranks by
+    // recency when the Put was a batch's partial tail (EvictionHook::cold_put).
+    void ListPut(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
     // A read of `key` refreshes its group's other members in MEMORY (as Mooncake's group
     // lease refresh), so the group stays together in the eviction order. Call without shard
     // locks.

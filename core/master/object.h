@@ -96,7 +96,10 @@ struct EvictionHook {
     Nanos last_access{0};
     uint8_t accesses = 0;   // the Put and every Get since, saturating (classes tell 1, 2, 3+)
     uint8_t cls = 0;        // class of the last access
-    bool listed = false;    // in one of its shard's eviction lists (counted in memory_objects)
+    bool listed : 1 = false;  // in one of its shard's eviction lists (counted in memory_objects)
+    // Put as a batch's partial tail (PutHint::last_partial, knob partial_tail_cold): its
+    // PutEnd lists it at the cold end of an LRU order. Cleared there.
+    bool cold_put : 1 = false;
     uint8_t list = 0;       // which one, while listed
     // Not the eviction order's: promotion admission's count of the object's reads
     // (core/master/access_count.h, ObjectMeta::reads), kept in bytes the hook would otherwise pad, so

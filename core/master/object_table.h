@@ -118,6 +118,12 @@ public:
     Generation NewGeneration() { return next_generation_.fetch_add(1, std::memory_order_relaxed); }
     // Larger = more recently read; orders the shards' eviction lists against each other.
     uint64_t NextRecency() { return recency_clock_.fetch_add(1, std::memory_order_relaxed); }
+    // A recency below every one handed out so far, by either function: an object listed at
+    // the cold end (a batch's partial tail, core/master/put_hint.h). The two clocks start
+    // back to back in the middle of the range and run apart.
+    uint64_t NextColdRecency() {
+        return cold_recency_clock_.fetch_sub(1, std::memory_order_relaxed);
+    }
 
 private:
     struct KeyRef {
@@ -131,7 +137,9 @@ private:
     std::array<Shard, kShardCount> shards_;
     std::atomic<uint64_t> live_{0};
     std::atomic<uint64_t> next_generation_;
-    std::atomic<uint64_t> recency_clock_{1};
+    static constexpr uint64_t kRecencyOrigin = uint64_t{1} << 62;
+    std::atomic<uint64_t> recency_clock_{kRecencyOrigin};
+    std::atomic<uint64_t> cold_recency_clock_{kRecencyOrigin - 1};
 };
 
 }  // namespace mooncake

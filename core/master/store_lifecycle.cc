@@ -38,6 +38,25 @@ void MasterStore::LruTouch(Shard& shard, ObjectMeta& meta) {
     }
 }
 
+void MasterStore::ListPut(Shard& shard, ObjectMeta& meta) {
+    const bool cold = meta.eviction.cold_put;
+    meta.eviction.cold_put = false;  // once: a later Get makes it hot as usual
+    if (!cold || meta.eviction.listed || !meta.HasComplete(Tier::kMemory)) {
+        LruTouch(shard, meta);
+        return;
+    }
+    const uint64_t recency = meta.recency;
+    meta.recency = table_.NextColdRecency();
+    if (!order_->TouchCold(shard.eviction_lists, meta)) {
+        meta.recency = recency;
+        LruTouch(shard, meta);
+        return;
+    }
+    memory_objects_.fetch_add(1, std::memory_order_relaxed);
+    memory_object_bytes_.fetch_add(meta.size, std::memory_order_relaxed);
+    metrics_.put_cold_inserted.Inc();
+}
+
 void MasterStore::LruUnlink(Shard& shard, ObjectMeta& meta) {
     if (!meta.eviction.listed) return;
     order_->Remove(shard.eviction_lists, meta);

@@ -70,6 +70,10 @@ StoreMetrics::StoreMetrics(MetricsRegistry& r)
       get_misses(r.GetCounter("get_misses_total", "GetReplicaList of a missing key")),
       puts(r.GetCounter("puts_total", "Puts completed")),
       put_no_space(r.GetCounter("put_no_space_total", "PutStarts refused for lack of DRAM")),
+      put_cold_inserted(r.GetCounter(
+          "put_cold_inserted_total",
+          "Puts listed at the cold end of the LRU order when they ended: a batch's partial tail "
+          "(partial_tail_cold)")),
       removes(r.GetCounter("removes_total", "objects removed")),
       removals_unrecorded(r.GetCounter(
           "removals_unrecorded_total",

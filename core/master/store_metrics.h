@@ -46,6 +46,7 @@ struct StoreMetrics {
     Counter& get_misses;
     Counter& puts;
     Counter& put_no_space;
+    Counter& put_cold_inserted;
     Counter& removes;
     Counter& removals_unrecorded;
     Counter& superseded_at_rejoin;

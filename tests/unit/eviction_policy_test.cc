@@ -163,7 +163,14 @@ private:
 };
 
 TEST_F(HitDensityStoreTest, LruMissesTheReadBacks) {
+    // Plain LRU: by default the hint's last_partial lists the dead blocks at the cold end
+    // (partial_tail_cold, tests/unit/partial_tail_test.cc), which this workload rewards.
+    config_.Set("partial_tail_cold", "false").ok();
     EXPECT_LT(Run(3000, 1000), 50);
+}
+
+TEST_F(HitDensityStoreTest, LruWithColdTailsKeepsTheReadBacks) {
+    EXPECT_GT(Run(3000, 1000), 500);
 }
 
 TEST_F(HitDensityStoreTest, DroppingTheDeadClassFirstKeepsTheReadBacks) {
@@ -181,12 +188,16 @@ TEST_F(HitDensityStoreTest, AdaptiveFollowsTheDensityArmWhereItWins) {
 }
 
 // The same order while the gate is not consulted (promotion_gate=fixed): never followed, so
-// the store evicts by recency alone, as LRU does.
+// the store evicts by recency alone, as LRU does: plain LRU's misses with the tails listed
+// hot, LRU's read-backs with them listed cold (partial_tail_cold).
 TEST_F(HitDensityStoreTest, AdaptiveIsLruWhileNotFollowed) {
     ASSERT_TRUE(config_.Set("eviction_policy", "adaptive").ok());
     ASSERT_TRUE(config_.Set("promotion_gate", "fixed").ok());
     ASSERT_TRUE(config_.Set("promotion_compare_victims", "false").ok());
+    ASSERT_TRUE(config_.Set("partial_tail_cold", "false").ok());
     EXPECT_LT(Run(3000, 1000), 50);
+    ASSERT_TRUE(config_.Set("partial_tail_cold", "true").ok());
+    EXPECT_GT(RunMore(3000, 1000), 500);
 }
 
 // Following and leaving at runtime: with the gate turned off mid-run the store goes back to
@@ -196,6 +207,7 @@ TEST_F(HitDensityStoreTest, AdaptiveStopsRankingByDensityWhenLeft) {
     ASSERT_GT(Run(3000, 1000), 400);
     ASSERT_TRUE(config_.Set("promotion_gate", "fixed", SetMode::kRuntime).ok());
     ASSERT_TRUE(config_.Set("promotion_compare_victims", "false", SetMode::kRuntime).ok());
+    ASSERT_TRUE(config_.Set("partial_tail_cold", "false", SetMode::kRuntime).ok());  // plain LRU
     EXPECT_LT(RunMore(3000, 1000), 50);
 }
 
@@ -219,10 +231,14 @@ public:
             if (got.ok()) {
                 tiers.push_back(got->replicas.front().tier);
             } else {
-                Result<PutStartReply> start = store().PutStart(1, key, kObject);
+                // Some are a batch's partial tail (partial_tail_cold lists them cold).
+                PutHint tail;
+                tail.last_partial = true;
+                const PutHint* hint = i % 5 == 0 ? &tail : nullptr;
+                Result<PutStartReply> start = store().PutStart(1, key, kObject, kNoNode, hint);
                 while (!start.ok() && start.status().Is(StatusCode::kNoSpace) &&
                        RunOffloads(node) > 0) {
-                    start = store().PutStart(1, key, kObject);
+                    start = store().PutStart(1, key, kObject, kNoNode, hint);
                 }
                 EXPECT_TRUE(start.ok()) << start.status().ToString();
                 if (start.ok()) {
