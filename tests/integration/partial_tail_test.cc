@@ -86,7 +86,9 @@ TEST(PartialTailTest, TheTailIsEvictedBeforeOlderBlocks) {
     for (int i = 0; i < 32 && !tail_gone; ++i) {
         ASSERT_TRUE(PutBatch(*s.client, "new-" + std::to_string(i), {kBlock}));
         tail_gone = !s.client->Stat(tail).ok();
-        if (!tail_gone) EXPECT_TRUE(s.client->Stat("old-0/0").ok()) << "after new-" << i;
+        if (!tail_gone) {
+            EXPECT_TRUE(s.client->Stat("old-0/0").ok()) << "after new-" << i;
+        }
     }
     EXPECT_TRUE(tail_gone);
     EXPECT_TRUE(s.client->Stat("old-0/0").ok());
