@@ -235,7 +235,10 @@ bool DataServer::HandleRequest(Replies& out, net::BufferedReader& in, Credential
         (void)out.Send(h.status());
         return false;  // the stream cannot be resynchronised
     }
-    if (window.ended) window.writes.Reset();
+    if (window.ended) {
+        window.writes.Reset();
+        window.reads.clear();
+    }
     window.ended = (h->flags & data::kFlagMore) == 0;
     if (!creds.greeted && h->op != data::Op::kHello) {
         errors_.Inc();
@@ -317,7 +320,16 @@ bool DataServer::HandleRequest(Replies& out, net::BufferedReader& in, Credential
         }
         return HandleWrite(out, in, key, h->generation, h->offset, h->length, writer);
     }
-    if (by_key) return HandleReadByKey(out, key, h->length);
+    if (by_key) {
+        const bool served = HandleReadByKey(out, key, h->length);
+        window.reads.push_back(std::move(key));
+        if (window.ended && window.reads.size() > 1) {
+            if (const LocalMaster* local = AwaitLocalMaster()) {
+                local->store->CoverPrefixWithSoftPins(window.reads);
+            }
+        }
+        return served;
+    }
     return HandleRead(out, static_cast<int>(h->tier), key, h->generation, h->offset, h->length);
 }
 

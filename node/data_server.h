@@ -98,6 +98,9 @@ private:
     // told to the store as the batch's partial tail (core/master/put_hint.h).
     struct Window {
         BatchShape writes;
+        // Its by-key reads, in order: an engine's batch read of a request's prefix, which the
+        // master's soft pins cover when the window ends (MasterStore::CoverPrefixWithSoftPins).
+        std::vector<std::string> reads;
         bool ended = true;  // the request read last was its window's last
     };
     void AcceptLoop();

@@ -5,6 +5,9 @@
 // MEMORY object, until the pin lapses. The pin starts when the Put ends and lasts its TTL;
 // each read (a lease grant) extends it to now + TTL (never shortens it), so a soft pin lapses
 // one TTL after the object's last access. A lapsed pin ranks the object like any other.
+// A batch read lends a later key's soft pin to the keys before it (its prefix): such an entry
+// has soft_ttl 0 and soft_until the lender's, so reads do not renew it
+// (MasterStore::CoverPrefixWithSoftPins).
 // Hard pin: the MEMORY copy is never evicted (nor offloaded to be dropped) while the object
 // lives; its bytes are counted and capped (knob hard_pin_max_ratio), checked at PutStart.
 //

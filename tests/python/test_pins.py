@@ -2,6 +2,7 @@
 with_soft_pin / soft_pin_ttl_ms and with_hard_pin reach the master, `mooncakectl stat` shows
 them, a soft-pinned object outlives colder unpinned ones, a hard-pinned one is never evicted,
 and a hard pin past hard_pin_max_ratio is refused with Mooncake's no-space code (-200)."""
+import ctypes
 import json
 import os
 import subprocess
@@ -88,3 +89,41 @@ def test_hard_pin_past_the_cap_is_refused(small):
     assert s.put("h3", b"3" * block, hard) == NO_AVAILABLE_HANDLE
     assert not exists(m, "h3")
     assert s.put("h3", b"3" * block) == 0  # unpinned, it fits
+
+
+@pytest.mark.parametrize("mode", ["cluster", "standalone"])
+def test_a_batch_read_lends_the_last_blocks_soft_pin_to_its_prefix(tmp_path, mode):
+    """A batch read is a request's prefix in order: the live soft pin of its last block keeps
+    the blocks before it pinned as long, against a master and against a standalone daemon
+    (tests/integration/prefix_cover_test.cc covers the daemon's pipelined by-key reads)."""
+    from conftest import Standalone
+    daemon = Master(tmp_path) if mode == "cluster" else Standalone(tmp_path)
+    s = make_store(daemon.address, segment="4MB" if mode == "cluster" else 0)
+    ptr = 0
+    try:
+        soft = ReplicateConfig()
+        soft.with_soft_pin = True
+        soft.soft_pin_ttl_ms = 600000
+        assert s.put("prefix/0", b"a" * 4096) == 0
+        assert s.put("prefix/1", b"b" * 4096) == 0
+        assert s.put("prefix/2", b"c" * 4096, soft) == 0
+        assert not stat(daemon, "prefix/0")["soft_pinned"]
+        # The engines' zero-copy batch read.
+        buf = ctypes.create_string_buffer(3 * 4096)
+        ptr = ctypes.addressof(buf)
+        assert s.register_buffer(ptr, 3 * 4096) == 0
+        got = s.batch_get_into(["prefix/0", "prefix/1", "prefix/2"],
+                               [ptr, ptr + 4096, ptr + 8192], [4096] * 3)
+        assert got == [4096] * 3 and buf.raw[::4096] == b"abc"
+        for key in ("prefix/0", "prefix/1"):
+            st = stat(daemon, key)
+            assert st["soft_pinned"], (key, st)
+            assert 500000 < st["soft_pin_ms_remaining"] <= 600000
+        # A batch of unpinned blocks lends nothing.
+        assert s.put("other/0", b"x" * 4096) == 0 and s.put("other/1", b"y" * 4096) == 0
+        s.batch_get_buffer(["other/0", "other/1"])
+        assert not stat(daemon, "other/0")["soft_pinned"]
+    finally:
+        s.unregister_buffer(ptr)
+        s.close()
+        daemon.stop()
