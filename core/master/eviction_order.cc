@@ -293,46 +293,42 @@ private:
 
 }  // namespace
 
+std::vector<CandidateRank> RanksOf(const std::vector<EvictionCandidate>& candidates) {
+    std::vector<CandidateRank> r;
+    r.reserve(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        const EvictionCandidate& c = candidates[i];
+        r.push_back({c.soft_pinned, c.score, c.recency, c.bytes, static_cast<uint32_t>(i)});
+    }
+    return r;
+}
+
 void RankCandidates(std::vector<EvictionCandidate>& candidates) {
     // Sorted as small copies of the rank, then moved into place once: the candidates carry
     // keys, and a sort moving them (a Put into a full DRAM ranks one per shard every time)
     // spent more on the moves than on the comparisons. Colder is a strict total order
     // (recency is unique), so the order is the one sorting the candidates themselves gives.
-    struct Rank {
-        bool soft_pinned;
-        double score;
-        uint64_t recency;
-        uint32_t index;
-    };
-    std::vector<Rank> r;
-    r.reserve(candidates.size());
-    for (size_t i = 0; i < candidates.size(); ++i) {
-        const EvictionCandidate& c = candidates[i];
-        r.push_back({c.soft_pinned, c.score, c.recency, static_cast<uint32_t>(i)});
-    }
-    std::sort(r.begin(), r.end(), Colder<Rank>);
+    std::vector<CandidateRank> r = RanksOf(candidates);
+    std::sort(r.begin(), r.end(), Colder<CandidateRank>);
     std::vector<EvictionCandidate> ranked;
     ranked.reserve(candidates.size());
-    for (const Rank& rank : r) ranked.push_back(std::move(candidates[rank.index]));
+    for (const CandidateRank& rank : r) ranked.push_back(std::move(candidates[rank.index]));
     candidates = std::move(ranked);
 }
 
+namespace {
+// std's heaps keep the greatest on top: ordered by "warmer", the coldest is the greatest.
+bool Warmer(const CandidateRank& a, const CandidateRank& b) { return Colder(b, a); }
+}  // namespace
+
 ColdestFirst::ColdestFirst(std::vector<EvictionCandidate> candidates)
-    : candidates_(std::move(candidates)) {
-    heap_.reserve(candidates_.size());
-    for (size_t i = 0; i < candidates_.size(); ++i) {
-        const EvictionCandidate& c = candidates_[i];
-        heap_.push_back({c.soft_pinned, c.score, c.recency, static_cast<uint32_t>(i)});
-    }
-    // std's heaps keep the greatest on top: ordered by "warmer", the coldest is the greatest.
-    std::make_heap(heap_.begin(), heap_.end(),
-                   [](const Rank& a, const Rank& b) { return Colder(b, a); });
+    : candidates_(std::move(candidates)), heap_(RanksOf(candidates_)) {
+    std::make_heap(heap_.begin(), heap_.end(), Warmer);
 }
 
 EvictionCandidate* ColdestFirst::Next() {
     if (heap_.empty()) return nullptr;
-    std::pop_heap(heap_.begin(), heap_.end(),
-                  [](const Rank& a, const Rank& b) { return Colder(b, a); });
+    std::pop_heap(heap_.begin(), heap_.end(), Warmer);
     const uint32_t index = heap_.back().index;
     heap_.pop_back();
     return &candidates_[index];
@@ -343,19 +339,7 @@ std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candid
     // A quickselect weighted by bytes, over small copies of the rank (the candidates carry
     // keys, too heavy to move around). Invariant: [0, lo) is taken (colder than everything
     // in [lo, end)), `need` is what it still lacks, and [lo, hi) holds at least `need`.
-    struct Rank {
-        bool soft_pinned;
-        double score;
-        uint64_t recency;
-        uint64_t bytes;
-        uint32_t index;
-    };
-    std::vector<Rank> r;
-    r.reserve(candidates.size());
-    for (size_t i = 0; i < candidates.size(); ++i) {
-        const EvictionCandidate& c = candidates[i];
-        r.push_back({c.soft_pinned, c.score, c.recency, c.bytes, static_cast<uint32_t>(i)});
-    }
+    std::vector<CandidateRank> r = RanksOf(candidates);
     const size_t taken = [&] {
         size_t lo = 0, hi = r.size();
         uint64_t need = bytes;
@@ -363,7 +347,7 @@ std::vector<uint32_t> SelectColdest(const std::vector<EvictionCandidate>& candid
             const size_t mid = lo + (hi - lo) / 2;
             std::nth_element(r.begin() + static_cast<ptrdiff_t>(lo),
                              r.begin() + static_cast<ptrdiff_t>(mid),
-                             r.begin() + static_cast<ptrdiff_t>(hi), Colder<Rank>);
+                             r.begin() + static_cast<ptrdiff_t>(hi), Colder<CandidateRank>);
             uint64_t left = 0;  // [lo, mid): all colder than r[mid]
             for (size_t i = lo; i < mid; ++i) left += r[i].bytes;
             if (left >= need) {

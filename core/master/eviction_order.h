@@ -134,6 +134,17 @@ void RankCandidates(std::vector<EvictionCandidate>& candidates);
 // they are taken: a Put's eviction collects one candidate per shard and usually takes the
 // first one or two, so a heap (linear to build, log n per candidate taken) does what a full
 // sort did, for less.
+// A candidate's rank (what Colder compares) and bytes, small enough to sort or heap where the
+// candidates, which carry keys, are too heavy to move around; `index` is its place in them.
+struct CandidateRank {
+    bool soft_pinned;
+    double score;
+    uint64_t recency;
+    uint64_t bytes;
+    uint32_t index;
+};
+std::vector<CandidateRank> RanksOf(const std::vector<EvictionCandidate>& candidates);
+
 class ColdestFirst {
 public:
     explicit ColdestFirst(std::vector<EvictionCandidate> candidates);
@@ -141,14 +152,8 @@ public:
     EvictionCandidate* Next();
 
 private:
-    struct Rank {
-        bool soft_pinned;
-        double score;
-        uint64_t recency;
-        uint32_t index;
-    };
     std::vector<EvictionCandidate> candidates_;
-    std::vector<Rank> heap_;  // the candidates not taken yet, coldest on top
+    std::vector<CandidateRank> heap_;  // the candidates not taken yet, coldest on top
 };
 
 // The indices (unordered) of the coldest candidates up to and including the one whose bytes,
