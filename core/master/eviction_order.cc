@@ -28,21 +28,19 @@ void SetAside(EvictionLists& lists, ObjectMeta& meta) {
     hook.list = EvictionLists::kHeld;
 }
 
-// A held object back among the others, at the cold end of its list (by its class: LruOrder
-// keeps every object in class 0): it was not read since it was set aside.
-void PutBack(EvictionLists& lists, ObjectMeta& meta) {
-    EvictionHook& hook = meta.eviction;
-    lists.held.erase(&meta);
-    lists.lists[hook.cls].push_back(&meta);
-    hook.list = hook.cls;
-}
-
 // Lists an unlisted `meta` last in lists[to].
 void ListLast(EvictionLists& lists, ObjectMeta& meta, uint8_t to) {
     EvictionHook& hook = meta.eviction;
     lists.lists[to].push_back(&meta);
     hook.listed = true;
     hook.list = to;
+}
+
+// A held object back among the others, at the cold end of its list (by its class: LruOrder
+// keeps every object in class 0): it was not read since it was set aside.
+void PutBack(EvictionLists& lists, ObjectMeta& meta) {
+    lists.held.erase(&meta);
+    ListLast(lists, meta, meta.eviction.cls);
 }
 
 void Unlist(EvictionLists& lists, ObjectMeta& meta) {

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 
 namespace mooncake {
 
@@ -53,12 +52,5 @@ private:
     uint64_t last_ = 0;
     bool uniform_ = true;
 };
-
-// The same rule over a whole batch: whether sizes.back() is a partial tail.
-inline bool LastIsPartialTail(std::span<const uint64_t> sizes) {
-    BatchShape shape;
-    for (uint64_t size : sizes) shape.Add(size);
-    return shape.LastIsPartialTail();
-}
 
 }  // namespace mooncake

@@ -6,6 +6,13 @@
 namespace mooncake::testing {
 namespace {
 
+// The rule over a whole batch, fed one value at a time as a daemon sees them.
+bool LastIsPartialTail(const std::vector<uint64_t>& sizes) {
+    BatchShape shape;
+    for (uint64_t size : sizes) shape.Add(size);
+    return shape.LastIsPartialTail();
+}
+
 TEST(BatchShape, OnlyASmallerLastAfterEqualOthersIsAPartialTail) {
     using V = std::vector<uint64_t>;
     EXPECT_FALSE(LastIsPartialTail(V{}));
