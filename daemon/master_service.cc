@@ -247,16 +247,15 @@ void MasterService::Hello(rpc::HelloReply& out, int32_t protocol_version,
 // ---------------- objects ----------------
 
 void MasterService::PutStart(rpc::PutStartReply& out, int64_t client_id, const std::string& key,
-                             int64_t size, int64_t preferred_node, const rpc::PutPin& pin) {
+                             int64_t size, int64_t preferred_node, const rpc::PutConfig& pin) {
     Call call(*this, "PutStart");
-    const PutPin held = rpc::FromWire(pin);
+    const PutConfig held = rpc::FromWire(pin);
     auto r = store_.PutStart(static_cast<ClientId>(client_id), Scoped(key),
                              NonNegative(size, "size"),
                              static_cast<NodeId>(std::max<int64_t>(0, preferred_node)),
                              /*hint=*/nullptr, held);
     ThrowIfError(r.status());
-    out.generation = static_cast<int64_t>(r->generation);
-    out.replica = rpc::ToWire(r->replica, Locator());
+    out = rpc::ToWire(*r, Locator());
 }
 
 void MasterService::PutEnd(int64_t client_id, const std::string& key, int64_t generation) {
@@ -315,14 +314,9 @@ void MasterService::BatchPutStart(std::vector<rpc::PutStartResult>& out, int64_t
                                   static_cast<uint64_t>(item.size),
                                   static_cast<NodeId>(std::max<int64_t>(0, preferred_node)),
                                   is_tail ? &tail : nullptr,
-                                  item.__isset.pin ? rpc::FromWire(item.pin) : PutPin{});
+                                  item.__isset.pin ? rpc::FromWire(item.pin) : PutConfig{});
         result.outcome = rpc::ToOutcome(r.status());
-        if (r.ok()) {
-            rpc::PutStartReply reply;
-            reply.generation = static_cast<int64_t>(r->generation);
-            reply.replica = rpc::ToWire(r->replica, Locator());
-            result.__set_reply(std::move(reply));
-        }
+        if (r.ok()) result.__set_reply(rpc::ToWire(*r, Locator()));
         out.push_back(std::move(result));
     }
 }

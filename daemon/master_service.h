@@ -58,7 +58,7 @@ public:
                const std::string& client_name, const std::string& tenant) override;
 
     void PutStart(rpc::PutStartReply& out, int64_t client_id, const std::string& key,
-                  int64_t size, int64_t preferred_node, const rpc::PutPin& pin) override;
+                  int64_t size, int64_t preferred_node, const rpc::PutConfig& pin) override;
     void PutEnd(int64_t client_id, const std::string& key, int64_t generation) override;
     void PutRevoke(int64_t client_id, const std::string& key, int64_t generation) override;
     void GetReplicaList(rpc::ObjectInfo& out, const std::string& key) override;

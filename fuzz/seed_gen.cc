@@ -297,7 +297,7 @@ std::vector<Step> Steps() {
                      CALL(send_RegisterNode(spec), x.node = c.recv_RegisterNode());
                  }});
     s.push_back({"PutStart", [](Recorder& r, Ctx& x) {
-                     CALL(send_PutStart(x.client, "k1", 4096, x.node, rpc::PutPin()), {
+                     CALL(send_PutStart(x.client, "k1", 4096, x.node, rpc::PutConfig()), {
                          rpc::PutStartReply p;
                          c.recv_PutStart(p);
                          x.gen_k1 = p.generation;
@@ -314,7 +314,7 @@ std::vector<Step> Steps() {
                      });
                  }});
     s.push_back({"PutRevoke", [](Recorder& r, Ctx& x) {
-                     CALL(send_PutStart(x.client, "k2", 8192, -1, rpc::PutPin()), {
+                     CALL(send_PutStart(x.client, "k2", 8192, -1, rpc::PutConfig()), {
                          rpc::PutStartReply p;
                          c.recv_PutStart(p);
                          x.gen_k2 = p.generation;

@@ -159,12 +159,12 @@ int64_t Client::client_id() const { return channel_->client_id(); }
 // ---------------- objects ----------------
 
 Status Client::Put(std::string_view key, std::span<const std::byte> value, NodeId preferred,
-                   const PutPin& pin) {
+                   const PutConfig& pin) {
     return PutPieces(key, ConstPieces(&value, 1), preferred, pin);
 }
 
 Status Client::PutPieces(std::string_view key, ConstPieces value, NodeId preferred,
-                         const PutPin& pin) {
+                         const PutConfig& pin) {
     const uint64_t size = PiecesSize(value);
     if (!by_key_address_.empty() && !pin.any() && size > 0 && size <= kByKeyPutMaxBytes) {
         MC_RETURN_IF_ERROR(ValidateUserKey(key));
@@ -183,7 +183,10 @@ Status Client::PutPieces(std::string_view key, ConstPieces value, NodeId preferr
             return transport_->WriteMemoryPiecesEndingPut(address, key, generation, offset, value,
                                                           client, ended);
         },
-        preferred, pin);
+        preferred, pin,
+        [&](const std::string& address, Generation generation, uint64_t offset) {
+            return transport_->WriteMemoryPieces(address, key, generation, offset, value);
+        });
 }
 
 Status Client::PutFrom(std::string_view key, uint64_t size, ByteSource& source) {
@@ -201,7 +204,7 @@ Status Client::PutWith(std::string_view key, uint64_t size,
                        const std::function<Status(const std::string& address,
                                                   Generation generation, uint64_t offset,
                                                   bool* ended)>& write,
-                       NodeId preferred, const PutPin& pin) {
+                       NodeId preferred, const PutConfig& pin, const CopyWriter& write_copy) {
     MC_RETURN_IF_ERROR(ValidateUserKey(key));
     if (size == 0) return Status::InvalidArgument("a value must be at least 1 byte");
     if (size > static_cast<uint64_t>(INT64_MAX)) {
@@ -216,13 +219,27 @@ Status Client::PutWith(std::string_view key, uint64_t size,
         },
         Idempotent::kNo));
     const rpc::Replica& range = started.replica;
+    const auto generation = static_cast<Generation>(started.generation);
+    // The copies first: the node that ends the put holds the first range, so every copy has
+    // its bytes before a reader can be handed one.
+    Status st = Status::Ok();
+    for (const rpc::Replica& copy : started.copies) {
+        st = copy.data_address.empty()
+                 ? Status::Unavailable("the node holding a copy's allocated range is gone")
+             : !write_copy ? Status::Internal("the master placed copies this put cannot write")
+                           : write_copy(copy.data_address, generation,
+                                        static_cast<uint64_t>(copy.offset));
+        if (!st.ok()) break;
+    }
     // The node normally ends the put itself once the bytes have landed (one round trip to
     // the master less); a transport that cannot ask it (a local memcpy) leaves it to us.
     bool ended = false;
-    Status st = range.data_address.empty()
-                    ? Status::Unavailable("the node holding the allocated range is gone")
-                    : write(range.data_address, static_cast<Generation>(started.generation),
-                            static_cast<uint64_t>(range.offset), &ended);
+    if (st.ok()) {
+        st = range.data_address.empty()
+                 ? Status::Unavailable("the node holding the allocated range is gone")
+                 : write(range.data_address, generation, static_cast<uint64_t>(range.offset),
+                         &ended);
+    }
     if (st.ok() && ended) return st;
     if (st.ok()) {
         st = channel_->Call(
@@ -281,7 +298,7 @@ void Client::RunPipelined(std::span<const std::string> addresses, std::span<Batc
 
 std::vector<Status> Client::BatchPut(
     std::span<const std::pair<std::string, std::span<const std::byte>>> items, NodeId preferred,
-    const PutPin& pin) {
+    const PutConfig& pin) {
     std::vector<PiecesItem> pieces(items.size());
     for (size_t i = 0; i < items.size(); ++i) {
         pieces[i] = {items[i].first, ConstPieces(&items[i].second, 1)};
@@ -290,7 +307,7 @@ std::vector<Status> Client::BatchPut(
 }
 
 std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, NodeId preferred,
-                                           const PutPin& pin) {
+                                           const PutConfig& pin) {
     // The by-key exchange carries no pin or group: such puts take the PutStart path.
     const bool grouped = std::any_of(items.begin(), items.end(),
                                      [](const PiecesItem& item) { return !item.group.empty(); });
@@ -314,7 +331,7 @@ std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, No
         rpc::PutStartItem item;
         item.key = std::string(items[i].key);
         item.size = static_cast<int64_t>(size);
-        PutPin item_pin = pin;
+        PutConfig item_pin = pin;
         if (!items[i].group.empty()) item_pin.group = std::string(items[i].group);
         if (item_pin.any()) item.__set_pin(rpc::ToWire(item_pin));
         starts.push_back(std::move(item));
@@ -348,18 +365,31 @@ std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, No
             out[i] = Status::Unavailable("the node holding the allocated range is gone");
             continue;
         }
-        BatchOp op;
-        op.kind = BatchOp::Kind::kWrite;
-        op.key = items[i].key;
-        op.generation = static_cast<Generation>(reply.generation);
-        op.offset = static_cast<uint64_t>(reply.replica.offset);
-        op.send = items[i].value;
-        writes.push_back(op);
-        addresses.push_back(reply.replica.data_address);
-        write_index.push_back(i);
+        if (std::any_of(reply.copies.begin(), reply.copies.end(),
+                        [](const rpc::Replica& copy) { return copy.data_address.empty(); })) {
+            out[i] = Status::Unavailable("the node holding a copy's allocated range is gone");
+            continue;
+        }
+        // The first range and each copy's (PutConfig::replicas > 1): the same bytes to each.
+        auto write_to = [&](const rpc::Replica& range) {
+            BatchOp op;
+            op.kind = BatchOp::Kind::kWrite;
+            op.key = items[i].key;
+            op.generation = static_cast<Generation>(reply.generation);
+            op.offset = static_cast<uint64_t>(range.offset);
+            op.send = items[i].value;
+            writes.push_back(op);
+            addresses.push_back(range.data_address);
+            write_index.push_back(i);
+        };
+        write_to(reply.replica);
+        for (const rpc::Replica& copy : reply.copies) write_to(copy);
     }
     RunPipelined(addresses, writes);
-    for (size_t w = 0; w < writes.size(); ++w) out[write_index[w]] = writes[w].status;
+    // An item is written when every one of its ranges is: the first failure is its answer.
+    for (size_t w = 0; w < writes.size(); ++w) {
+        if (out[write_index[w]].ok()) out[write_index[w]] = writes[w].status;
+    }
     std::vector<rpc::KeyGeneration> to_end, to_revoke;
     std::vector<size_t> end_index;
     for (size_t j = 0; j < started.size(); ++j) {

@@ -180,7 +180,7 @@ struct TenantListing {
 struct PiecesItem {
     std::string_view key;
     ConstPieces value;
-    std::string_view group = {};  // the group it joins ("" none; see PutPin::group)
+    std::string_view group = {};  // the group it joins ("" none; see PutConfig::group)
 };
 
 struct RemovePrefixResult {
@@ -206,7 +206,7 @@ public:
     // would; an unknown node is no preference). Not used against a standalone daemon.
     // `pin` (core/master/pin_table.h): a pinned put always takes the PutStart path, which carries it.
     Status Put(std::string_view key, std::span<const std::byte> value,
-               NodeId preferred = kNoNode, const PutPin& pin = {});
+               NodeId preferred = kNoNode, const PutConfig& pin = {});
     Status Put(std::string_view key, std::string_view value) {
         return Put(key, std::as_bytes(std::span(value.data(), value.size())));
     }
@@ -214,7 +214,7 @@ public:
     // pieces go to the node with vectored I/O, or by one memcpy each into a local segment; no
     // contiguous copy is made. Put is this with one piece.
     Status PutPieces(std::string_view key, ConstPieces value, NodeId preferred = kNoNode,
-                     const PutPin& pin = {});
+                     const PutConfig& pin = {});
     // Stores a value of `size` bytes taken from `source` as they are sent (a file is sent with
     // sendfile, a pipe spliced): memory use does not grow with the value. The master checks
     // `size` (max_value_size, DRAM room) before a byte is read. A source that fails or ends
@@ -225,10 +225,10 @@ public:
     // each value is a Put of its own, one exchange each, batch_parallelism at a time.)
     std::vector<Status> BatchPut(
         std::span<const std::pair<std::string, std::span<const std::byte>>> items,
-        NodeId preferred = kNoNode, const PutPin& pin = {});
+        NodeId preferred = kNoNode, const PutConfig& pin = {});
     // BatchPut of values in pieces (as PutPieces).
     std::vector<Status> BatchPutPieces(std::span<const PiecesItem> items,
-                                       NodeId preferred = kNoNode, const PutPin& pin = {});
+                                       NodeId preferred = kNoNode, const PutConfig& pin = {});
 
     // Reads the whole value. A read: counts toward promotion.
     Result<std::string> Get(std::string_view key);
@@ -384,12 +384,16 @@ private:
                             const std::function<Status(const std::string& address,
                                                        const ReplicaDesc& replica)>& read,
                             const std::function<bool()>& again);
-    // PutStart, `write` into the allocated range, PutEnd unless `write` says (*ended) the
-    // node ended the put; revoked on any failure after PutStart.
+    // PutStart, `write_copy` into each further copy's range (pin.replicas > 1), `write` into
+    // the first range, PutEnd unless `write` says (*ended) the node ended the put; revoked on
+    // any failure after PutStart.
+    using CopyWriter =
+        std::function<Status(const std::string& address, Generation generation, uint64_t offset)>;
     Status PutWith(std::string_view key, uint64_t size,
                    const std::function<Status(const std::string& address, Generation generation,
                                               uint64_t offset, bool* ended)>& write,
-                   NodeId preferred = kNoNode, const PutPin& pin = {});
+                   NodeId preferred = kNoNode, const PutConfig& pin = {},
+                   const CopyWriter& write_copy = nullptr);
     // BatchGet / BatchGetInto: reads keys[i] into the pieces buffer_for(i, size, &refused)
     // returns (refused not ok: that is the key's answer), batch_width_ reads at a time.
     // `served_from`: empty, or one tier per key to set.

@@ -1,6 +1,8 @@
 #include "thrift/convert.h"
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 
 namespace mooncake::rpc {
 namespace {
@@ -154,6 +156,19 @@ mooncake::PromotionDecision FromWire(const PromotionDecision& d) {
     return out;
 }
 
+PutStartReply ToWire(const mooncake::PutStartReply& r, const NodeLocator& locate) {
+    PutStartReply out;
+    out.generation = static_cast<int64_t>(r.generation);
+    out.replica = ToWire(r.replica, locate);
+    if (!r.copies.empty()) {
+        std::vector<Replica> copies;
+        copies.reserve(r.copies.size());
+        for (const ReplicaDesc& copy : r.copies) copies.push_back(ToWire(copy, locate));
+        out.__set_copies(std::move(copies));
+    }
+    return out;
+}
+
 ObjectInfo ToWire(const ObjectView& v, Nanos now, const NodeLocator& locate) {
     ObjectInfo out;
     out.key = v.key;
@@ -180,22 +195,34 @@ ObjectInfo ToWire(const ObjectView& v, Nanos now, const NodeLocator& locate) {
     return out;
 }
 
-mooncake::PutPin FromWire(const PutPin& pin) {
-    mooncake::PutPin out;
+mooncake::PutConfig FromWire(const PutConfig& pin) {
+    mooncake::PutConfig out;
     out.soft = pin.soft;
     out.soft_ttl = std::chrono::milliseconds(std::max<int64_t>(0, pin.soft_ttl_ms));
     out.hard = pin.hard;
     if (pin.__isset.group) out.group = pin.group;
+    // A negative count is kept as 0, which PutStart refuses (not read as "one").
+    if (pin.__isset.replicas) out.replicas = static_cast<uint32_t>(std::max(0, pin.replicas));
+    if (pin.__isset.copy_nodes) {
+        for (int64_t id : pin.copy_nodes) out.copy_nodes.push_back(static_cast<NodeId>(id));
+    }
     return out;
 }
 
-PutPin ToWire(const mooncake::PutPin& pin) {
-    PutPin out;
+PutConfig ToWire(const mooncake::PutConfig& pin) {
+    PutConfig out;
     out.soft = pin.soft;
     out.soft_ttl_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(pin.soft_ttl).count();
     out.hard = pin.hard;
     if (!pin.group.empty()) out.__set_group(pin.group);
+    if (pin.replicas != 1) {
+        out.__set_replicas(static_cast<int32_t>(
+            std::min<uint32_t>(pin.replicas, std::numeric_limits<int32_t>::max())));
+    }
+    if (!pin.copy_nodes.empty()) {
+        out.__set_copy_nodes(std::vector<int64_t>(pin.copy_nodes.begin(), pin.copy_nodes.end()));
+    }
     return out;
 }
 

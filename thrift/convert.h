@@ -42,6 +42,8 @@ using NodeLocator = std::function<NodeLocation(NodeId)>;
 
 // ---- objects ----
 Replica ToWire(const ReplicaDesc& replica, const NodeLocator& locate);
+// The range to write and the copies' ranges (PutConfig::replicas > 1), each located.
+PutStartReply ToWire(const mooncake::PutStartReply& reply, const NodeLocator& locate);
 ReplicaDesc FromWire(const Replica& replica);
 // `now` turns the absolute lease expiry into a remaining duration.
 ObjectInfo ToWire(const ObjectView& view, Nanos now, const NodeLocator& locate);
@@ -50,8 +52,8 @@ PromotionDecision ToWire(const mooncake::PromotionDecision& decision, Nanos now)
 mooncake::PromotionDecision FromWire(const PromotionDecision& decision);
 // lease_expiry of the result is the time remaining at reply time (not an absolute time).
 ObjectView FromWire(const ObjectInfo& info);
-mooncake::PutPin FromWire(const PutPin& pin);
-PutPin ToWire(const mooncake::PutPin& pin);
+mooncake::PutConfig FromWire(const PutConfig& pin);
+PutConfig ToWire(const mooncake::PutConfig& pin);
 mooncake::ListOptions FromWire(const ListRequest& request);
 ListRequest ToWire(const mooncake::ListOptions& options);
 

@@ -112,22 +112,28 @@ struct HelloReply {
 struct PutStartReply {
   1: i64 generation,
   2: Replica replica,     // the PROCESSING MEMORY range to write the bytes into
+  // replicas > 1 (PutConfig): more PROCESSING MEMORY ranges, each on another node; the same
+  // bytes go to each before the put ends. Unset for one copy (and from an older master).
+  3: optional list<Replica> copies,
 }
 
-// What a Put asks of eviction (Python's ReplicateConfig): pins (core/master/pin_table.h) and a
-// group (core/master/group_table.h). Unset: unpinned and ungrouped, so an older client (which
-// never sends one) and an older master (which skips it, and the group field) still agree.
-struct PutPin {
+// What a Put asks beyond its bytes (Python's ReplicateConfig): pins (core/master/pin_table.h),
+// a group (core/master/group_table.h) and more MEMORY copies. Unset: unpinned, ungrouped, one
+// copy, so an older client (which never sends one) and an older master (which skips it, and
+// the optional fields) still agree.
+struct PutConfig {
   1: bool soft,
   2: i64 soft_ttl_ms,   // 0: the master's default_kv_soft_pin_ttl_ms
   3: bool hard,
   4: optional binary group,  // ReplicateConfig.group_ids' entry for this object
+  5: optional i32 replicas,  // ReplicateConfig.replica_num: MEMORY copies on distinct nodes
+  6: optional list<i64> copy_nodes,  // where copies past the first go first (node ids)
 }
 
 struct PutStartItem {
   1: binary key,
   2: i64 size,
-  3: optional PutPin pin,
+  3: optional PutConfig pin,
 }
 
 struct PutStartResult {
@@ -333,7 +339,7 @@ service MasterService {
 
   // ---- clients: object lifecycle ----
   PutStartReply PutStart(1: i64 client_id, 2: binary key, 3: i64 size, 4: i64 preferred_node,
-                         5: PutPin pin) throws (1: StoreError error),
+                         5: PutConfig pin) throws (1: StoreError error),
   void PutEnd(1: i64 client_id, 2: binary key, 3: i64 generation) throws (1: StoreError error),
   void PutRevoke(1: i64 client_id, 2: binary key, 3: i64 generation)
       throws (1: StoreError error),

@@ -136,10 +136,10 @@ public:
     }
 
     // The pin for the Put at reference `index` (none when the hint says "not soon").
-    PutPin At(size_t index) const {
+    PutConfig At(size_t index) const {
         const bool soon = next_use_[index] != kNever && next_use_[index] - index <= window_;
         const bool told = Truthful(index) ? soon : !soon;
-        PutPin pin;
+        PutConfig pin;
         if (!told) return pin;
         const size_t end = std::min(index + window_, times_.size() - 1);
         pin.soft = true;
@@ -357,7 +357,7 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
                 }
                 hint.last_partial = pos + 1 == request_blocks && batch.LastIsPartialTail();
                 const PutHint* hint_ptr = options.put_hints || hint.last_partial ? &hint : nullptr;
-                const PutPin pin = hints ? hints->At(index) : PutPin{};
+                const PutConfig pin = hints ? hints->At(index) : PutConfig{};
                 Result<PutStartReply> put =
                     store.PutStart(kClient, key, size, kNoNode, hint_ptr, pin);
                 while (!put.ok() && put.status().Is(StatusCode::kNoSpace) &&

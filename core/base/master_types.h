@@ -75,20 +75,29 @@ struct ObjectView {
     std::vector<Tier> CompleteTiers() const;
 };
 
-// What a Put asks of eviction (Mooncake's ReplicateConfig): pins (with_soft_pin,
-// soft_pin_ttl_ms, with_hard_pin; core/master/pin_table.h) and a group (group_ids: evicted
-// together; core/master/group_table.h).
-struct PutPin {
+// What a Put asks beyond its bytes and its preferred node (Mooncake's ReplicateConfig): pins
+// (with_soft_pin, soft_pin_ttl_ms, with_hard_pin; core/master/pin_table.h), a group (group_ids:
+// evicted together; core/master/group_table.h) and more MEMORY copies (replica_num, the nodes
+// of preferred_segments after the first).
+struct PutConfig {
     bool soft = false;
     Nanos soft_ttl{0};  // 0: the knob default_kv_soft_pin_ttl_ms
     bool hard = false;
     std::string group;  // "" = ungrouped
-    bool any() const { return soft || hard || !group.empty(); }
+    // MEMORY copies on distinct nodes, this many at most (1: the one a Put always has). Those
+    // past the first are placed best effort, as Mooncake's: on nodes with room now; a Put
+    // that got fewer is counted in put_copies_short_total.
+    uint32_t replicas = 1;
+    std::vector<NodeId> copy_nodes;  // where the copies past the first go first, in order
+    bool any() const { return soft || hard || !group.empty() || replicas != 1; }
 };
 
 struct PutStartReply {
     Generation generation = kNoGeneration;
     ReplicaDesc replica;  // the PROCESSING MEMORY range to write the bytes into
+    // PutConfig::replicas > 1: more PROCESSING MEMORY ranges, each on another node. The same
+    // bytes go to each before the Put ends; a reader may be handed any of them.
+    std::vector<ReplicaDesc> copies;
 };
 
 struct NodeSpec {

@@ -6,7 +6,11 @@
 
 namespace mooncake {
 
-std::optional<DramPool::Allocation> DramPool::TryAllocate(uint64_t size, NodeId preferred) {
+std::optional<DramPool::Allocation> DramPool::TryAllocate(uint64_t size, NodeId preferred,
+                                                          std::span<const NodeId> avoid) {
+    auto avoided = [&](NodeId id) {
+        return std::find(avoid.begin(), avoid.end(), id) != avoid.end();
+    };
     auto try_node = [&](NodeState& node) -> std::optional<Allocation> {
         auto offset = node.segment.Allocate(size);
         if (!offset) return std::nullopt;
@@ -15,7 +19,7 @@ std::optional<DramPool::Allocation> DramPool::TryAllocate(uint64_t size, NodeId 
     };
     // The preferred node by its id: a Put that fits there (the common case: a standalone
     // daemon prefers itself) copies no list of the nodes.
-    if (preferred != kNoNode) {
+    if (preferred != kNoNode && !avoided(preferred)) {
         if (auto node = nodes_.Get(preferred)) {
             if (auto a = try_node(*node)) return a;
         }
@@ -24,7 +28,7 @@ std::optional<DramPool::Allocation> DramPool::TryAllocate(uint64_t size, NodeId 
     // Then the node with the most free room, so load spreads over the segments.
     std::vector<std::pair<uint64_t, NodeState*>> by_room;
     for (auto& node : all) {
-        if (node->id == preferred) continue;
+        if (node->id == preferred || avoided(node->id)) continue;
         if (node->segment.largest_free_extent() >= SegmentAllocator::RoundUp(size)) {
             by_room.emplace_back(node->segment.free_bytes(), node.get());
         }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 
 #include "core/base/knobs.h"
 #include "core/base/mutex.h"
@@ -28,8 +29,10 @@ public:
         NodeId node;
         uint64_t offset;
     };
-    // One attempt, no eviction: `preferred` first, then the node with the most free room.
-    std::optional<Allocation> TryAllocate(uint64_t size, NodeId preferred);
+    // One attempt, no eviction: `preferred` first, then the node with the most free room;
+    // never on a node of `avoid` (those holding the object's other copies).
+    std::optional<Allocation> TryAllocate(uint64_t size, NodeId preferred,
+                                          std::span<const NodeId> avoid = {});
     // Makes room for `bytes`: returns the DRAM freed now (the eviction engine).
     using Evictor = std::function<uint64_t(uint64_t bytes)>;
     // Allocates, calling `evict` for room; waits up to `wait` (real time) for offloads in

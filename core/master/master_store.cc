@@ -75,7 +75,7 @@ MasterStore::~MasterStore() = default;
 
 Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view key, uint64_t size,
                                             NodeId preferred, const PutHint* hint,
-                                            const PutPin& pin) {
+                                            const PutConfig& pin) {
     MC_RETURN_IF_ERROR(ValidateKey(key));
     if (size == 0) return Status::InvalidArgument("size is 0; values are 1 byte or more");
     if (size > config_.max_value_size()) {
@@ -125,8 +125,16 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         // A new incarnation: an older one that left with a node must not come back.
         departed_.Forget(key);
     }
-    // A hard pin reserves its bytes against hard_pin_max_ratio before any DRAM is taken.
-    const uint64_t hard_bytes = pin.hard ? SegmentAllocator::RoundUp(size) : 0;
+    if (pin.replicas == 0) {
+        return Status::InvalidArgument("replicas is 0 for " + QuoteKey(key) +
+                                       "; a value has 1 MEMORY copy or more");
+    }
+    // Copies go on distinct nodes: no more than there are nodes.
+    const uint64_t copies_wanted =
+        pin.replicas > 1 ? std::min<uint64_t>(pin.replicas, nodes_.size()) - 1 : 0;
+    // A hard pin reserves its bytes (every copy's) against hard_pin_max_ratio before any DRAM
+    // is taken.
+    uint64_t hard_bytes = pin.hard ? SegmentAllocator::RoundUp(size) * (1 + copies_wanted) : 0;
     if (hard_bytes > 0) {
         const double cap =
             config_.hard_pin_max_ratio() * static_cast<double>(dram_.Capacity());
@@ -151,10 +159,26 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         if (tenants_.QuotaOf(tenant).memory_bytes != 0) tenants_.CountPutRefused(tenant);
         return alloc.status();
     }
+    std::vector<DramPool::Allocation> copies;
+    if (pin.replicas > 1) {
+        copies = AllocateCopies(key, size, alloc->node, pin, copies_wanted);
+        if (copies.size() + 1 < pin.replicas) {
+            metrics_.put_copies_short.Inc();
+            SPDLOG_DEBUG("put of {}: {} MEMORY copies of {} asked for", QuoteKey(key),
+                         copies.size() + 1, pin.replicas);
+        }
+        // A hard pin counts the copies placed, not those asked for.
+        const uint64_t unplaced = SegmentAllocator::RoundUp(size) * (copies_wanted - copies.size());
+        if (hard_bytes > 0 && unplaced > 0) {
+            UncountHardPin(unplaced);
+            hard_bytes -= unplaced;
+        }
+    }
     MutexLock lock(shard.mu);
     auto [created, inserted] = table_.Insert(shard, std::string(key), hash);
     if (!inserted) {  // raced with another Put of the same key
         dram_.Free(alloc->node, alloc->offset, size);
+        for (const DramPool::Allocation& copy : copies) dram_.Free(copy.node, copy.offset, size);
         UncountHardPin(hard_bytes);
         return Status::AlreadyExists("key " + QuoteKey(key) + " already exists");
     }
@@ -182,7 +206,37 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     PutStartReply reply;
     reply.generation = meta.generation;
     reply.replica = {Tier::kMemory, ReplicaState::kProcessing, alloc->node, alloc->offset, size, 0};
+    for (const DramPool::Allocation& copy : copies) {
+        meta.StartPut(*this, copy.node, copy.offset);
+        reply.copies.push_back(
+            {Tier::kMemory, ReplicaState::kProcessing, copy.node, copy.offset, size, 0});
+    }
     return reply;
+}
+
+std::vector<DramPool::Allocation> MasterStore::AllocateCopies(std::string_view key, uint64_t size,
+                                                              NodeId first,
+                                                              const PutConfig& config,
+                                                              uint64_t wanted) {
+    std::vector<DramPool::Allocation> copies;
+    std::vector<NodeId> used{first};
+    const std::string_view tenant = TenantOfKey(key);
+    const uint64_t bytes = SegmentAllocator::RoundUp(size);
+    for (uint64_t i = 0; i < wanted; ++i) {
+        const NodeId preferred = i < config.copy_nodes.size() ? config.copy_nodes[i] : kNoNode;
+        // A copy is DRAM like any other: within the tenant's quota, and room made by evicting
+        // the coldest once (not waited for: a copy that finds no room now is not placed).
+        if (!MakeTenantRoom(tenant, bytes).ok()) break;
+        std::optional<DramPool::Allocation> copy = dram_.TryAllocate(size, preferred, used);
+        if (!copy) {
+            EvictColdest(bytes, RoomScope(tenant));
+            copy = dram_.TryAllocate(size, preferred, used);
+        }
+        if (!copy) break;
+        used.push_back(copy->node);
+        copies.push_back(*copy);
+    }
+    return copies;
 }
 
 namespace {

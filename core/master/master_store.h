@@ -99,7 +99,7 @@ public:
     // (never evicted; NoSpace past hard_pin_max_ratio of DRAM).
     Result<PutStartReply> PutStart(ClientId client, std::string_view key, uint64_t size,
                                    NodeId preferred = kNoNode, const PutHint* hint = nullptr,
-                                   const PutPin& pin = {});
+                                   const PutConfig& pin = {});
     // Marks the put COMPLETE (grants no lease). Only the client that started it.
     // With enable_offload and !offload_on_evict, queues the offload to LOCAL_DISK now.
     Status PutEnd(ClientId client, std::string_view key, Generation generation);
@@ -337,6 +337,12 @@ private:
     // and tenants within their quotas keep their objects (EvictionScope).
     Result<DramPool::Allocation> AllocateWithEviction(std::string_view key, uint64_t size,
                                                       NodeId preferred, Nanos wait) override;
+    // Up to `wanted` more MEMORY ranges for `key`'s copies (PutConfig::replicas), each on a
+    // node other than `first` and the other copies', config.copy_nodes first. Best effort:
+    // a copy is placed only where room can be had now (one eviction round, no wait).
+    std::vector<DramPool::Allocation> AllocateCopies(std::string_view key, uint64_t size,
+                                                     NodeId first, const PutConfig& config,
+                                                     uint64_t wanted);
     void UncountHardPin(uint64_t bytes);
     struct EvictResult {
         uint64_t freed = 0;    // DRAM freed now

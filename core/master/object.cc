@@ -71,14 +71,21 @@ void ObjectMeta::StartPut(ObjectTallies& t, NodeId node, uint64_t offset) {
 }
 
 const Replica* ObjectMeta::EndPut(ObjectTallies& t) {
+    const Replica* first = nullptr;
     for (Replica& r : replicas_) {
         if (r.tier != Tier::kMemory || r.state != ReplicaState::kProcessing) continue;
         r.state = ReplicaState::kComplete;
         t.PutsInProgress(-1);
         t.NodeMemoryObjects(r.node, +1);
-        return &r;
+        if (first == nullptr) first = &r;
     }
-    return nullptr;
+    return first;
+}
+
+size_t ObjectMeta::MemoryCopies() const {
+    return static_cast<size_t>(std::count_if(replicas_.begin(), replicas_.end(), [](const Replica& r) {
+        return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
+    }));
 }
 
 void ObjectMeta::AddDisk(ObjectTallies& t, NodeId node) {

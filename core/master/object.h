@@ -1,7 +1,8 @@
 // One object's state in the master: its replicas, its tasks, and the named phase they add up to.
 //
 // Phases (derived from the COMPLETE replicas, so they can never disagree with them):
-//   kWriting     a Put is in progress: one PROCESSING MEMORY replica, nothing readable yet
+//   kWriting     a Put is in progress: a PROCESSING MEMORY replica (one per copy it asked
+//                for, each on its own node), nothing readable yet
 //   kMemoryOnly  COMPLETE MEMORY, no disk copy
 //   kBothTiers   COMPLETE MEMORY and COMPLETE LOCAL_DISK
 //   kDiskOnly    COMPLETE LOCAL_DISK only (evicted after offload, or reported by a rejoining
@@ -13,7 +14,7 @@
 //   (new)        -- StartPut ------------> kWriting
 //   kWriting     -- EndPut --------------> kMemoryOnly
 //   kMemoryOnly  -- AddDisk (offload) ---> kBothTiers
-//   kBothTiers   -- TakeReplica(MEMORY) (evicted) -> kDiskOnly
+//   kBothTiers   -- TakeReplica(MEMORY) (evicted; the last of its copies) -> kDiskOnly
 //   kDiskOnly    -- AddMemory (promotion commit) -> kBothTiers
 //   kBothTiers   -- TakeReplica(LOCAL_DISK) (promotion_drop_source, record lost) -> kMemoryOnly
 //   kMemoryOnly  -- TakeReplica(MEMORY) (evicted without offload) -> kEmpty
@@ -180,14 +181,19 @@ struct ObjectMeta {
     bool HasMemoryReplica() const;  // any state, staging included
     const Replica* Find(Tier tier, ReplicaState state) const;
     const Replica* CompleteMemory() const { return Find(Tier::kMemory, ReplicaState::kComplete); }
+    // COMPLETE MEMORY replicas: 1 unless the Put asked for copies (PutConfig::replicas) or a
+    // rejoining node brought one back. Eviction takes them one at a time.
+    size_t MemoryCopies() const;
     const Replica* CompleteDisk() const { return Find(Tier::kLocalDisk, ReplicaState::kComplete); }
     const SmallVector<Replica, 2>& replicas() const { return replicas_; }
     bool NoReplicas() const { return replicas_.empty(); }
 
     // ---- transitions ----
-    // (new) -> kWriting: the Put's PROCESSING MEMORY range.
+    // (new) -> kWriting: the Put's PROCESSING MEMORY range; once more for each further copy
+    // it writes (PutConfig::replicas), each on another node.
     void StartPut(ObjectTallies& t, NodeId node, uint64_t offset);
-    // kWriting -> kMemoryOnly. Returns the committed replica, or nullptr if ended already.
+    // kWriting -> kMemoryOnly: every range of the Put COMPLETE. Returns the first, or nullptr
+    // if ended already.
     const Replica* EndPut(ObjectTallies& t);
     // Adds a COMPLETE LOCAL_DISK replica on `node` (offload done, rejoin report).
     void AddDisk(ObjectTallies& t, NodeId node);

@@ -39,6 +39,14 @@ public:
     // Drops the replica at `index`, freeing DRAM or telling the node to delete its disk record.
     virtual void DropReplica(Shard& shard, ObjectMeta& meta, size_t index)
         MC_REQUIRES(shard.mu) = 0;
+    // Drops every COMPLETE MEMORY replica: the object leaves MEMORY, all its copies with it.
+    void DropMemoryCopies(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu) {
+        for (int i; (i = meta.IndexOf([](const Replica& r) {
+                         return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
+                     })) >= 0;) {
+            DropReplica(shard, meta, static_cast<size_t>(i));
+        }
+    }
 };
 
 }  // namespace mooncake

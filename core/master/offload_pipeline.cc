@@ -125,10 +125,7 @@ Status OffloadPipeline::Succeeded(NodeId node_id, std::string_view key, Generati
         // task's accounting ends only once its room is free: a waiting Put that sees no
         // offload in flight also sees the room (see AllocateWithEviction).
         if (meta.DropAfterCopy(clock_.Now(), objects_.lease_rule())) {
-            const int i = meta.IndexOf([](const Replica& r) {
-                return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
-            });
-            if (i >= 0) objects_.DropReplica(shard, meta, static_cast<size_t>(i));
+            objects_.DropMemoryCopies(shard, meta);
         }
         End(meta);
     }

@@ -20,7 +20,7 @@
 #include <unordered_map>
 
 #include "core/base/clock.h"
-#include "core/base/master_types.h"  // PutPin
+#include "core/base/master_types.h"  // PutConfig
 
 namespace mooncake {
 

@@ -67,6 +67,26 @@ MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target, const Evicti
 
 bool MasterStore::EvictVictim(Shard& shard, ObjectMeta& meta, uint64_t bytes,
                               bool offload_enabled, EvictResult& result) {
+    if (meta.MemoryCopies() > 1) {
+        // One of several copies (PutConfig::replicas) goes on its own, now: the others keep
+        // the bytes, so no disk copy is needed, and the object stays listed where it was.
+        // Never a task's source.
+        int last = -1;
+        for (size_t i = 0; i < meta.replicas().size(); ++i) {
+            const Replica& r = meta.replicas()[i];
+            if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete &&
+                !meta.SourcePinned(r)) {
+                last = static_cast<int>(i);
+            }
+        }
+        if (last < 0) return false;
+        DropReplica(shard, meta, static_cast<size_t>(last));
+        metrics_.evictions.Inc();
+        metrics_.evicted_bytes.Inc(static_cast<double>(bytes));
+        ++result.victims;
+        result.freed += bytes;
+        return true;
+    }
     // The watermark round's copy is on its way already: MEMORY goes when it lands. (Was:
     // such objects were not evictable, so Puts evicted warmer ones whose copies queued
     // behind the whole round's: every Put stalled until the round was written, ~1 s in
@@ -269,8 +289,7 @@ Result<ManualOutcome> MasterStore::Evict(std::string_view key) {
         offload_.Queue(meta, /*evict_after=*/true);  // drop MEMORY once the copy exists
         return ManualOutcome::kQueued;
     }
-    const int i = meta.IndexOf([](const Replica& r) { return r.tier == Tier::kMemory; });
-    if (i >= 0) DropReplica(shard, meta, static_cast<size_t>(i));
+    DropMemoryCopies(shard, meta);  // every copy: the key leaves MEMORY
     metrics_.evictions.Inc();
     if (meta.NoReplicas()) DestroyObject(shard, meta);
     return ManualOutcome::kDone;

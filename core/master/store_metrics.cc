@@ -74,6 +74,10 @@ StoreMetrics::StoreMetrics(MetricsRegistry& r)
           "put_cold_inserted_total",
           "Puts listed at the cold end of the LRU order when they ended: a batch's partial tail "
           "(partial_tail_cold)")),
+      put_copies_short(r.GetCounter(
+          "put_copies_short_total",
+          "Puts placed with fewer MEMORY copies than they asked for (ReplicateConfig.replica_num): "
+          "fewer nodes, or no room on them")),
       removes(r.GetCounter("removes_total", "objects removed")),
       removals_unrecorded(r.GetCounter(
           "removals_unrecorded_total",

@@ -47,6 +47,7 @@ struct StoreMetrics {
     Counter& puts;
     Counter& put_no_space;
     Counter& put_cold_inserted;
+    Counter& put_copies_short;
     Counter& removes;
     Counter& removals_unrecorded;
     Counter& superseded_at_rejoin;

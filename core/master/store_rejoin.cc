@@ -132,9 +132,18 @@ Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
         if (mem != nullptr && mem->node == node_id && mem->offset == report.offset) {
             return Status::Ok();
         }
-        // One MEMORY replica per object: a put or promotion in flight, or a copy elsewhere,
-        // already owns the tier.
-        if (meta.HasMemoryReplica()) return Status::AlreadyExists(QuoteKey(report.key) + " is already in MEMORY");
+        // A put or promotion in flight owns the tier, and a node holds one copy of an object.
+        // A COMPLETE copy on another node (the same generation: the same bytes) does not
+        // keep this one out: the object was put with copies (PutConfig::replicas), or
+        // promoted again while this node was away; eviction takes the extra one first.
+        const bool writing = meta.Find(Tier::kMemory, ReplicaState::kProcessing) != nullptr ||
+                             (meta.promotion && meta.promotion->staging);
+        const bool here = meta.IndexOf([&](const Replica& r) {
+            return r.tier == Tier::kMemory && r.node == node_id;
+        }) >= 0;
+        if (writing || here) {
+            return Status::AlreadyExists(QuoteKey(report.key) + " is already in MEMORY");
+        }
         const bool placed = node->segment.AllocateAt(report.offset, report.size);
         if (!placed) {
             return Status::InvalidArgument(

@@ -491,14 +491,20 @@ std::vector<int> DistributedStore::PutItemsLocked(const std::vector<PiecesItem>&
     }
     Client& client = *session_->client;
     const NodeId node = PreferredNodeLocked(preferred.segment);
+    PutConfig config = preferred.pin;
+    if (config.replicas > 1) {
+        for (const std::string& segment : preferred.copy_segments) {
+            config.copy_nodes.push_back(PreferredNodeLocked(segment));
+        }
+    }
     if (!upsert && items.size() == 1) {  // one write that the node ends: no PutEnd round trip
-        PutPin pin = preferred.pin;
+        PutConfig pin = config;
         pin.group = std::string(items[0].group);
         out[0] = PutResult(client.PutPieces(items[0].key, items[0].value, node, pin));
         return out;
     }
     if (!upsert) {
-        std::vector<Status> results = client.BatchPutPieces(items, node, preferred.pin);
+        std::vector<Status> results = client.BatchPutPieces(items, node, config);
         for (size_t i = 0; i < out.size(); ++i) {
             out[i] = i < results.size() ? PutResult(results[i]) : kInternalError;
         }
@@ -527,7 +533,7 @@ std::vector<int> DistributedStore::PutItemsLocked(const std::vector<PiecesItem>&
             put_index.push_back(pending[j]);
         }
         std::vector<Status> put =
-            puts.empty() ? std::vector<Status>{} : client.BatchPutPieces(puts, node, preferred.pin);
+            puts.empty() ? std::vector<Status>{} : client.BatchPutPieces(puts, node, config);
         pending.clear();
         for (size_t j = 0; j < put_index.size(); ++j) {
             const Status& st = j < put.size() ? put[j] : Status::Internal("no answer");

@@ -71,7 +71,10 @@ struct ByteRange {
 // soft_pin_ttl_ms / with_hard_pin (core/master/pin_table.h).
 struct WritePlacement {
     std::string segment;
-    PutPin pin;
+    // Where copies past the first go first (pin.replicas > 1), by node name; resolved into
+    // pin.copy_nodes when written.
+    std::vector<std::string> copy_segments;
+    PutConfig pin;
     // ReplicateConfig.group_ids: the group of the i-th key written (core/master/group_table.h);
     // empty, or one per key ("" = that key ungrouped).
     std::vector<std::string> groups;

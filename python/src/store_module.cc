@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 #include <span>
 #include <mutex>
 #include <sstream>
@@ -31,11 +32,10 @@ using mooncake::py::WritePlacement;
 namespace {
 
 // Mooncake's write options, every field it has, so an engine that sets one does not fall back
-// to another path. Honoured: preferred_segment(s) (the first), prefer_alloc_in_same_node,
-// with_soft_pin / soft_pin_ttl_ms and with_hard_pin (core/master/pin_table.h), group_ids
-// (core/master/group_table.h), tenant_id (the store's own, or refused). The rest (more than
-// one replica) is logged once per process (NoteUnhonoured) and listed in docs/PYTHON.md; the
-// write goes on as a plain one.
+// to another path. Every one is honoured: replica_num (MEMORY copies on distinct nodes),
+// preferred_segment(s) (one copy each, in order), prefer_alloc_in_same_node, with_soft_pin /
+// soft_pin_ttl_ms and with_hard_pin (core/master/pin_table.h), group_ids
+// (core/master/group_table.h), tenant_id (the store's own, or refused).
 struct ReplicateConfig {
     size_t replica_num = 1;
     bool with_soft_pin = false;
@@ -49,9 +49,11 @@ struct ReplicateConfig {
 };
 
 // Where and how a write lands (DistributedStore's `preferred`). The node, by name: Mooncake's
-// preferred_segment, else the first of preferred_segments (one replica: one segment), else
-// this store's own node for prefer_alloc_in_same_node; "" for no preference. The pins: a
-// soft pin for soft_pin_ttl_ms (0: the master's default_kv_soft_pin_ttl_ms), a hard pin.
+// preferred_segment, else the first of preferred_segments, else this store's own node for
+// prefer_alloc_in_same_node; "" for no preference. With replica_num > 1, the copies past the
+// first go to the rest of preferred_segments first (one copy per segment, as Mooncake places
+// them), then where the master finds room. The pins: a soft pin for soft_pin_ttl_ms (0: the
+// master's default_kv_soft_pin_ttl_ms), a hard pin.
 WritePlacement Placement(const DistributedStore& store, const ReplicateConfig& c) {
     WritePlacement out;
     if (!c.preferred_segment.empty()) {
@@ -61,37 +63,18 @@ WritePlacement Placement(const DistributedStore& store, const ReplicateConfig& c
     } else if (c.prefer_alloc_in_same_node) {
         out.segment = store.hostname();
     }
+    // 0 stays 0 (refused as Mooncake's INVALID_PARAMS); past 2^32 - 1 is "every node".
+    out.pin.replicas = static_cast<uint32_t>(
+        std::min<size_t>(c.replica_num, std::numeric_limits<uint32_t>::max()));
+    for (const std::string& segment : c.preferred_segments) {
+        if (segment != out.segment) out.copy_segments.push_back(segment);
+    }
     out.pin.soft = c.with_soft_pin;
     if (c.with_soft_pin) out.pin.soft_ttl = std::chrono::milliseconds(c.soft_pin_ttl_ms);
     out.pin.hard = c.with_hard_pin;
     out.groups = c.group_ids;
     out.tenant = c.tenant_id;
     return out;
-}
-
-// Logs, once per field and process, a ReplicateConfig field the store cannot honour yet.
-void NoteUnhonoured(const ReplicateConfig& c) {
-    struct Field {
-        const char* name;
-        std::once_flag once;
-    };
-    static Field fields[] = {
-        {"replica_num > 1", {}},
-        {"preferred_segments beyond the first", {}},
-    };
-    const bool set[] = {
-        c.replica_num > 1,
-        c.preferred_segments.size() > 1,
-    };
-    for (size_t i = 0; i < std::size(set); ++i) {
-        if (!set[i]) continue;
-        std::call_once(fields[i].once, [&] {
-            spdlog::warn("ReplicateConfig.{} is not honoured by mooncake-tier yet: the object "
-                         "gets one MEMORY replica (in the preferred segment if it has room) "
-                         "(docs/PYTHON.md; logged once)",
-                         fields[i].name);
-        });
-    }
 }
 
 struct ExistOptions {
@@ -397,7 +380,6 @@ PYBIND11_MODULE(store, m) {
         .def("shared_pool_transfer_count", &S::shared_pool_transfers)
         .def("put", [](S& s, const std::string& key, const py::buffer& value,
                        const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             py::buffer_info info = value.request();
             if (!IsCContiguous(info)) return static_cast<int>(mooncake::py::kInvalidParams);
@@ -407,7 +389,6 @@ PYBIND11_MODULE(store, m) {
         }, py::arg("key"), py::arg("value"), py::arg("config") = ReplicateConfig{})
         .def("put_from", [](S& s, const std::string& key, uintptr_t buffer, size_t size,
                             const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             py::gil_scoped_release r;
             return s.Put(key, Ptr(buffer), size, /*staged=*/false, preferred);
@@ -415,7 +396,6 @@ PYBIND11_MODULE(store, m) {
            py::arg("config") = ReplicateConfig{})
         .def("put_batch", [](S& s, const std::vector<std::string>& keys, const py::list& values,
                              const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             std::vector<py::buffer_info> infos;
             std::vector<const void*> data;
@@ -432,7 +412,6 @@ PYBIND11_MODULE(store, m) {
         .def("batch_put_from", [](S& s, const std::vector<std::string>& keys,
                                   const std::vector<uintptr_t>& buffers,
                                   const std::vector<size_t>& sizes, const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             std::vector<const void*> data;
             for (uintptr_t b : buffers) data.push_back(Ptr(b));
@@ -442,7 +421,6 @@ PYBIND11_MODULE(store, m) {
            py::arg("config") = ReplicateConfig{})
         .def("put_parts", [](S& s, const std::string& key, const py::args& parts,
                              const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             std::vector<py::buffer_info> infos;
             std::vector<std::span<const std::byte>> spans;
@@ -465,7 +443,6 @@ PYBIND11_MODULE(store, m) {
         }, py::arg("key"), py::arg("config") = ReplicateConfig{})
         .def("upsert", [](S& s, const std::string& key, const py::buffer& value,
                           const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             py::buffer_info info = value.request();
             if (!IsCContiguous(info)) return static_cast<int>(mooncake::py::kInvalidParams);
@@ -475,7 +452,6 @@ PYBIND11_MODULE(store, m) {
         }, py::arg("key"), py::arg("value"), py::arg("config") = ReplicateConfig{})
         .def("upsert_from", [](S& s, const std::string& key, uintptr_t buffer, size_t size,
                                const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             py::gil_scoped_release r;
             return s.Upsert(key, Ptr(buffer), size, /*staged=*/false, preferred);
@@ -483,7 +459,6 @@ PYBIND11_MODULE(store, m) {
            py::arg("config") = ReplicateConfig{})
         .def("upsert_batch", [](S& s, const std::vector<std::string>& keys,
                                 const py::list& values, const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             std::vector<py::buffer_info> infos;
             std::vector<const void*> data;
@@ -501,7 +476,6 @@ PYBIND11_MODULE(store, m) {
                                      const std::vector<uintptr_t>& buffers,
                                      const std::vector<size_t>& sizes,
                                      const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             std::vector<const void*> data;
             for (uintptr_t b : buffers) data.push_back(Ptr(b));
@@ -513,7 +487,6 @@ PYBIND11_MODULE(store, m) {
                                                 const std::vector<std::vector<uintptr_t>>& ptrs,
                                                 const std::vector<std::vector<size_t>>& sizes,
                                                 const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             py::gil_scoped_release r;
             return s.BatchPutMulti(keys, ptrs, sizes, /*upsert=*/false, preferred);
@@ -523,7 +496,6 @@ PYBIND11_MODULE(store, m) {
                                                    const std::vector<std::vector<uintptr_t>>& ptrs,
                                                    const std::vector<std::vector<size_t>>& sizes,
                                                    const ReplicateConfig& config) {
-            NoteUnhonoured(config);
             const WritePlacement preferred = Placement(s, config);
             py::gil_scoped_release r;
             return s.BatchPutMulti(keys, ptrs, sizes, /*upsert=*/true, preferred);

@@ -22,7 +22,7 @@ TEST(PrefixCoverTest, StandaloneByKeyBatchReadLendsTheLastPinToItsPrefix) {
     const auto bytes = std::as_bytes(std::span(value));
     ASSERT_TRUE(c.Put("req/0", bytes).ok());
     ASSERT_TRUE(c.Put("req/1", bytes).ok());
-    PutPin soft;
+    PutConfig soft;
     soft.soft = true;
     soft.soft_ttl = std::chrono::minutes(10);
     ASSERT_TRUE(c.Put("req/2", bytes, kNoNode, soft).ok());

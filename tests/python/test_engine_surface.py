@@ -387,33 +387,6 @@ def test_preferred_segment_places_the_object(tmp_path):
         m.stop()
 
 
-WARN_SCRIPT = r"""
-import sys
-from mooncake_tier.store import MooncakeDistributedStore, ReplicateConfig
-s = MooncakeDistributedStore()
-assert s.setup({"local_hostname": "127.0.0.1", "global_segment_size": "4MB",
-                "master_server_addr": sys.argv[1]}) == 0
-c = ReplicateConfig()
-c.with_soft_pin = True
-c.replica_num = 3
-for i in range(3):
-    assert s.put(f"warn-{i}", b"v", c) == 0
-plain = ReplicateConfig()
-assert s.put("warn-plain", b"v", plain) == 0
-s.close()
-"""
-
-
-def test_unhonoured_fields_are_logged_once(master):
-    env = dict(os.environ)
-    out = subprocess.run([sys.executable, "-c", WARN_SCRIPT, master.address], env=env,
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert "with_soft_pin" not in out.stderr  # honoured (test_pins.py)
-    assert out.stderr.count("ReplicateConfig.replica_num > 1 is not honoured") == 1
-    assert "preferred_segment" not in out.stderr
-
-
 TRANSFER_SCRIPT = r"""
 import sys
 from mooncake_tier.store import MooncakeDistributedStore

@@ -225,7 +225,7 @@ def test_replicate_config_and_exist_options():
 
 def test_put_with_replicate_config(store):
     c = ReplicateConfig()
-    c.replica_num = 2  # accepted, one replica kept
+    c.replica_num = 2  # one node: one copy (test_replica_copies.py has two)
     assert store.put("rc", b"v", c) == 0
     descs = store.get_replica_desc("rc")
     assert len(descs) == 1 and descs[0].is_memory_replica()

@@ -13,7 +13,7 @@ public:
         config_.Set("enable_offload", "false").ok();  // an evicted object is gone: easy to see
     }
     Status PutIn(const std::string& key, const std::string& group, bool hard = false) {
-        PutPin pin;
+        PutConfig pin;
         pin.group = group;
         pin.hard = hard;
         Result<PutStartReply> start = store().PutStart(1, key, kObject, kNoNode, nullptr, pin);

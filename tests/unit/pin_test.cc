@@ -17,10 +17,10 @@ public:
         config_.Set("enable_offload", "false").ok();
     }
     static std::string K(int i) { return "k" + std::to_string(i); }
-    static PutPin Soft(Nanos ttl) { return {true, ttl, false, {}}; }
-    static PutPin Hard() { return {false, Nanos(0), true, {}}; }
+    static PutConfig Soft(Nanos ttl) { return {true, ttl, false, {}}; }
+    static PutConfig Hard() { return {false, Nanos(0), true, {}}; }
 
-    Status PutPinned(const std::string& key, const PutPin& pin) {
+    Status PutPinned(const std::string& key, const PutConfig& pin) {
         Result<PutStartReply> start = store().PutStart(1, key, kObject, kNoNode, nullptr, pin);
         if (!start.ok()) return start.status();
         return store().PutEnd(1, key, start->generation);
