@@ -314,23 +314,59 @@ std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, No
     if (!by_key_address_.empty() && !pin.any() && !grouped) {
         return BatchPutByKey(items);
     }
+    std::vector<PutBeginItem> begins(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+        begins[i] = {items[i].key, PiecesSize(items[i].value), items[i].group};
+    }
+    std::vector<Result<PutStarted>> started = BatchPutBegin(begins, preferred, pin);
+    // Those started are written and ended together; the others answer why not.
     std::vector<Status> out(items.size());
+    std::vector<std::string_view> keys;
+    std::vector<PutStarted> ranges;
+    std::vector<ConstPieces> values;
+    std::vector<size_t> index;  // keys[j] is items[index[j]]
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (!started[i].ok()) {
+            out[i] = started[i].status();
+            continue;
+        }
+        keys.push_back(items[i].key);
+        ranges.push_back(std::move(*started[i]));
+        values.push_back(items[i].value);
+        index.push_back(i);
+    }
+    std::vector<Status> committed = BatchPutCommit(keys, ranges, values);
+    for (size_t j = 0; j < index.size(); ++j) out[index[j]] = std::move(committed[j]);
+    return out;
+}
+
+std::vector<Result<Client::PutStarted>> Client::BatchPutBegin(std::span<const PutBeginItem> items,
+                                                              NodeId preferred,
+                                                              const PutConfig& pin) {
+    // Every item gets its answer below.
+    std::vector<Result<PutStarted>> out(items.size(), Status::Internal("no answer"));
     if (Status st = CheckBatch(items.size()); !st.ok()) {
         std::fill(out.begin(), out.end(), st);
         return out;
     }
     std::vector<rpc::PutStartItem> starts;
-    std::vector<size_t> index;  // starts[i] is items[index[i]]
+    std::vector<size_t> index;  // starts[j] is items[index[j]]
     for (size_t i = 0; i < items.size(); ++i) {
-        out[i] = ValidateUserKey(items[i].key);
-        const uint64_t size = PiecesSize(items[i].value);
-        if (out[i].ok() && size == 0) {
-            out[i] = Status::InvalidArgument("a value must be at least 1 byte");
+        Status valid = ValidateUserKey(items[i].key);
+        if (valid.ok() && items[i].size == 0) {
+            valid = Status::InvalidArgument("a value must be at least 1 byte");
         }
-        if (!out[i].ok()) continue;
+        if (valid.ok() && items[i].size > static_cast<uint64_t>(INT64_MAX)) {
+            valid = Status::InvalidArgument("size " + std::to_string(items[i].size) +
+                                            " is too large");
+        }
+        if (!valid.ok()) {
+            out[i] = valid;
+            continue;
+        }
         rpc::PutStartItem item;
         item.key = std::string(items[i].key);
-        item.size = static_cast<int64_t>(size);
+        item.size = static_cast<int64_t>(items[i].size);
         PutConfig item_pin = pin;
         if (!items[i].group.empty()) item_pin.group = std::string(items[i].group);
         if (item_pin.any()) item.__set_pin(rpc::ToWire(item_pin));
@@ -352,79 +388,126 @@ std::vector<Status> Client::BatchPutPieces(std::span<const PiecesItem> items, No
         for (size_t i : index) out[i] = st;
         return out;
     }
+    std::vector<std::string_view> gone_keys;  // started, but a range's node is gone: revoked
+    std::vector<Generation> gone_generations;
+    for (size_t j = 0; j < started.size(); ++j) {
+        const size_t i = index[j];
+        Status outcome = rpc::FromOutcome(started[j].outcome);
+        if (!outcome.ok()) {
+            out[i] = outcome;
+            continue;
+        }
+        const rpc::PutStartReply& reply = started[j].reply;
+        PutStarted put;
+        put.generation = static_cast<Generation>(reply.generation);
+        // The first range, then each copy's (PutConfig::replicas > 1): the same bytes to each.
+        put.ranges.push_back({reply.replica.data_address, static_cast<uint64_t>(reply.replica.offset)});
+        for (const rpc::Replica& copy : reply.copies) {
+            put.ranges.push_back({copy.data_address, static_cast<uint64_t>(copy.offset)});
+        }
+        if (std::any_of(put.ranges.begin(), put.ranges.end(),
+                        [](const PutStarted::Range& r) { return r.address.empty(); })) {
+            out[i] = Status::Unavailable("the node holding an allocated range is gone");
+            gone_keys.push_back(items[i].key);
+            gone_generations.push_back(put.generation);
+            continue;
+        }
+        out[i] = std::move(put);
+    }
+    if (!gone_keys.empty()) (void)BatchPutAbandon(gone_keys, gone_generations);
+    return out;
+}
+
+std::vector<Status> Client::BatchPutCommit(std::span<const std::string_view> keys,
+                                           std::span<const PutStarted> started,
+                                           std::span<const ConstPieces> values) {
+    std::vector<Status> out(keys.size());
+    if (started.size() != keys.size() || values.size() != keys.size()) {
+        std::fill(out.begin(), out.end(),
+                  Status::InvalidArgument("BatchPutCommit: " + std::to_string(started.size()) +
+                                          " puts and " + std::to_string(values.size()) +
+                                          " values for " + std::to_string(keys.size()) + " keys"));
+        return out;
+    }
     // The bytes: each node's ranges as one pipelined stream (RunPipelined).
     std::vector<BatchOp> writes;
     std::vector<std::string> addresses;
-    std::vector<size_t> write_index;  // writes[w] is items[write_index[w]]
-    for (size_t j = 0; j < started.size(); ++j) {
-        size_t i = index[j];
-        out[i] = rpc::FromOutcome(started[j].outcome);
-        if (!out[i].ok()) continue;
-        const rpc::PutStartReply& reply = started[j].reply;
-        if (reply.replica.data_address.empty()) {
-            out[i] = Status::Unavailable("the node holding the allocated range is gone");
-            continue;
-        }
-        if (std::any_of(reply.copies.begin(), reply.copies.end(),
-                        [](const rpc::Replica& copy) { return copy.data_address.empty(); })) {
-            out[i] = Status::Unavailable("the node holding a copy's allocated range is gone");
-            continue;
-        }
-        // The first range and each copy's (PutConfig::replicas > 1): the same bytes to each.
-        auto write_to = [&](const rpc::Replica& range) {
+    std::vector<size_t> write_index;  // writes[w] is keys[write_index[w]]
+    for (size_t i = 0; i < keys.size(); ++i) {
+        for (const PutStarted::Range& range : started[i].ranges) {
             BatchOp op;
             op.kind = BatchOp::Kind::kWrite;
-            op.key = items[i].key;
-            op.generation = static_cast<Generation>(reply.generation);
-            op.offset = static_cast<uint64_t>(range.offset);
-            op.send = items[i].value;
+            op.key = keys[i];
+            op.generation = started[i].generation;
+            op.offset = range.offset;
+            op.send = values[i];
             writes.push_back(op);
-            addresses.push_back(range.data_address);
+            addresses.push_back(range.address);
             write_index.push_back(i);
-        };
-        write_to(reply.replica);
-        for (const rpc::Replica& copy : reply.copies) write_to(copy);
+        }
     }
     RunPipelined(addresses, writes);
-    // An item is written when every one of its ranges is: the first failure is its answer.
+    // A put is written when every one of its ranges is: the first failure is its answer.
     for (size_t w = 0; w < writes.size(); ++w) {
         if (out[write_index[w]].ok()) out[write_index[w]] = writes[w].status;
     }
-    std::vector<rpc::KeyGeneration> to_end, to_revoke;
+    std::vector<rpc::KeyGeneration> to_end;
     std::vector<size_t> end_index;
-    for (size_t j = 0; j < started.size(); ++j) {
-        size_t i = index[j];
-        if (!rpc::FromOutcome(started[j].outcome).ok()) continue;  // no range was allocated
-        rpc::KeyGeneration kg;
-        kg.key = std::string(items[i].key);
-        kg.generation = started[j].reply.generation;
-        if (out[i].ok()) {
-            to_end.push_back(std::move(kg));
-            end_index.push_back(i);
-        } else {
-            to_revoke.push_back(std::move(kg));
+    std::vector<std::string_view> revoke_keys;
+    std::vector<Generation> revoke_generations;
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (!out[i].ok()) {
+            revoke_keys.push_back(keys[i]);
+            revoke_generations.push_back(started[i].generation);
+            continue;
         }
+        rpc::KeyGeneration kg;
+        kg.key = std::string(keys[i]);
+        kg.generation = static_cast<int64_t>(started[i].generation);
+        to_end.push_back(std::move(kg));
+        end_index.push_back(i);
     }
     if (!to_end.empty()) {
         std::vector<rpc::Outcome> ended;
-        st = channel_->Call(
+        Status st = channel_->Call(
             [&](rpc::MasterServiceClient& c) { c.BatchPutEnd(ended, client_id(), to_end); },
             Idempotent::kNo);
         for (size_t j = 0; j < end_index.size(); ++j) {
-            size_t i = end_index[j];
+            const size_t i = end_index[j];
             out[i] = !st.ok() ? st
                      : j < ended.size() ? rpc::FromOutcome(ended[j])
                                         : Status::Internal("BatchPutEnd answered too few items");
-            if (!out[i].ok()) to_revoke.push_back(to_end[j]);
+            if (!out[i].ok()) {
+                revoke_keys.push_back(keys[i]);
+                revoke_generations.push_back(started[i].generation);
+            }
         }
     }
-    if (!to_revoke.empty()) {
-        std::vector<rpc::Outcome> ignored;
-        (void)channel_->Call(
-            [&](rpc::MasterServiceClient& c) {
-                c.BatchPutRevoke(ignored, client_id(), to_revoke);
-            },
-            Idempotent::kYes);
+    // Give the ranges back now rather than at put_timeout_sec. Best effort: the error that
+    // matters to the caller is the one that failed the put.
+    if (!revoke_keys.empty()) (void)BatchPutAbandon(revoke_keys, revoke_generations);
+    return out;
+}
+
+std::vector<Status> Client::BatchPutAbandon(std::span<const std::string_view> keys,
+                                            std::span<const Generation> generations) {
+    std::vector<Status> out(keys.size());
+    std::vector<rpc::KeyGeneration> items;
+    for (size_t i = 0; i < keys.size() && i < generations.size(); ++i) {
+        rpc::KeyGeneration kg;
+        kg.key = std::string(keys[i]);
+        kg.generation = static_cast<int64_t>(generations[i]);
+        items.push_back(std::move(kg));
+    }
+    if (items.empty()) return out;
+    std::vector<rpc::Outcome> revoked;
+    Status st = channel_->Call(
+        [&](rpc::MasterServiceClient& c) { c.BatchPutRevoke(revoked, client_id(), items); },
+        Idempotent::kYes);
+    for (size_t i = 0; i < items.size(); ++i) {
+        out[i] = !st.ok() ? st
+                 : i < revoked.size() ? rpc::FromOutcome(revoked[i])
+                                      : Status::Internal("BatchPutRevoke answered too few items");
     }
     return out;
 }
@@ -712,7 +795,8 @@ std::vector<Result<std::string>> Client::BatchGet(std::span<const std::string> k
 }
 
 std::vector<std::vector<Status>> Client::BatchGetRanges(
-    std::span<const std::string> keys, std::span<const std::vector<ValueRange>> ranges) {
+    std::span<const std::string> keys, std::span<const std::vector<ValueRange>> ranges,
+    std::vector<Result<ObjectInfo>> lists) {
     std::vector<std::vector<Status>> out(keys.size());
     if (ranges.size() != keys.size()) {
         Status st =
@@ -739,7 +823,7 @@ std::vector<std::vector<Status>> Client::BatchGetRanges(
         }
         return any;
     };
-    std::vector<Result<ObjectInfo>> lists = BatchGetReplicaList(keys);
+    if (lists.size() != keys.size()) lists = BatchGetReplicaList(keys);
     // First each key's first readable replica, one pipelined stream per node. Ranges that
     // follow one another in the value (sorted by offset, each starting where the last ended)
     // are one read received into their buffers in order (a vectored receive; still no

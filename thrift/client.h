@@ -230,6 +230,38 @@ public:
     std::vector<Status> BatchPutPieces(std::span<const PiecesItem> items,
                                        NodeId preferred = kNoNode, const PutConfig& pin = {});
 
+    // ---- a batch put in two steps (BatchPutPieces is the two together; the Python module's
+    // put sessions hold the values in between) ----
+    // A started put: its generation and the ranges its bytes go to (the first, then each
+    // copy's), PROCESSING: no reader sees the key until it is committed.
+    struct PutStarted {
+        struct Range {
+            std::string address;  // the holder's data channel
+            uint64_t offset = 0;  // in its DRAM segment
+        };
+        Generation generation = kNoGeneration;
+        std::vector<Range> ranges;
+    };
+    struct PutBeginItem {
+        std::string_view key;
+        uint64_t size = 0;
+        std::string_view group = {};
+    };
+    // PutStart of every item in one round trip (the PutStart path, against a standalone daemon
+    // too): its ranges allocated, or why not (AlreadyExists, NoSpace, ...).
+    std::vector<Result<PutStarted>> BatchPutBegin(std::span<const PutBeginItem> items,
+                                                  NodeId preferred = kNoNode,
+                                                  const PutConfig& pin = {});
+    // Writes each started put's value (its full size) to every one of its ranges, one
+    // pipelined stream per node, ends those written in one round trip and revokes the rest.
+    // One Status per key.
+    std::vector<Status> BatchPutCommit(std::span<const std::string_view> keys,
+                                       std::span<const PutStarted> started,
+                                       std::span<const ConstPieces> values);
+    // Gives started puts up: their ranges freed, their keys free again. One Status per key.
+    std::vector<Status> BatchPutAbandon(std::span<const std::string_view> keys,
+                                        std::span<const Generation> generations);
+
     // Reads the whole value. A read: counts toward promotion.
     Result<std::string> Get(std::string_view key);
     // Reads into `out` (which must hold the whole value) and returns the value's size. If `out`
@@ -274,9 +306,12 @@ public:
     // per node, into its `out` (no staging copy; bytes outside the ranges do not travel from a
     // MEMORY replica; a LOCAL_DISK holder reads the value from its disk and sends the range).
     // One status per key per range: ok, NotFound, or InvalidArgument for a range past the
-    // value (nothing read). A read of each key, as Get.
+    // value (nothing read). A read of each key, as Get. `lists`: the keys' replica lists
+    // looked up already (one per key: a get session's), used without a round trip to the
+    // master; a replica gone since is looked up again, as any failed read is. Empty: looked up.
     std::vector<std::vector<Status>> BatchGetRanges(std::span<const std::string> keys,
-                                                    std::span<const std::vector<ValueRange>> ranges);
+                                                    std::span<const std::vector<ValueRange>> ranges,
+                                                    std::vector<Result<ObjectInfo>> lists = {});
 
     // Removes the key (its DRAM now, its disk copies at the holders' next heartbeat).
     // Refused with kHasLease while leased, unless `force`.

@@ -21,6 +21,7 @@
 #include "python/src/error_codes.h"
 #include "python/src/host_mem_allocator.h"
 #include "python/src/local_transport.h"
+#include "python/src/range_sessions.h"
 #include "python/src/shared_pool_transport.h"
 #include "thrift/rpc_limits.h"
 #include "spdlog/spdlog.h"
@@ -125,6 +126,7 @@ struct DistributedStore::Session {
     // The shared-pool layer under `transport` (owned by it), when set up with shared_pools.
     SharedPoolTransport* pools = nullptr;
     std::unique_ptr<Client> client;
+    std::unique_ptr<RangeSessions> ranges;  // Mooncake's session API, over `client`
 };
 
 namespace {
@@ -297,6 +299,7 @@ int DistributedStore::Setup(const SetupOptions& options) {
         pools_by_key = true;
     }
     session->client = std::move(*client);
+    session->ranges = std::make_unique<RangeSessions>(*session->client);
     if (session->pools != nullptr) {
         // Buffers registered before setup hand their pools now.
         MutexLock buffers(buffers_mu_);
@@ -315,6 +318,8 @@ int DistributedStore::Setup(const SetupOptions& options) {
 int DistributedStore::Close() {
     WriterLock lock(mu_);
     if (session_ == nullptr) return kOK;
+    session_->ranges->AbandonAll();  // puts left open give their DRAM back now
+    session_->ranges.reset();
     session_->client.reset();  // no call uses the node's segment any more
     if (session_->node) session_->node->Stop();  // leaves the master: its replicas are dropped
     session_.reset();
@@ -675,6 +680,134 @@ std::vector<int64_t> DistributedStore::GetIntoLocked(const std::vector<std::stri
         out[i] = got[i].ok() ? static_cast<int64_t>(*got[i]) : ToMooncakeError(got[i].status());
     }
     return out;
+}
+
+// ---------------- Mooncake's session API (python/src/range_sessions.h) ----------------
+
+namespace {
+
+// Shapes of a key-major range call: one list of buffers, sizes and offsets per key, each
+// list as long as its siblings. kOK or why not (logged).
+int CheckRangeShapes(const char* op, size_t keys, const std::vector<std::vector<uintptr_t>>& buffers,
+                     const std::vector<std::vector<size_t>>& sizes,
+                     const std::vector<std::vector<uint64_t>>& offsets) {
+    if (buffers.size() != keys || sizes.size() != keys || offsets.size() != keys) {
+        spdlog::error("{}: {} keys, {} buffer lists, {} size lists, {} offset lists: one of each "
+                      "per key",
+                      op, keys, buffers.size(), sizes.size(), offsets.size());
+        return kInvalidParams;
+    }
+    return kOK;
+}
+
+}  // namespace
+
+std::vector<int> DistributedStore::BatchPutSessionStart(const std::vector<std::string>& keys,
+                                                        const std::vector<uint64_t>& sizes,
+                                                        const WritePlacement& preferred) {
+    MC_SESSION_OR(std::vector<int>(keys.size(), kInvalidParams));
+    (void)client;
+    if (!preferred.tenant.empty() && preferred.tenant != tenant_) {
+        spdlog::error("ReplicateConfig.tenant_id '{}' is not this store's tenant '{}'",
+                      preferred.tenant, tenant_);
+        return std::vector<int>(keys.size(), kInvalidParams);
+    }
+    PutConfig config = preferred.pin;
+    if (config.replicas > 1) {
+        for (const std::string& segment : preferred.copy_segments) {
+            config.copy_nodes.push_back(PreferredNodeLocked(segment));
+        }
+    }
+    return session_->ranges->PutStart(keys, sizes, PreferredNodeLocked(preferred.segment), config);
+}
+
+std::vector<int64_t> DistributedStore::BatchPutFromMultiBufferRanges(
+    const std::vector<std::string>& keys, const std::vector<std::vector<uintptr_t>>& buffers,
+    const std::vector<std::vector<size_t>>& sizes,
+    const std::vector<std::vector<uint64_t>>& offsets) {
+    constexpr const char* op = "batch_put_from_multi_buffer_ranges";
+    std::vector<int64_t> out(keys.size(), kInvalidParams);
+    if (CheckRangeShapes(op, keys.size(), buffers, sizes, offsets) != kOK) return out;
+    MC_SESSION_OR(out);
+    (void)client;
+    // Every key's buffers checked before a byte is taken; a key with a bad one takes nothing.
+    std::vector<std::string> taking;
+    std::vector<std::vector<RangeSessions::PutRange>> ranges;
+    std::vector<size_t> index;
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (offsets[i].size() != buffers[i].size() ||
+            (out[i] = CheckPieces(buffers[i], sizes[i], op)) != kOK) {
+            out[i] = kInvalidParams;
+            continue;
+        }
+        std::vector<RangeSessions::PutRange> key_ranges(buffers[i].size());
+        for (size_t r = 0; r < buffers[i].size(); ++r) {
+            key_ranges[r] = {offsets[i][r],
+                             {reinterpret_cast<const std::byte*>(buffers[i][r]), sizes[i][r]}};
+        }
+        taking.push_back(keys[i]);
+        ranges.push_back(std::move(key_ranges));
+        index.push_back(i);
+    }
+    std::vector<int64_t> taken = session_->ranges->PutRanges(taking, ranges);
+    for (size_t j = 0; j < index.size(); ++j) out[index[j]] = taken[j];
+    return out;
+}
+
+std::vector<int> DistributedStore::BatchPutSessionEnd(const std::vector<std::string>& keys) {
+    MC_SESSION_OR(std::vector<int>(keys.size(), kInvalidParams));
+    (void)client;
+    return session_->ranges->PutEnd(keys);
+}
+
+std::vector<int> DistributedStore::BatchPutSessionRevoke(const std::vector<std::string>& keys) {
+    MC_SESSION_OR(std::vector<int>(keys.size(), kInvalidParams));
+    (void)client;
+    return session_->ranges->PutRevoke(keys);
+}
+
+std::vector<int> DistributedStore::BatchGetSessionStart(const std::vector<std::string>& keys) {
+    MC_SESSION_OR(std::vector<int>(keys.size(), kInvalidParams));
+    (void)client;
+    return session_->ranges->GetStart(keys);
+}
+
+std::vector<int64_t> DistributedStore::BatchGetIntoMultiBufferRanges(
+    const std::vector<std::string>& keys, const std::vector<std::vector<uintptr_t>>& buffers,
+    const std::vector<std::vector<size_t>>& sizes,
+    const std::vector<std::vector<uint64_t>>& offsets) {
+    constexpr const char* op = "batch_get_into_multi_buffer_ranges";
+    std::vector<int64_t> out(keys.size(), kInvalidParams);
+    if (CheckRangeShapes(op, keys.size(), buffers, sizes, offsets) != kOK) return out;
+    MC_SESSION_OR(out);
+    (void)client;
+    // Every key's buffers checked before a byte lands; the ranges then land in them directly.
+    std::vector<std::string> reading;
+    std::vector<std::vector<Client::ValueRange>> ranges;
+    std::vector<size_t> index;
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (offsets[i].size() != buffers[i].size() ||
+            CheckPieces(buffers[i], sizes[i], op) != kOK) {
+            continue;
+        }
+        std::vector<Client::ValueRange> key_ranges(buffers[i].size());
+        for (size_t r = 0; r < buffers[i].size(); ++r) {
+            key_ranges[r] = {offsets[i][r],
+                             {reinterpret_cast<std::byte*>(buffers[i][r]), sizes[i][r]}};
+        }
+        reading.push_back(keys[i]);
+        ranges.push_back(std::move(key_ranges));
+        index.push_back(i);
+    }
+    std::vector<int64_t> got = session_->ranges->GetRanges(reading, ranges);
+    for (size_t j = 0; j < index.size(); ++j) out[index[j]] = got[j];
+    return out;
+}
+
+int DistributedStore::BatchGetSessionEnd(const std::vector<std::string>& keys) {
+    MC_SESSION_OR(kInvalidParams);
+    (void)client;
+    return session_->ranges->GetEnd(keys);
 }
 
 std::vector<std::vector<std::vector<int64_t>>> DistributedStore::GetIntoRanges(

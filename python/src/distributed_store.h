@@ -163,6 +163,26 @@ public:
         const std::vector<std::vector<std::vector<uint64_t>>>& src,
         const std::vector<std::vector<std::vector<uint64_t>>>& sizes);
 
+    // Mooncake's session API for layer-wise transfers (python/src/range_sessions.h has what
+    // each does and how it differs). Per key: 0 or bytes, or a negative error. The range calls
+    // are key-major: per key, lists of buffers, sizes and object offsets; every buffer is
+    // checked (CheckCallerRange) before a byte moves.
+    std::vector<int> BatchPutSessionStart(const std::vector<std::string>& keys,
+                                          const std::vector<uint64_t>& sizes,
+                                          const WritePlacement& preferred = {});
+    std::vector<int64_t> BatchPutFromMultiBufferRanges(
+        const std::vector<std::string>& keys, const std::vector<std::vector<uintptr_t>>& buffers,
+        const std::vector<std::vector<size_t>>& sizes,
+        const std::vector<std::vector<uint64_t>>& offsets);
+    std::vector<int> BatchPutSessionEnd(const std::vector<std::string>& keys);
+    std::vector<int> BatchPutSessionRevoke(const std::vector<std::string>& keys);
+    std::vector<int> BatchGetSessionStart(const std::vector<std::string>& keys);
+    std::vector<int64_t> BatchGetIntoMultiBufferRanges(
+        const std::vector<std::string>& keys, const std::vector<std::vector<uintptr_t>>& buffers,
+        const std::vector<std::vector<size_t>>& sizes,
+        const std::vector<std::vector<uint64_t>>& offsets);
+    int BatchGetSessionEnd(const std::vector<std::string>& keys);
+
     // Inspection.
     int64_t GetSize(const std::string& key);  // not an access
     int IsExist(const std::string& key, bool prefetch);

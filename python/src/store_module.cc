@@ -509,6 +509,48 @@ PYBIND11_MODULE(store, m) {
             return s.BatchGetIntoMulti(keys, ptrs, sizes);
         }, py::arg("keys"), py::arg("all_buffer_ptrs"), py::arg("all_sizes"),
            py::arg("prefer_alloc_in_same_node") = false)
+        // Mooncake's session API for layer-wise transfers (python/src/range_sessions.h).
+        .def("batch_put_session_start", [](S& s, const std::vector<std::string>& keys,
+                                           const std::vector<uint64_t>& sizes,
+                                           const ReplicateConfig& config) {
+            const WritePlacement preferred = Placement(s, config);
+            py::gil_scoped_release r;
+            return s.BatchPutSessionStart(keys, sizes, preferred);
+        }, py::arg("keys"), py::arg("sizes"), py::arg("config") = ReplicateConfig{})
+        .def("batch_put_from_multi_buffer_ranges",
+             [](S& s, const std::vector<std::string>& keys,
+                const std::vector<std::vector<uintptr_t>>& ptrs,
+                const std::vector<std::vector<size_t>>& sizes,
+                const std::vector<std::vector<uint64_t>>& offsets) {
+            py::gil_scoped_release r;
+            return s.BatchPutFromMultiBufferRanges(keys, ptrs, sizes, offsets);
+        }, py::arg("keys"), py::arg("all_buffer_ptrs"), py::arg("all_sizes"),
+           py::arg("all_dst_offsets"))
+        .def("batch_put_session_end", [](S& s, const std::vector<std::string>& keys) {
+            py::gil_scoped_release r;
+            return s.BatchPutSessionEnd(keys);
+        }, py::arg("keys"))
+        .def("batch_put_session_revoke", [](S& s, const std::vector<std::string>& keys) {
+            py::gil_scoped_release r;
+            return s.BatchPutSessionRevoke(keys);
+        }, py::arg("keys"))
+        .def("batch_get_session_start", [](S& s, const std::vector<std::string>& keys) {
+            py::gil_scoped_release r;
+            return s.BatchGetSessionStart(keys);
+        }, py::arg("keys"))
+        .def("batch_get_into_multi_buffer_ranges",
+             [](S& s, const std::vector<std::string>& keys,
+                const std::vector<std::vector<uintptr_t>>& ptrs,
+                const std::vector<std::vector<size_t>>& sizes,
+                const std::vector<std::vector<uint64_t>>& offsets) {
+            py::gil_scoped_release r;
+            return s.BatchGetIntoMultiBufferRanges(keys, ptrs, sizes, offsets);
+        }, py::arg("keys"), py::arg("all_buffer_ptrs"), py::arg("all_sizes"),
+           py::arg("all_src_offsets"))
+        .def("batch_get_session_end", [](S& s, const std::vector<std::string>& keys) {
+            py::gil_scoped_release r;
+            return s.BatchGetSessionEnd(keys);
+        }, py::arg("keys"))
         .def("get", [](S& s, const std::string& key) {
             Result<std::string> v = Result<std::string>(std::string());
             {
