@@ -17,8 +17,17 @@ public:
         config_.Set("enable_offload", "false").ok();
     }
     static std::string K(int i) { return "k" + std::to_string(i); }
-    static PutConfig Soft(Nanos ttl) { return {true, ttl, false, {}}; }
-    static PutConfig Hard() { return {false, Nanos(0), true, {}}; }
+    static PutConfig Soft(Nanos ttl) {
+        PutConfig config;
+        config.soft = true;
+        config.soft_ttl = ttl;
+        return config;
+    }
+    static PutConfig Hard() {
+        PutConfig config;
+        config.hard = true;
+        return config;
+    }
 
     Status PutPinned(const std::string& key, const PutConfig& pin) {
         Result<PutStartReply> start = store().PutStart(1, key, kObject, kNoNode, nullptr, pin);
