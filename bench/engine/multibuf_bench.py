@@ -18,6 +18,12 @@ the single-buffer arm puts the same bytes from one contiguous buffer per key. `r
 memmove of the call's bytes (the floor a copy-free path approaches locally). Arms alternate
 call by call; figures are medians over --rounds calls. Every byte read back is checked.
 
+The `session` arm moves the multi-buffer arm's bytes as a layer-wise engine does through
+Mooncake's session API (vLLM's connector with use_layerwise; SGLang's direct linker): a put
+session per key, one batch_put_from_multi_buffer_ranges call per piece index (a layer: every
+key's piece j at offset j * --piece of its object), the session's end; then a get session
+and one batch_get_into_multi_buffer_ranges call per layer. Its time is all those calls.
+
 Standard library only; buffers are ctypes arrays registered with the store.
 """
 import argparse
@@ -37,6 +43,26 @@ def run_arm(store, arm, keys, piece, src, dst, cfg):
     """One put call and one get call of `arm`; returns (put s, get s, results ok)."""
     value = PIECES * piece
     stride = piece + GAP
+    if arm == "session":
+        sizes = [[piece] for _ in range(KEYS)]
+        layer = lambda pool, j: [[pool.ptr + (k * PIECES + j) * stride] for k in range(KEYS)]
+        offsets = lambda j: [[j * piece] for _ in range(KEYS)]
+        t0 = time.perf_counter()
+        put = store.batch_put_session_start(keys, [value] * KEYS, cfg)
+        for j in range(PIECES):
+            put += [n - piece for n in store.batch_put_from_multi_buffer_ranges(
+                keys, layer(src, j), sizes, offsets(j))]
+        put += store.batch_put_session_end(keys)
+        t1 = time.perf_counter()
+        got = [0] * KEYS
+        assert store.batch_get_session_start(keys) == [0] * KEYS
+        for j in range(PIECES):
+            read = store.batch_get_into_multi_buffer_ranges(keys, layer(dst, j), sizes, offsets(j))
+            got = [g + n for g, n in zip(got, read)]
+        store.batch_get_session_end(keys)
+        t2 = time.perf_counter()
+        ok = put == [0] * (KEYS * (PIECES + 2)) and got == [value] * KEYS
+        return t1 - t0, t2 - t1, ok
     if arm == "multi":
         sp = [[src.ptr + (k * PIECES + j) * stride for j in range(PIECES)] for k in range(KEYS)]
         dp = [[dst.ptr + (k * PIECES + j) * stride for j in range(PIECES)] for k in range(KEYS)]
@@ -61,7 +87,7 @@ def run_arm(store, arm, keys, piece, src, dst, cfg):
 
 def check_bytes(arm, piece, src, dst):
     """The bytes read back equal the bytes put (pieces compared where they sit)."""
-    if arm == "multi":
+    if arm in ("multi", "session"):
         stride = piece + GAP
         n = KEYS * PIECES
         a = b"".join(ctypes.string_at(src.ptr + i * stride, piece) for i in range(n))
@@ -79,13 +105,14 @@ def scenario(name, store, cfg, piece, rounds):
     # with its own layout of the call's values in them.
     src, dst = Pool(store, span), Pool(store, span)
     ctypes.memmove(src.ptr, random.Random(1).randbytes(span), span)
-    pools = {arm: (src, dst) for arm in ("single", "multi")}
+    pools = {arm: (src, dst) for arm in ("single", "multi", "session")}
     raw_dst = (ctypes.c_ubyte * (KEYS * value))()
     times = {arm: ([], []) for arm in pools}
     raw = []
     wrong = 0
     for r in range(rounds + 1):  # round 0 warms up (connections, pages)
-        for arm in ("single", "multi") if r % 2 == 0 else ("multi", "single"):
+        arms = ("single", "multi", "session")
+        for arm in arms if r % 2 == 0 else arms[::-1]:
             src, dst = pools[arm]
             ctypes.memset(dst.ptr, 0, span)
             keys = [f"mb-{name}-{arm}-{r}-{k}" for k in range(KEYS)]
@@ -135,6 +162,14 @@ def main():
               f"{r['multi_get']:.0f} | {r['multi_get'] / r['single_get']:.2f} | "
               f"{r['multi_put'] / r['raw']:.2f} | {r['multi_get'] / r['raw']:.2f} | "
               f"{r['failed_calls']} |")
+    print()
+    print("Layer-wise through the session API (the multi-buffer arm's bytes, one call per "
+          "layer): MB/s")
+    print("| path | session put | session/multi put | session get | session/multi get |")
+    print("| --- " * 5 + "|")
+    for name, r in results.items():
+        print(f"| {name} | {r['session_put']:.0f} | {r['session_put'] / r['multi_put']:.2f} | "
+              f"{r['session_get']:.0f} | {r['session_get'] / r['multi_get']:.2f} |")
     if any(r["failed_calls"] for r in results.values()):
         sys.exit("multibuf_bench: some calls failed or read back wrong bytes")
 

@@ -1,6 +1,7 @@
 // Mooncake's session API over the client library (python/src/range_sessions.h).
 #include "python/src/range_sessions.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "python/src/error_codes.h"
@@ -87,9 +88,11 @@ std::vector<int64_t> RangeSessions::PutRanges(const std::vector<std::string>& ke
         }
         if (!fits) continue;
         MutexLock bytes_lock(put->bytes_mu);
-        if (put->bytes.empty()) put->bytes.resize(put->size);
+        if (!put->bytes) put->bytes = TakeBuffer(put->size);
         for (const PutRange& r : ranges[i]) {
-            if (!r.bytes.empty()) std::memcpy(put->bytes.data() + r.offset, r.bytes.data(), r.bytes.size());
+            if (r.bytes.empty()) continue;
+            std::memcpy(put->bytes.get() + r.offset, r.bytes.data(), r.bytes.size());
+            put->covered.emplace_back(r.offset, r.offset + r.bytes.size());
         }
         out[i] = static_cast<int64_t>(taken);
     }
@@ -123,16 +126,22 @@ std::vector<int> RangeSessions::PutEnd(const std::vector<std::string>& keys) {
         }
         Put& put = *puts[i];
         MutexLock bytes_lock(put.bytes_mu);
-        if (put.bytes.empty()) put.bytes.resize(put.size);  // no range came: zeros, as allocated
+        if (!put.bytes) put.bytes = TakeBuffer(put.size);  // no range came
+        put.ZeroWhatNoRangeGave();
         ending.push_back(keys[i]);
         started.push_back(put.started);
-        spans.emplace_back(put.bytes);
+        spans.emplace_back(put.bytes.get(), put.size);
         index.push_back(i);
     }
     std::vector<ConstPieces> values;
     values.reserve(spans.size());
     for (const auto& span : spans) values.emplace_back(&span, 1);
     std::vector<Status> committed = client_.BatchPutCommit(ending, started, values);
+    for (size_t j = 0; j < index.size(); ++j) {
+        Put& put = *puts[index[j]];
+        MutexLock bytes_lock(put.bytes_mu);
+        KeepBuffer(put.size, std::move(put.bytes));
+    }
     for (size_t j = 0; j < index.size(); ++j) {
         if (!committed[j].ok()) {
             spdlog::debug("batch_put_session_end {}: {}", QuoteKey(keys[index[j]]),
@@ -159,6 +168,8 @@ std::vector<int> RangeSessions::PutRevoke(const std::vector<std::string>& keys) 
         revoking.push_back(keys[i]);
         generations.push_back(puts[i]->started.generation);
         index.push_back(i);
+        MutexLock bytes_lock(puts[i]->bytes_mu);
+        if (puts[i]->bytes) KeepBuffer(puts[i]->size, std::move(puts[i]->bytes));
     }
     std::vector<Status> revoked = client_.BatchPutAbandon(revoking, generations);
     for (size_t j = 0; j < index.size(); ++j) out[index[j]] = ToMooncakeError(revoked[j]);
@@ -227,6 +238,41 @@ int RangeSessions::GetEnd(const std::vector<std::string>& keys) {
     MutexLock lock(mu_);
     for (const std::string& key : keys) gets_.erase(key);
     return kOK;
+}
+
+RangeSessions::Bytes RangeSessions::TakeBuffer(uint64_t size) {
+    Bytes bytes;
+    {
+        MutexLock lock(mu_);
+        auto it = kept_.find(size);
+        if (it != kept_.end() && !it->second.empty()) {
+            bytes = std::move(it->second.back());
+            it->second.pop_back();
+            kept_bytes_ -= size;
+        }
+    }
+    if (!bytes) bytes.reset(new std::byte[size]);
+    return bytes;
+}
+
+void RangeSessions::Put::ZeroWhatNoRangeGave() {
+    // Bytes no range gave read as zeros, as a fresh allocation's do with Mooncake.
+    std::sort(covered.begin(), covered.end());
+    uint64_t at = 0;
+    for (const auto& [begin, end] : covered) {
+        if (begin > at) std::memset(bytes.get() + at, 0, begin - at);
+        at = std::max(at, end);
+    }
+    if (at < size) std::memset(bytes.get() + at, 0, size - at);
+    covered.clear();
+}
+
+void RangeSessions::KeepBuffer(uint64_t size, Bytes bytes) {
+    if (!bytes) return;
+    MutexLock lock(mu_);
+    if (kept_bytes_ + size > kKeptBytes) return;  // freed as `bytes` goes
+    kept_[size].push_back(std::move(bytes));
+    kept_bytes_ += size;
 }
 
 void RangeSessions::AbandonAll() {

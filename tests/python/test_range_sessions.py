@@ -108,6 +108,24 @@ def test_several_ranges_of_one_key_in_one_call(store):
     assert dst.raw == value[2700:3000] + value[10:310]
 
 
+def test_bytes_no_range_gave_read_as_zeros(store):
+    # Twice: the second session reuses the first one's buffer, whose bytes lie in its gaps
+    # and must not show through.
+    for fill, at in ((b"\xaa", (100, 4000)), (b"\x55", (2000, 6000))):
+        src = registered(store, 300, fill * 300)
+        assert store.batch_put_session_start(["holes"], [8192]) == [0]
+        got = store.batch_put_from_multi_buffer_ranges(
+            ["holes"], [[ctypes.addressof(src), ctypes.addressof(src) + 100]], [[200, 200]],
+            [list(at)])  # two ranges, leaving three gaps
+        assert got == [400]
+        assert store.batch_put_session_end(["holes"]) == [0]
+        expected = bytearray(8192)
+        for offset in at:
+            expected[offset:offset + 200] = fill * 200
+        assert store.get("holes") == bytes(expected)
+        assert store.remove("holes", force=True) == 0
+
+
 def test_session_errors_are_mooncakes_codes(store):
     value = os.urandom(8192)
     src = registered(store, len(value), value)
