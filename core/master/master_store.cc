@@ -224,9 +224,11 @@ std::vector<DramPool::Allocation> MasterStore::AllocateCopies(std::string_view k
     const uint64_t bytes = SegmentAllocator::RoundUp(size);
     for (uint64_t i = 0; i < wanted; ++i) {
         const NodeId preferred = i < config.copy_nodes.size() ? config.copy_nodes[i] : kNoNode;
-        // A copy is DRAM like any other: within the tenant's quota, and room made by evicting
-        // the coldest once (not waited for: a copy that finds no room now is not placed).
-        if (!MakeTenantRoom(tenant, bytes).ok()) break;
+        // A copy is DRAM like any other: within the tenant's quota (which counts the Put's
+        // ranges only once they are recorded: this one and those before it are added), and
+        // room made by evicting the coldest once (not waited for: a copy that finds no room
+        // now is not placed).
+        if (!MakeTenantRoom(tenant, bytes * (i + 2)).ok()) break;
         std::optional<DramPool::Allocation> copy = dram_.TryAllocate(size, preferred, used);
         if (!copy) {
             EvictColdest(bytes, RoomScope(tenant));

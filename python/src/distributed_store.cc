@@ -496,12 +496,7 @@ std::vector<int> DistributedStore::PutItemsLocked(const std::vector<PiecesItem>&
     }
     Client& client = *session_->client;
     const NodeId node = PreferredNodeLocked(preferred.segment);
-    PutConfig config = preferred.pin;
-    if (config.replicas > 1) {
-        for (const std::string& segment : preferred.copy_segments) {
-            config.copy_nodes.push_back(PreferredNodeLocked(segment));
-        }
-    }
+    const PutConfig config = ConfigLocked(preferred);
     if (!upsert && items.size() == 1) {  // one write that the node ends: no PutEnd round trip
         PutConfig pin = config;
         pin.group = std::string(items[0].group);
@@ -567,6 +562,16 @@ std::vector<Result<std::string>> DistributedStore::BatchGet(
     }
     if (keys.empty()) return {};
     return session_->client->BatchGet(keys);
+}
+
+PutConfig DistributedStore::ConfigLocked(const WritePlacement& preferred) {
+    PutConfig config = preferred.pin;
+    if (config.replicas > 1) {
+        for (const std::string& segment : preferred.copy_segments) {
+            config.copy_nodes.push_back(PreferredNodeLocked(segment));
+        }
+    }
+    return config;
 }
 
 NodeId DistributedStore::PreferredNodeLocked(const std::string& name) {
@@ -712,13 +717,8 @@ std::vector<int> DistributedStore::BatchPutSessionStart(const std::vector<std::s
                       preferred.tenant, tenant_);
         return std::vector<int>(keys.size(), kInvalidParams);
     }
-    PutConfig config = preferred.pin;
-    if (config.replicas > 1) {
-        for (const std::string& segment : preferred.copy_segments) {
-            config.copy_nodes.push_back(PreferredNodeLocked(segment));
-        }
-    }
-    return session_->ranges->PutStart(keys, sizes, PreferredNodeLocked(preferred.segment), config);
+    return session_->ranges->PutStart(keys, sizes, PreferredNodeLocked(preferred.segment),
+                                      ConfigLocked(preferred));
 }
 
 std::vector<int64_t> DistributedStore::BatchPutFromMultiBufferRanges(

@@ -243,6 +243,8 @@ private:
     // The id of the live node named `name` (kNoNode: "" or no such node).
     // Names are looked up in a cache refreshed from the master at most once a second.
     NodeId PreferredNodeLocked(const std::string& name) MC_REQUIRES_SHARED(mu_);
+    // What the master is asked for a write: the pins and copies, the copies' segments as ids.
+    PutConfig ConfigLocked(const WritePlacement& preferred) MC_REQUIRES_SHARED(mu_);
     std::vector<int64_t> GetIntoLocked(const std::vector<std::string>& keys,
                                        const std::vector<MutablePieces>& outs)
         MC_REQUIRES_SHARED(mu_);

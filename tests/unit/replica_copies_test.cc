@@ -169,6 +169,18 @@ TEST_F(ReplicaCopiesTest, ManualEvictAndOffloadOnEvictTakeEveryCopy) {
     ExpectInvariants();
 }
 
+TEST_F(ReplicaCopiesTest, ATenantsCopiesStayWithinItsMemoryQuota) {
+    AddNode("a", 8 * kObject);
+    AddNode("b", 8 * kObject);
+    AddNode("c", 8 * kObject);
+    ASSERT_TRUE(store().SetTenant("t", {2 * kObject, 0}).ok());
+    const std::string key = *KeyScope::Make("t")->Scope("k");
+    ASSERT_TRUE(PutCopies(key, Copies(3)).ok());
+    EXPECT_EQ(MemoryNodes(key).size(), 2u);  // the third would pass the quota
+    EXPECT_EQ(Metric("put_copies_short_total"), 1);
+    ExpectInvariants();
+}
+
 TEST_F(ReplicaCopiesTest, HardPinsAndRevokesCountEveryCopy) {
     AddNode("a", 4 * kObject);
     AddNode("b", 4 * kObject);
