@@ -147,6 +147,29 @@ TEST_F(ReplicaCopiesTest, ADepartedNodeTakesOnlyItsCopyAndABackOneIsACopyAgain) 
     ExpectInvariants();
 }
 
+TEST_F(ReplicaCopiesTest, ANewMasterLearnsEveryCopyFromTheNodes) {
+    NodeId a = AddNode("a", 4 * kObject);
+    NodeId b = AddNode("b", 4 * kObject);
+    Result<PutStartReply> start = Start("k", Copies(2, {b}), a);
+    ASSERT_TRUE(start.ok());
+    ASSERT_TRUE(store().PutEnd(1, "k", start->generation).ok());
+    // A takeover (HA) or a restart: the new master knows only what the nodes report.
+    store_.reset();
+    store_ = std::make_unique<MasterStore>(config_, clock_, metrics_, 8);
+    NodeId a2 = AddNode("a", 4 * kObject);
+    NodeId b2 = AddNode("b", 4 * kObject);
+    for (auto [node, offset] : {std::pair{a2, start->replica.offset},
+                                std::pair{b2, start->copies.at(0).offset}}) {
+        std::vector<MemoryReplicaReport> report{{"k", start->generation, kObject, offset}};
+        Result<std::vector<Status>> out = store().RegisterMemoryReplicas(node, report);
+        ASSERT_TRUE(out.ok());
+        EXPECT_TRUE((*out)[0].ok()) << (*out)[0].ToString();
+    }
+    EXPECT_EQ(MemoryNodes("k"), (std::vector<NodeId>{a2, b2}));
+    EXPECT_EQ(DramUsed(), 2 * kObject);
+    ExpectInvariants();
+}
+
 TEST_F(ReplicaCopiesTest, ManualEvictAndOffloadOnEvictTakeEveryCopy) {
     config_.Set("enable_offload", "true").ok();
     NodeId a = AddNode("a", 4 * kObject);
