@@ -129,12 +129,9 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         return Status::InvalidArgument("replicas is 0 for " + QuoteKey(key) +
                                        "; a value has 1 MEMORY copy or more");
     }
-    // Copies go on distinct nodes: no more than there are nodes.
-    const uint64_t copies_wanted =
-        pin.replicas > 1 ? std::min<uint64_t>(pin.replicas, nodes_.size()) - 1 : 0;
-    // A hard pin reserves its bytes (every copy's) against hard_pin_max_ratio before any DRAM
-    // is taken.
-    uint64_t hard_bytes = pin.hard ? SegmentAllocator::RoundUp(size) * (1 + copies_wanted) : 0;
+    // A hard pin reserves its bytes against hard_pin_max_ratio before any DRAM is taken (its
+    // copies', if any, as they are placed: AllocateCopies).
+    uint64_t hard_bytes = pin.hard ? SegmentAllocator::RoundUp(size) : 0;
     if (hard_bytes > 0) {
         const double cap =
             config_.hard_pin_max_ratio() * static_cast<double>(dram_.Capacity());
@@ -161,18 +158,16 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
     }
     std::vector<DramPool::Allocation> copies;
     if (pin.replicas > 1) {
-        copies = AllocateCopies(key, size, alloc->node, pin, copies_wanted);
+        // Copies go on distinct nodes: no more than there are nodes besides the first's.
+        const uint64_t wanted =
+            std::min<uint64_t>(pin.replicas - 1, std::max<size_t>(nodes_.size(), 1) - 1);
+        copies = AllocateCopies(key, size, alloc->node, pin, wanted);
         if (copies.size() + 1 < pin.replicas) {
             metrics_.put_copies_short.Inc();
             SPDLOG_DEBUG("put of {}: {} MEMORY copies of {} asked for", QuoteKey(key),
                          copies.size() + 1, pin.replicas);
         }
-        // A hard pin counts the copies placed, not those asked for.
-        const uint64_t unplaced = SegmentAllocator::RoundUp(size) * (copies_wanted - copies.size());
-        if (hard_bytes > 0 && unplaced > 0) {
-            UncountHardPin(unplaced);
-            hard_bytes -= unplaced;
-        }
+        if (pin.hard) hard_bytes += SegmentAllocator::RoundUp(size) * copies.size();
     }
     MutexLock lock(shard.mu);
     auto [created, inserted] = table_.Insert(shard, std::string(key), hash);
@@ -222,21 +217,40 @@ std::vector<DramPool::Allocation> MasterStore::AllocateCopies(std::string_view k
     std::vector<NodeId> used{first};
     const std::string_view tenant = TenantOfKey(key);
     const uint64_t bytes = SegmentAllocator::RoundUp(size);
+    const double hard_cap = config_.hard_pin_max_ratio() * static_cast<double>(dram_.Capacity());
     for (uint64_t i = 0; i < wanted; ++i) {
         const NodeId preferred = i < config.copy_nodes.size() ? config.copy_nodes[i] : kNoNode;
+        // A hard-pinned object's copy is reserved as its first range was: one past the cap
+        // is not placed (the put keeps those it has).
+        if (config.hard) {
+            const uint64_t before = hard_pinned_bytes_.fetch_add(bytes);
+            if (static_cast<double>(before + bytes) > hard_cap) {
+                hard_pinned_bytes_.fetch_sub(bytes);
+                break;
+            }
+        }
         // A copy is DRAM like any other: within the tenant's quota (which counts the Put's
         // ranges only once they are recorded: this one and those before it are added), and
         // room made by evicting the coldest once (not waited for: a copy that finds no room
         // now is not placed).
-        if (!MakeTenantRoom(tenant, bytes * (i + 2)).ok()) break;
+        if (!MakeTenantRoom(tenant, bytes * (i + 2)).ok()) {
+            UncountHardPin(config.hard ? bytes : 0);
+            break;
+        }
         std::optional<DramPool::Allocation> copy = dram_.TryAllocate(size, preferred, used);
         if (!copy) {
             EvictColdest(bytes, RoomScope(tenant));
             copy = dram_.TryAllocate(size, preferred, used);
         }
-        if (!copy) break;
+        if (!copy) {
+            UncountHardPin(config.hard ? bytes : 0);
+            break;
+        }
         used.push_back(copy->node);
         copies.push_back(*copy);
+    }
+    if (config.hard) {
+        metrics_.hard_pinned_bytes.Set(static_cast<double>(hard_pinned_bytes_.load()));
     }
     return copies;
 }

@@ -96,7 +96,9 @@ public:
     // `hint` (optional) is what the engine knows about the block (core/master/put_hint.h); only
     // eviction_policy=hit_density reads it.
     // `pin` (core/master/pin_table.h): soft (evicted after unpinned objects while it lasts) and hard
-    // (never evicted; NoSpace past hard_pin_max_ratio of DRAM).
+    // (never evicted; NoSpace past hard_pin_max_ratio of DRAM), its group, and its copies:
+    // with replicas > 1, up to that many MEMORY ranges on distinct nodes (PutStartReply::copies;
+    // AllocateCopies), as many as can be placed now; 0 is InvalidArgument.
     Result<PutStartReply> PutStart(ClientId client, std::string_view key, uint64_t size,
                                    NodeId preferred = kNoNode, const PutHint* hint = nullptr,
                                    const PutConfig& pin = {});
@@ -339,7 +341,8 @@ private:
                                                       NodeId preferred, Nanos wait) override;
     // Up to `wanted` more MEMORY ranges for `key`'s copies (PutConfig::replicas), each on a
     // node other than `first` and the other copies', config.copy_nodes first. Best effort:
-    // a copy is placed only where room can be had now (one eviction round, no wait).
+    // a copy is placed only where room can be had now (one eviction round, no wait), within
+    // the tenant's quota and, hard-pinned, within hard_pin_max_ratio (reserved here).
     std::vector<DramPool::Allocation> AllocateCopies(std::string_view key, uint64_t size,
                                                      NodeId first, const PutConfig& config,
                                                      uint64_t wanted);

@@ -83,9 +83,8 @@ const Replica* ObjectMeta::EndPut(ObjectTallies& t) {
 }
 
 size_t ObjectMeta::MemoryCopies() const {
-    return static_cast<size_t>(std::count_if(replicas_.begin(), replicas_.end(), [](const Replica& r) {
-        return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
-    }));
+    return static_cast<size_t>(std::count_if(replicas_.begin(), replicas_.end(),
+                                             [](const Replica& r) { return r.IsCompleteMemory(); }));
 }
 
 void ObjectMeta::AddDisk(ObjectTallies& t, NodeId node) {

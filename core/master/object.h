@@ -45,6 +45,8 @@ struct Replica {
     Replica() = default;
     Replica(Tier t, ReplicaState s, NodeId n, uint64_t off)
         : node(n), offset(off), tier(t), state(s) {}
+    // A readable MEMORY copy.
+    bool IsCompleteMemory() const { return tier == Tier::kMemory && state == ReplicaState::kComplete; }
 
     NodeId node = kNoNode;
     uint64_t offset = 0;  // MEMORY: range start in the node's segment

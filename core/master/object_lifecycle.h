@@ -41,9 +41,7 @@ public:
         MC_REQUIRES(shard.mu) = 0;
     // Drops every COMPLETE MEMORY replica: the object leaves MEMORY, all its copies with it.
     void DropMemoryCopies(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu) {
-        for (int i; (i = meta.IndexOf([](const Replica& r) {
-                         return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
-                     })) >= 0;) {
+        for (int i; (i = meta.IndexOf([](const Replica& r) { return r.IsCompleteMemory(); })) >= 0;) {
             DropReplica(shard, meta, static_cast<size_t>(i));
         }
     }

@@ -74,8 +74,7 @@ bool MasterStore::EvictVictim(Shard& shard, ObjectMeta& meta, uint64_t bytes,
         int last = -1;
         for (size_t i = 0; i < meta.replicas().size(); ++i) {
             const Replica& r = meta.replicas()[i];
-            if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete &&
-                !meta.SourcePinned(r)) {
+            if (r.IsCompleteMemory() && !meta.SourcePinned(r)) {
                 last = static_cast<int>(i);
             }
         }
@@ -113,9 +112,8 @@ bool MasterStore::EvictVictim(Shard& shard, ObjectMeta& meta, uint64_t bytes,
         result.pending += bytes;
         return true;
     }
-    DropReplica(shard, meta, static_cast<size_t>(meta.IndexOf([](const Replica& r) {
-        return r.tier == Tier::kMemory && r.state == ReplicaState::kComplete;
-    })));
+    DropReplica(shard, meta,
+                static_cast<size_t>(meta.IndexOf([](const Replica& r) { return r.IsCompleteMemory(); })));
     result.freed += bytes;
     if (meta.NoReplicas()) {
         // Its last copy: the object goes, so a later Put of the key succeeds.

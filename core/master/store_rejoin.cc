@@ -127,15 +127,17 @@ Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
                         // MC_REQUIRES to its argument, hence unchecked.
                         [&](Shard& shard, ObjectMeta& meta, const MemoryReplicaReport& report)
                             MC_NO_THREAD_SAFETY_ANALYSIS {
-        // Reported again (a registration retried after a lost reply): it is there already.
-        const Replica* mem = meta.CompleteMemory();
-        if (mem != nullptr && mem->node == node_id && mem->offset == report.offset) {
+        // Reported again (a registration retried after a lost reply): it is there already,
+        // whichever of the object's copies it is.
+        if (meta.IndexOf([&](const Replica& r) {
+                return r.IsCompleteMemory() && r.node == node_id && r.offset == report.offset;
+            }) >= 0) {
             return Status::Ok();
         }
         // A put or promotion in flight owns the tier, and a node holds one copy of an object.
         // A COMPLETE copy on another node (the same generation: the same bytes) does not
         // keep this one out: the object was put with copies (PutConfig::replicas), or
-        // promoted again while this node was away; eviction takes the extra one first.
+        // promoted again while this node was away; eviction takes copies one at a time.
         const bool writing = meta.Find(Tier::kMemory, ReplicaState::kProcessing) != nullptr ||
                              (meta.promotion && meta.promotion->staging);
         const bool here = meta.IndexOf([&](const Replica& r) {

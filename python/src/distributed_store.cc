@@ -487,10 +487,7 @@ std::vector<int> DistributedStore::PutItemsLocked(const std::vector<PiecesItem>&
                                                   const WritePlacement& preferred) {
     std::vector<int> out(items.size(), kOK);
     if (items.empty()) return out;
-    if (!preferred.tenant.empty() && preferred.tenant != tenant_) {
-        spdlog::error("ReplicateConfig.tenant_id '{}' is not this store's tenant '{}': a store "
-                      "writes only in the tenant it was set up in (setup's tenant_id)",
-                      preferred.tenant, tenant_);
+    if (!WritesInOwnTenantLocked(preferred)) {
         std::fill(out.begin(), out.end(), kInvalidParams);
         return out;
     }
@@ -562,6 +559,14 @@ std::vector<Result<std::string>> DistributedStore::BatchGet(
     }
     if (keys.empty()) return {};
     return session_->client->BatchGet(keys);
+}
+
+bool DistributedStore::WritesInOwnTenantLocked(const WritePlacement& preferred) const {
+    if (preferred.tenant.empty() || preferred.tenant == tenant_) return true;
+    spdlog::error("ReplicateConfig.tenant_id '{}' is not this store's tenant '{}': a store "
+                  "writes only in the tenant it was set up in (setup's tenant_id)",
+                  preferred.tenant, tenant_);
+    return false;
 }
 
 PutConfig DistributedStore::ConfigLocked(const WritePlacement& preferred) {
@@ -712,12 +717,15 @@ std::vector<int> DistributedStore::BatchPutSessionStart(const std::vector<std::s
                                                         const WritePlacement& preferred) {
     MC_SESSION_OR(std::vector<int>(keys.size(), kInvalidParams));
     (void)client;
-    if (!preferred.tenant.empty() && preferred.tenant != tenant_) {
-        spdlog::error("ReplicateConfig.tenant_id '{}' is not this store's tenant '{}'",
-                      preferred.tenant, tenant_);
+    if (!WritesInOwnTenantLocked(preferred)) return std::vector<int>(keys.size(), kInvalidParams);
+    if (!preferred.groups.empty() && preferred.groups.size() != keys.size()) {
+        spdlog::error("batch_put_session_start: {} keys, {} group_ids: one group id per key",
+                      keys.size(), preferred.groups.size());
         return std::vector<int>(keys.size(), kInvalidParams);
     }
-    return session_->ranges->PutStart(keys, sizes, PreferredNodeLocked(preferred.segment),
+    std::vector<std::string_view> groups(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) groups[i] = preferred.GroupFor(i);
+    return session_->ranges->PutStart(keys, sizes, groups, PreferredNodeLocked(preferred.segment),
                                       ConfigLocked(preferred));
 }
 
@@ -735,11 +743,8 @@ std::vector<int64_t> DistributedStore::BatchPutFromMultiBufferRanges(
     std::vector<std::vector<RangeSessions::PutRange>> ranges;
     std::vector<size_t> index;
     for (size_t i = 0; i < keys.size(); ++i) {
-        if (offsets[i].size() != buffers[i].size() ||
-            (out[i] = CheckPieces(buffers[i], sizes[i], op)) != kOK) {
-            out[i] = kInvalidParams;
-            continue;
-        }
+        if (offsets[i].size() != buffers[i].size()) continue;  // -600
+        if ((out[i] = CheckPieces(buffers[i], sizes[i], op)) != kOK) continue;
         std::vector<RangeSessions::PutRange> key_ranges(buffers[i].size());
         for (size_t r = 0; r < buffers[i].size(); ++r) {
             key_ranges[r] = {offsets[i][r],
@@ -786,10 +791,8 @@ std::vector<int64_t> DistributedStore::BatchGetIntoMultiBufferRanges(
     std::vector<std::vector<Client::ValueRange>> ranges;
     std::vector<size_t> index;
     for (size_t i = 0; i < keys.size(); ++i) {
-        if (offsets[i].size() != buffers[i].size() ||
-            CheckPieces(buffers[i], sizes[i], op) != kOK) {
-            continue;
-        }
+        if (offsets[i].size() != buffers[i].size()) continue;  // -600
+        if ((out[i] = CheckPieces(buffers[i], sizes[i], op)) != kOK) continue;
         std::vector<Client::ValueRange> key_ranges(buffers[i].size());
         for (size_t r = 0; r < buffers[i].size(); ++r) {
             key_ranges[r] = {offsets[i][r],

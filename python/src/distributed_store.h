@@ -245,6 +245,8 @@ private:
     NodeId PreferredNodeLocked(const std::string& name) MC_REQUIRES_SHARED(mu_);
     // What the master is asked for a write: the pins and copies, the copies' segments as ids.
     PutConfig ConfigLocked(const WritePlacement& preferred) MC_REQUIRES_SHARED(mu_);
+    // ReplicateConfig.tenant_id names none or this store's tenant; another is refused (logged).
+    bool WritesInOwnTenantLocked(const WritePlacement& preferred) const MC_REQUIRES_SHARED(mu_);
     std::vector<int64_t> GetIntoLocked(const std::vector<std::string>& keys,
                                        const std::vector<MutablePieces>& outs)
         MC_REQUIRES_SHARED(mu_);

@@ -10,10 +10,11 @@
 namespace mooncake::py {
 
 std::vector<int> RangeSessions::PutStart(const std::vector<std::string>& keys,
-                                         const std::vector<uint64_t>& sizes, NodeId preferred,
-                                         const PutConfig& config) {
+                                         const std::vector<uint64_t>& sizes,
+                                         const std::vector<std::string_view>& groups,
+                                         NodeId preferred, const PutConfig& config) {
     std::vector<int> out(keys.size(), kInvalidParams);
-    if (sizes.size() != keys.size()) {
+    if (sizes.size() != keys.size() || groups.size() != keys.size()) {
         spdlog::error("batch_put_session_start: {} keys and {} sizes: one size per key",
                       keys.size(), sizes.size());
         return out;
@@ -29,7 +30,7 @@ std::vector<int> RangeSessions::PutStart(const std::vector<std::string>& keys,
                               QuoteKey(keys[i]));
                 continue;
             }
-            items.push_back({keys[i], sizes[i]});
+            items.push_back({keys[i], sizes[i], groups[i]});
             index.push_back(i);
         }
     }
@@ -88,6 +89,12 @@ std::vector<int64_t> RangeSessions::PutRanges(const std::vector<std::string>& ke
         }
         if (!fits) continue;
         MutexLock bytes_lock(put->bytes_mu);
+        if (put->closed) {
+            spdlog::error("batch_put_from_multi_buffer_ranges: the put session of {} ended "
+                          "while its ranges came",
+                          QuoteKey(keys[i]));
+            continue;
+        }
         if (!put->bytes) put->bytes = TakeBuffer(put->size);
         for (const PutRange& r : ranges[i]) {
             if (r.bytes.empty()) continue;
@@ -126,6 +133,7 @@ std::vector<int> RangeSessions::PutEnd(const std::vector<std::string>& keys) {
         }
         Put& put = *puts[i];
         MutexLock bytes_lock(put.bytes_mu);
+        put.closed = true;
         if (!put.bytes) put.bytes = TakeBuffer(put.size);  // no range came
         put.ZeroWhatNoRangeGave();
         ending.push_back(keys[i]);
@@ -169,6 +177,7 @@ std::vector<int> RangeSessions::PutRevoke(const std::vector<std::string>& keys) 
         generations.push_back(puts[i]->started.generation);
         index.push_back(i);
         MutexLock bytes_lock(puts[i]->bytes_mu);
+        puts[i]->closed = true;
         if (puts[i]->bytes) KeepBuffer(puts[i]->size, std::move(puts[i]->bytes));
     }
     std::vector<Status> revoked = client_.BatchPutAbandon(revoking, generations);
@@ -180,6 +189,12 @@ std::vector<int> RangeSessions::GetStart(const std::vector<std::string>& keys) {
     std::vector<int> out(keys.size(), kOK);
     std::vector<Result<ObjectInfo>> lists = client_.BatchGetReplicaList(keys);
     MutexLock lock(mu_);
+    if (gets_.size() + keys.size() > kMaxGetSessions) {
+        spdlog::warn("{} get sessions were never ended (batch_get_session_end): dropped; their "
+                     "range reads look the keys up again",
+                     gets_.size());
+        gets_.clear();
+    }
     for (size_t i = 0; i < keys.size(); ++i) {
         if (i >= lists.size() || !lists[i].ok()) {
             out[i] = i < lists.size() ? ToMooncakeError(lists[i].status()) : kInternalError;

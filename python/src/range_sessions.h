@@ -50,10 +50,12 @@ public:
 
     explicit RangeSessions(Client& client) : client_(client) {}
 
-    // Starts a put of each key (`sizes[i]` bytes), allocated now. A key with a session open
-    // already is refused (-600); its session is left as it is.
+    // Starts a put of each key (`sizes[i]` bytes, joining group `groups[i]`, "" none),
+    // allocated now. A key with a session open already is refused (-600); its session is left
+    // as it is.
     std::vector<int> PutStart(const std::vector<std::string>& keys,
-                              const std::vector<uint64_t>& sizes, NodeId preferred,
+                              const std::vector<uint64_t>& sizes,
+                              const std::vector<std::string_view>& groups, NodeId preferred,
                               const PutConfig& config) MC_EXCLUDES(mu_);
     // Takes each key's ranges (copied now): per key the bytes taken, or -600 for a range past
     // the object or a key with no session (nothing taken of that key).
@@ -88,6 +90,8 @@ private:
         uint64_t size = 0;
         Mutex bytes_mu;  // ranges of one object may come from several threads
         Bytes bytes MC_GUARDED_BY(bytes_mu);  // `size` bytes, taken at the first range
+        // Ended or revoked: a range racing that is refused, not copied into bytes being sent.
+        bool closed MC_GUARDED_BY(bytes_mu) = false;
         // The ranges copied in, [begin, end): what they leave out is zeroed at the end (a
         // layer-wise put covers its object, so nothing is written twice).
         std::vector<std::pair<uint64_t, uint64_t>> covered MC_GUARDED_BY(bytes_mu);
@@ -104,6 +108,9 @@ private:
     // kKeptBytes; frees it otherwise.
     void KeepBuffer(uint64_t size, Bytes bytes) MC_EXCLUDES(mu_);
     static constexpr uint64_t kKeptBytes = uint64_t{256} << 20;
+    // Get sessions an engine never ended are dropped past this many (their range reads then
+    // look the keys up: slower, never wrong).
+    static constexpr size_t kMaxGetSessions = size_t{1} << 20;
 
     Client& client_;
     mutable Mutex mu_;

@@ -4,11 +4,13 @@ loads with. Objects are written layer by layer into put sessions and read back l
 through get sessions into fresh buffers, byte for byte, against a master with embedded nodes
 and against a standalone daemon; the error codes are Mooncake's."""
 import ctypes
+import json
 import os
+import subprocess
 
 import pytest
 
-from conftest import Master, Standalone, make_store
+from conftest import MOONCAKED, Master, Standalone, make_store
 from mooncake_tier.store import MooncakeDistributedStore, ReplicateConfig
 
 SESSION_METHODS = (
@@ -174,6 +176,28 @@ def test_a_key_removed_during_a_get_session_is_not_read_stale(store):
                                                    [[4096]], [[0]])
     assert got == [4096] and dst.raw == b"y" * 4096  # the session's look was renewed
     assert store.batch_get_session_end(["gone"]) == 0
+
+
+def test_put_sessions_carry_the_config(tmp_path):
+    """group_ids and pins reach the master as with batch_put_from (mooncakectl stat)."""
+    m = Master(tmp_path)
+    s = make_store(m.address, segment="32MB")
+    try:
+        c = ReplicateConfig()
+        c.group_ids = ["g1", "g2"]
+        c.with_hard_pin = True
+        assert s.batch_put_session_start(["grouped-1", "grouped-2"], [4096, 4096], c) == [0, 0]
+        assert s.batch_put_session_end(["grouped-1", "grouped-2"]) == [0, 0]
+        ctl = os.path.join(os.path.dirname(MOONCAKED), "mooncakectl")
+        for key, group in (("grouped-1", "g1"), ("grouped-2", "g2")):
+            st = json.loads(subprocess.run([ctl, "--master", m.address, "--json", "stat", key],
+                                           check=True, capture_output=True, text=True).stdout)
+            assert st["group"] == group and st["hard_pinned"]
+        c.group_ids = ["only-one"]  # one per key, or the call is refused
+        assert s.batch_put_session_start(["g-a", "g-b"], [10, 10], c) == [-600, -600]
+    finally:
+        s.close()
+        m.stop()
 
 
 def test_close_gives_open_put_sessions_back(tmp_path):

@@ -213,6 +213,20 @@ TEST_F(ReplicaCopiesTest, HardPinsAndRevokesCountEveryCopy) {
     EXPECT_EQ(Metric("hard_pinned_bytes"), 2 * kObject);
     ASSERT_TRUE(store().Remove("pinned").ok());
     EXPECT_EQ(Metric("hard_pinned_bytes"), 0);
+    // Past hard_pin_max_ratio the copies stop, not the put: a quarter of 8 objects is 2.
+    config_.Set("hard_pin_max_ratio", "0.25").ok();
+    ASSERT_TRUE(PutCopies("p1", hard).ok());  // 2 objects pinned: the cap
+    EXPECT_EQ(PutCopies("p2", hard).code(), StatusCode::kNoSpace);  // its first range is past it
+    ASSERT_TRUE(store().Remove("p1").ok());
+    PutConfig single = Copies(1);
+    single.hard = true;
+    ASSERT_TRUE(PutCopies("p4", single).ok());  // 1 object pinned
+    ASSERT_TRUE(PutCopies("p5", hard).ok());   // its first range fits, its copy would not
+    EXPECT_EQ(MemoryNodes("p5").size(), 1u);
+    EXPECT_EQ(Metric("hard_pinned_bytes"), 2 * kObject);
+    ASSERT_TRUE(store().Remove("p4").ok());
+    ASSERT_TRUE(store().Remove("p5").ok());
+    EXPECT_EQ(Metric("hard_pinned_bytes"), 0);
     Result<PutStartReply> start = Start("revoked", Copies(2));
     ASSERT_TRUE(start.ok());
     EXPECT_EQ(DramUsed(), 2 * kObject);
