@@ -84,6 +84,13 @@ void MetricsHttp::ClearMasterView() {
     view_.reset();
 }
 
+std::string MetricsHttp::HaState(const MasterRole& role) {
+    if (role.role == "standby") return "standby";
+    ReaderLock lock(view_mu_);
+    const bool serving = view_ && (!view_->serving || view_->serving().ok());
+    return serving ? "serving" : "leader_warmup";
+}
+
 void MetricsHttp::AddMasterEndpoints() {
     using Handler =
         std::function<void(const MasterHttpView&, const httplib::Request&, httplib::Response&)>;
@@ -262,14 +269,8 @@ void MetricsHttp::AddMasterEndpoints() {
     // Mooncake's runtime state names: "serving" while this master answers for the cluster,
     // "leader_warmup" for a leader whose term's nodes are still registering again, "standby".
     server_->Get("/ha_status", [this](const httplib::Request&, httplib::Response& res) {
-        MasterRole role = role_ ? role_() : MasterRole{"master", ""};
-        std::string state = "standby";
-        if (role.role != "standby") {
-            ReaderLock lock(view_mu_);
-            const bool serving = view_ && (!view_->serving || view_->serving().ok());
-            state = serving ? "serving" : "leader_warmup";
-        }
-        res.set_content(state + "\n", "text/plain");
+        res.set_content(HaState(role_ ? role_() : MasterRole{"master", ""}) + "\n",
+                        "text/plain");
     });
     server_->Get("/leader", [this](const httplib::Request&, httplib::Response& res) {
         MasterRole role = role_ ? role_() : MasterRole{"master", ""};
@@ -323,8 +324,19 @@ Status MetricsHttp::Start(const net::HostPort& listen) {
     server_->Get("/", [](const httplib::Request&, httplib::Response& res) {
         res.set_content("mooncaked: metrics at /metrics\n", "text/plain");
     });
-    server_->Get("/health", [](const httplib::Request&, httplib::Response& res) {
-        res.set_content("OK", "text/plain");
+    // Liveness (200 while the process serves), in the JSON of Mooncake's newest master.
+    server_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+        if (!master_) {
+            res.set_content("{\"status\":\"ok\",\"role\":\"node\"}", kJson);
+            return;
+        }
+        MasterRole role = role_ ? role_() : MasterRole{"master", ""};
+        const std::string state = HaState(role);
+        std::string body = "{\"status\":\"ok\",\"role\":" + JsonQuote(role.role) +
+                           ",\"ha_state\":" + JsonQuote(state) +
+                           ",\"service_ready\":" + (state == "serving" ? "true" : "false");
+        if (!role.leader.empty()) body += ",\"leader_address\":" + JsonQuote(role.leader);
+        res.set_content(body + "}", kJson);
     });
     if (master_) AddMasterEndpoints();
     if (!server_->bind_to_port(listen.host, listen.port)) {

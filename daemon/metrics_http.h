@@ -14,7 +14,9 @@
 //   GET /get_segments_detail       {"total_segments":N,"segments":[...]}: each DRAM segment with
 //                                  its use (Mooncake's fields) and its node's LOCAL_DISK figures
 //   GET /metrics/summary           one line: role, leader, nodes, segment use, keys
-//   GET /health                    "OK" while the process serves (liveness, on every master)
+//   GET /health                    200 while the process serves (liveness): {"status":"ok",
+//                                  "role":R,"ha_state":S,"service_ready":B[,"leader_address":A]}
+//                                  as Mooncake's newest master; a node: {"status":"ok","role":"node"}
 //   GET /role                      "master" (no HA), "leader" or "standby"
 //   GET /ha_status                 "serving", "leader_warmup" (a new leader's nodes are still
 //                                  registering again) or "standby"
@@ -82,6 +84,9 @@ class MetricsHttp {
 
   private:
     void AddMasterEndpoints();
+    // Mooncake's runtime state name for /ha_status and /health: "serving", "leader_warmup"
+    // (a new leader's nodes are still registering again) or "standby".
+    std::string HaState(const MasterRole& role) MC_EXCLUDES(view_mu_);
 
     MetricsRegistry& metrics_;
     bool master_ = false;               // serve the master endpoints (set before Start)

@@ -146,6 +146,12 @@ public:
     // (kUnavailable for a closed one); the ops that may be sent again are, once, on a fresh
     // connection, as a single call would be.
     virtual void RunBatch(std::string_view address, std::span<BatchOp> ops);
+
+    // Whether this transport reaches the node at data `address` without the network (its own
+    // process's segment, a node on this host through shared memory): a reader tries such a
+    // MEMORY copy first (PreferNearMemoryCopy, core/base/master_types.h). Cheap; never
+    // connects. The default: no address is near.
+    virtual bool IsNear(std::string_view /*address*/) { return false; }
 };
 
 struct TcpTransportOptions {

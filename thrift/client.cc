@@ -38,6 +38,15 @@ ObjectInfo FromWireInfo(const rpc::ObjectInfo& wire) {
     return out;
 }
 
+// A read's replica list, in the order a reader with `transport` tries it (PreferNearMemoryCopy).
+ObjectInfo ForReading(const rpc::ObjectInfo& wire, DataTransport& transport) {
+    ObjectInfo info = FromWireInfo(wire);
+    PreferNearMemoryCopy(info.object.replicas, info.locations, [&](const ReplicaLocation& l) {
+        return transport.IsNear(l.data_address);
+    });
+    return info;
+}
+
 std::vector<KnobInfo> FromWireKnobs(const std::vector<rpc::KnobInfo>& wire) {
     std::vector<KnobInfo> out;
     out.reserve(wire.size());
@@ -560,7 +569,7 @@ Result<ObjectInfo> Client::GetReplicaList(std::string_view key) {
     const std::string k(key);
     MC_RETURN_IF_ERROR(channel_->Call(
         [&](rpc::MasterServiceClient& c) { c.GetReplicaList(wire, k); }, Idempotent::kYes));
-    return FromWireInfo(wire);
+    return ForReading(wire, *transport_);
 }
 
 Status Client::ReadReplicas(const ObjectInfo& info, MutablePieces out, Tier* served_from) {
@@ -700,7 +709,7 @@ std::vector<Result<ObjectInfo>> Client::BatchGetReplicaList(std::span<const std:
         } else if (Status item = rpc::FromOutcome(wire[i].outcome); !item.ok()) {
             out.emplace_back(item);
         } else {
-            out.emplace_back(FromWireInfo(wire[i].object));
+            out.emplace_back(ForReading(wire[i].object, *transport_));
         }
     }
     return out;

@@ -326,8 +326,9 @@ public:
     std::vector<Result<bool>> BatchExists(std::span<const std::string> keys,
                                           bool prefetch = false);
 
-    // The replicas a reader would use (COMPLETE, MEMORY first). This IS an access: it grants
-    // a read lease, refreshes recency and may trigger promotion, exactly like Get.
+    // The replicas a reader would use (COMPLETE, MEMORY first, a MEMORY copy near this
+    // client's transport before the others: PreferNearMemoryCopy). This IS an access: it
+    // grants a read lease, refreshes recency and may trigger promotion, exactly like Get.
     Result<ObjectInfo> GetReplicaList(std::string_view key);
     // The same for several keys in one round trip; one result per key.
     std::vector<Result<ObjectInfo>> BatchGetReplicaList(std::span<const std::string> keys);

@@ -53,6 +53,7 @@ public:
     }
 
     bool HasByKey() const override { return inner_->HasByKey(); }
+    bool IsNear(std::string_view address) override { return inner_->IsNear(address); }
     Result<uint64_t> ReadByKey(std::string_view address, std::string_view key, uint64_t max_size,
                                const std::function<std::span<std::byte>(uint64_t size)>& buffer_for,
                                Tier* served_from) override {

@@ -2,6 +2,7 @@
 // library and the trace replay; none of them holds a lock or points into the store.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,7 +30,8 @@ struct ReplicaDesc {
 };
 
 // The replica read rule, the one every reader follows (the client library, the data server's
-// by-key read): try the COMPLETE replicas in the order the master lists them (MEMORY first);
+// by-key read): try the COMPLETE replicas in the order the master lists them (MEMORY first;
+// among MEMORY copies, one near the reader first: PreferNearMemoryCopy below);
 // the first that reads is the answer; if none does, a corrupt copy's error says more than any
 // other (the operator must hear of it), else the last replica's error.
 class ReplicaReads {
@@ -50,6 +52,35 @@ private:
     Status last_;
     Status corruption_;
 };
+
+// Read locality among an object's MEMORY copies (PutConfig::replicas > 1): the master lists
+// them in its own order (the first placed first), which knows nothing of the reader. A reader
+// that reaches one of them without the network (its own node's segment, or a node on its host
+// through shared pools: `near(locations[i])`) tries that copy before the others, so copies
+// spread over nodes each serve their own node's readers. Only MEMORY copies move, and only
+// among themselves: a near LOCAL_DISK replica is still tried after every MEMORY copy (a disk
+// read costs more than a DRAM read over the network). `replicas` and `locations` are
+// parallel and stay so; with fewer than two COMPLETE MEMORY copies nothing is asked or moved.
+template <typename Location, typename Near>
+void PreferNearMemoryCopy(std::vector<ReplicaDesc>& replicas, std::vector<Location>& locations,
+                          const Near& near) {
+    auto complete_memory = [&](size_t i) {
+        return replicas[i].tier == Tier::kMemory && replicas[i].state == ReplicaState::kComplete;
+    };
+    const size_t n = std::min(replicas.size(), locations.size());
+    size_t first = 0;
+    while (first < n && !complete_memory(first)) ++first;
+    size_t second = first + 1;
+    while (second < n && !complete_memory(second)) ++second;
+    if (second >= n || near(locations[first])) return;
+    for (size_t i = second; i < n; ++i) {
+        if (!complete_memory(i) || !near(locations[i])) continue;
+        // Move copy i to the first copy's place; the ones between keep their order.
+        std::rotate(replicas.begin() + first, replicas.begin() + i, replicas.begin() + i + 1);
+        std::rotate(locations.begin() + first, locations.begin() + i, locations.begin() + i + 1);
+        return;
+    }
+}
 
 struct ObjectView {
     std::string key;

@@ -771,10 +771,12 @@ std::vector<int> DistributedStore::BatchPutSessionRevoke(const std::vector<std::
     return session_->ranges->PutRevoke(keys);
 }
 
-std::vector<int> DistributedStore::BatchGetSessionStart(const std::vector<std::string>& keys) {
+std::vector<int> DistributedStore::BatchGetSessionStart(const std::vector<std::string>& keys,
+                                                        std::vector<std::optional<Tier>>* sources) {
+    if (sources != nullptr) sources->assign(keys.size(), std::nullopt);
     MC_SESSION_OR(std::vector<int>(keys.size(), kInvalidParams));
     (void)client;
-    return session_->ranges->GetStart(keys);
+    return session_->ranges->GetStart(keys, sources);
 }
 
 std::vector<int64_t> DistributedStore::BatchGetIntoMultiBufferRanges(

@@ -176,7 +176,9 @@ public:
         const std::vector<std::vector<uint64_t>>& offsets);
     std::vector<int> BatchPutSessionEnd(const std::vector<std::string>& keys);
     std::vector<int> BatchPutSessionRevoke(const std::vector<std::string>& keys);
-    std::vector<int> BatchGetSessionStart(const std::vector<std::string>& keys);
+    // `sources`: as RangeSessions::GetStart's (batch_get_session_start_with_sources).
+    std::vector<int> BatchGetSessionStart(const std::vector<std::string>& keys,
+                                          std::vector<std::optional<Tier>>* sources = nullptr);
     std::vector<int64_t> BatchGetIntoMultiBufferRanges(
         const std::vector<std::string>& keys, const std::vector<std::vector<uintptr_t>>& buffers,
         const std::vector<std::vector<size_t>>& sizes,

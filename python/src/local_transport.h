@@ -42,6 +42,10 @@ public:
     Status ReadPieces(std::string_view address, Tier tier, std::string_view key,
                       Generation generation, uint64_t offset, MutablePieces out) override;
 
+    bool IsNear(std::string_view address) override {
+        return IsLocal(address) || remote_->IsNear(address);
+    }
+
     uint64_t local_disk_reads() const { return local_disk_reads_.load(); }
 
 private:

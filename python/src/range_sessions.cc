@@ -185,9 +185,25 @@ std::vector<int> RangeSessions::PutRevoke(const std::vector<std::string>& keys) 
     return out;
 }
 
-std::vector<int> RangeSessions::GetStart(const std::vector<std::string>& keys) {
+std::vector<int> RangeSessions::GetStart(const std::vector<std::string>& keys,
+                                         std::vector<std::optional<Tier>>* sources) {
     std::vector<int> out(keys.size(), kOK);
     std::vector<Result<ObjectInfo>> lists = client_.BatchGetReplicaList(keys);
+    if (sources != nullptr) {
+        sources->assign(keys.size(), std::nullopt);
+        for (size_t i = 0; i < keys.size() && i < lists.size(); ++i) {
+            if (!lists[i].ok()) continue;
+            const ObjectInfo& info = *lists[i];
+            for (size_t r = 0; r < info.object.replicas.size(); ++r) {  // the read order
+                if (info.object.replicas[r].state != ReplicaState::kComplete ||
+                    info.locations[r].data_address.empty()) {
+                    continue;
+                }
+                (*sources)[i] = info.object.replicas[r].tier;
+                break;
+            }
+        }
+    }
     MutexLock lock(mu_);
     if (gets_.size() + keys.size() > kMaxGetSessions) {
         spdlog::warn("{} get sessions were never ended (batch_get_session_end): dropped; their "

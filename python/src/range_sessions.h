@@ -6,6 +6,8 @@
 //                                                     call per layer as the layers are computed
 //   batch_put_session_end(keys) / _revoke(keys)    -> per key 0 / error: committed / given up
 //   batch_get_session_start(keys)                  -> per key 0 / error: looked up once
+//   batch_get_session_start_with_sources(keys)     -> the same, and per key the tier its reads
+//                                                     will come from ("memory", "local_disk")
 //   batch_get_into_multi_buffer_ranges(keys, ...)  -> per key bytes / error: ranges, per layer
 //   batch_get_session_end(keys)                    -> 0
 //
@@ -30,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -69,7 +72,11 @@ public:
     std::vector<int> PutRevoke(const std::vector<std::string>& keys) MC_EXCLUDES(mu_);
 
     // Looks each key up (a read, as Get): per key 0, or why not (-704 when it does not exist).
-    std::vector<int> GetStart(const std::vector<std::string>& keys) MC_EXCLUDES(mu_);
+    // `sources` (if given) gets, per key, the tier its range reads will be served from (its
+    // first COMPLETE replica in read order), or nothing for a key that was not found.
+    std::vector<int> GetStart(const std::vector<std::string>& keys,
+                              std::vector<std::optional<Tier>>* sources = nullptr)
+        MC_EXCLUDES(mu_);
     // Reads each key's ranges into caller memory: per key the bytes read, or the first error.
     std::vector<int64_t> GetRanges(const std::vector<std::string>& keys,
                                    const std::vector<std::vector<Client::ValueRange>>& ranges)

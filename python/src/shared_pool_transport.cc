@@ -179,6 +179,11 @@ Result<SharedPoolTransport::Conn> SharedPoolTransport::Open(uint16_t port) {
     return Conn{std::move(*fd), {}};
 }
 
+bool SharedPoolTransport::IsNear(std::string_view address) {
+    MutexLock lock(mu_);
+    return ChannelLocked(std::string(address)).usable;
+}
+
 bool SharedPoolTransport::Reaches(const std::string& address) {
     uint16_t port = 0;
     {

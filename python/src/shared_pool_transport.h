@@ -60,6 +60,8 @@ public:
     uint64_t shm_transfers() const;
 
     bool HasByKey() const override { return by_key_ && tcp_->HasByKey(); }
+    // A node on this host whose channel has not failed (Reaches without its hello).
+    bool IsNear(std::string_view address) override MC_EXCLUDES(mu_);
 
     Status WriteMemory(std::string_view address, std::string_view key, Generation generation,
                        uint64_t offset, std::span<const std::byte> data) override;

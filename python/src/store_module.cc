@@ -538,6 +538,25 @@ PYBIND11_MODULE(store, m) {
             py::gil_scoped_release r;
             return s.BatchGetSessionStart(keys);
         }, py::arg("keys"))
+        // SGLang's direct linker (through getattr): the codes, and per key where its reads
+        // come from, "memory" or "local_disk" (None for a key not found), for its metrics.
+        .def("batch_get_session_start_with_sources", [](S& s, const std::vector<std::string>& keys) {
+            std::vector<std::optional<Tier>> tiers;
+            std::vector<int> codes;
+            {
+                py::gil_scoped_release r;
+                codes = s.BatchGetSessionStart(keys, &tiers);
+            }
+            py::list sources;
+            for (const std::optional<Tier>& t : tiers) {
+                if (!t) {
+                    sources.append(py::none());
+                } else {
+                    sources.append(*t == Tier::kMemory ? "memory" : "local_disk");
+                }
+            }
+            return py::make_tuple(codes, sources);
+        }, py::arg("keys"))
         .def("batch_get_into_multi_buffer_ranges",
              [](S& s, const std::vector<std::string>& keys,
                 const std::vector<std::vector<uintptr_t>>& ptrs,

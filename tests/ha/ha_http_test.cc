@@ -100,6 +100,10 @@ TEST(HaHttp, LeaderAnswersStandbyRefersFailoverServesSegmentsAgain) {
         << detail.body;
     EXPECT_EQ(Get(leader->metrics_port, "/ha_status").body, "serving\n");
     EXPECT_EQ(Get(leader->metrics_port, "/role").body, "leader\n");
+    EXPECT_EQ(Get(leader->metrics_port, "/health").body,
+              "{\"status\":\"ok\",\"role\":\"leader\",\"ha_state\":\"serving\","
+              "\"service_ready\":true,\"leader_address\":\"" +
+                  leader->address + "\"}");
     EXPECT_EQ(Get(leader->metrics_port, "/leader").body,
               "{\"present\":true,\"leader_address\":\"" + leader->address + "\"}");
     Answer summary = Get(leader->metrics_port, "/metrics/summary");
@@ -111,7 +115,10 @@ TEST(HaHttp, LeaderAnswersStandbyRefersFailoverServesSegmentsAgain) {
 
     // The standby: alive, knows the leader, and answers no cluster endpoint from its own
     // (empty) metadata.
-    EXPECT_EQ(Get(standby->metrics_port, "/health").body, "OK");
+    EXPECT_EQ(Get(standby->metrics_port, "/health").body,
+              "{\"status\":\"ok\",\"role\":\"standby\",\"ha_state\":\"standby\","
+              "\"service_ready\":false,\"leader_address\":\"" +
+                  leader->address + "\"}");
     EXPECT_EQ(Get(standby->metrics_port, "/role").body, "standby\n");
     EXPECT_EQ(Get(standby->metrics_port, "/ha_status").body, "standby\n");
     EXPECT_EQ(Get(standby->metrics_port, "/leader").body,

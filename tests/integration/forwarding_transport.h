@@ -31,6 +31,7 @@ public:
                                             ended);
     }
     bool HasByKey() const override { return inner_->HasByKey(); }
+    bool IsNear(std::string_view address) override { return inner_->IsNear(address); }
     Result<uint64_t> ReadByKey(std::string_view address, std::string_view key,
                                uint64_t max_size,
                                const std::function<std::span<std::byte>(uint64_t)>& buffer_for,

@@ -100,6 +100,12 @@ TEST(PutEndTest, MasterAndNodePutIsReadableAtOnceAndOnlyTheNodeSendsPutEnd) {
     c.AddNode("16MiB", false, {"--metrics_port=" + std::to_string(node_metrics)});
     ASSERT_TRUE(c.WaitForNodes(1));
     ASSERT_TRUE(WaitFor([&] { return !std::isnan(HttpMetric(node_metrics, kNodePutEnds)); }));
+    {  // a node's liveness answer names its role (a master's also names its HA state)
+        auto health = httplib::Client("127.0.0.1", node_metrics).Get("/health");
+        ASSERT_TRUE(health);
+        EXPECT_EQ(health->status, 200);
+        EXPECT_EQ(health->body, "{\"status\":\"ok\",\"role\":\"node\"}");
+    }
     const double master_before = Metric(*c.client, kMasterPutEnds);
     const double node_before = HttpMetric(node_metrics, kNodePutEnds);
     constexpr int kPuts = 20;

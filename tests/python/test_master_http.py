@@ -20,7 +20,9 @@ def test_master_http_probes(tmp_path):
     m = Master(tmp_path)
     try:
         wait_listening(m.metrics_port, m.proc)  # served once the RPC port is
-        assert http_get(m.metrics_port, "/health") == (200, "OK")
+        status, body = http_get(m.metrics_port, "/health")  # Mooncake's newest master's JSON
+        assert status == 200 and json.loads(body) == {
+            "status": "ok", "role": "master", "ha_state": "serving", "service_ready": True}
         # SGLang's check_server waits while the body is empty.
         assert http_get(m.metrics_port, "/get_all_segments") == (200, "")
         assert http_get(m.metrics_port, "/ha_status") == (200, "serving\n")

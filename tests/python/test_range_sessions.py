@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import MOONCAKED, Master, Standalone, make_store
+from conftest import MOONCAKED, Master, Standalone, make_store, wait_for
 from mooncake_tier.store import MooncakeDistributedStore, ReplicateConfig
 
 SESSION_METHODS = (
@@ -19,6 +19,7 @@ SESSION_METHODS = (
     "batch_put_session_end",
     "batch_put_session_revoke",
     "batch_get_session_start",
+    "batch_get_session_start_with_sources",
     "batch_get_into_multi_buffer_ranges",
     "batch_get_session_end",
 )
@@ -198,6 +199,44 @@ def test_put_sessions_carry_the_config(tmp_path):
     finally:
         s.close()
         m.stop()
+
+
+def stat(daemon, key):
+    ctl = os.path.join(os.path.dirname(MOONCAKED), "mooncakectl")
+    return json.loads(subprocess.run([ctl, "--master", daemon.address, "--json", "stat", key],
+                                     check=True, capture_output=True, text=True).stdout)
+
+
+def test_session_start_with_sources_names_the_tier_each_key_is_read_from(tmp_path):
+    """SGLang's direct linker asks where a load comes from (for its metrics): "memory",
+    "local_disk", or None for a key not found, beside the codes of batch_get_session_start."""
+    d = Standalone(tmp_path, dram="4MiB", disk="64MiB")
+    s = make_store(d.address, segment=0)
+    try:
+        keys = [f"src-{i}" for i in range(12)]
+        value = {k: (k.encode() * (1 << 20))[:1 << 20] for k in keys}  # 12 MiB over 4 MiB
+        for k in keys:
+            assert s.put(k, value[k]) == 0
+
+        def tiers(key):  # inspection: not a read, so nothing moves
+            return {r["tier"] for r in stat(d, key)["replicas"]}
+        on_disk = wait_for(lambda: [k for k in keys if tiers(k) == {"LOCAL_DISK"}], 10)
+        assert on_disk, "DRAM pressure moved no key to LOCAL_DISK"
+        in_memory = [k for k in keys if "MEMORY" in tiers(k)]
+        assert in_memory
+        codes, sources = s.batch_get_session_start_with_sources(
+            [in_memory[-1], on_disk[0], "src-missing"])
+        assert codes == [0, 0, OBJECT_NOT_FOUND]
+        assert sources == ["memory", "local_disk", None]
+        # The sessions read as batch_get_session_start's do.
+        buf = registered(s, 4096)
+        assert s.batch_get_into_multi_buffer_ranges(
+            [on_disk[0]], [[ctypes.addressof(buf)]], [[4096]], [[0]]) == [4096]
+        assert buf.raw == value[on_disk[0]][:4096]
+        assert s.batch_get_session_end([in_memory[-1], on_disk[0]]) == 0
+    finally:
+        s.close()
+        d.stop()
 
 
 def test_close_gives_open_put_sessions_back(tmp_path):

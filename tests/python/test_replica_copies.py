@@ -26,6 +26,11 @@ def memory_nodes(store, key):
     return [d.node for d in store.get_replica_desc(key) if d.is_memory_replica()]
 
 
+def memory_holders(master, key):
+    """The nodes of the key's MEMORY copies in the master's order (`mooncakectl stat`)."""
+    return [r["node"] for r in stat(master, key)["replicas"] if r["tier"] == "MEMORY"]
+
+
 def memory_copies(master, key):
     """How many MEMORY copies the key has, by `mooncakectl stat` (inspection: not a read, so
     it keeps the key's place in the eviction order)."""
@@ -87,6 +92,21 @@ def test_preferred_segments_place_the_copies_in_order(three_nodes):
     assert memory_nodes(a, "capped") == [c.get_hostname()]
 
 
+def test_each_store_reads_its_own_nodes_copy_first(three_nodes):
+    m, (a, b, c) = three_nodes
+    value = os.urandom(70_000)
+    assert c.put("near", value, copies(2, b.get_hostname(), a.get_hostname())) == 0
+    # The master lists the copies as placed; a reader whose own node holds one tries it first
+    # (a memcpy, no socket), and a reader holding none keeps the master's order.
+    assert memory_holders(m, "near") == [b.get_hostname(), a.get_hostname()]
+    assert memory_nodes(a, "near") == [a.get_hostname(), b.get_hostname()]
+    assert memory_nodes(b, "near") == [b.get_hostname(), a.get_hostname()]
+    assert memory_nodes(c, "near") == [b.get_hostname(), a.get_hostname()]
+    assert [d.node for d in a.batch_get_replica_desc(["near"])["near"]] == [
+        a.get_hostname(), b.get_hostname()]
+    assert a.get("near") == value and b.get("near") == value and c.get("near") == value
+
+
 def test_a_departed_node_leaves_the_other_copies_readable(tmp_path):
     m = Master(tmp_path, "--enable_offload=false")
     a = make_store(m.address, segment="8MB")
@@ -94,7 +114,7 @@ def test_a_departed_node_leaves_the_other_copies_readable(tmp_path):
     try:
         value = os.urandom(50_000)
         assert a.put("kept", value, copies(2, b.get_hostname(), a.get_hostname())) == 0
-        assert memory_nodes(a, "kept") == [b.get_hostname(), a.get_hostname()]
+        assert memory_holders(m, "kept") == [b.get_hostname(), a.get_hostname()]
         b.close()  # its node leaves: its copy goes with it
         assert wait_for(lambda: memory_nodes(a, "kept") == [a.get_hostname()], 10)
         assert a.get("kept") == value
