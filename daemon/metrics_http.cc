@@ -91,38 +91,36 @@ std::string MetricsHttp::HaState(const MasterRole& role) {
     return serving ? "serving" : "leader_warmup";
 }
 
-void MetricsHttp::AddMasterEndpoints() {
-    using Handler =
-        std::function<void(const MasterHttpView&, const httplib::Request&, httplib::Response&)>;
-    // A cluster endpoint: answered from the view while this master serves the cluster, else
-    // 503 naming the leader. The view is held (shared) for the whole answer, so a term that
-    // ends meanwhile waits for it (ClearMasterView) before its store goes.
-    auto cluster = [this](Handler answer) {
-        return [this, answer](const httplib::Request& req, httplib::Response& res) {
-            MasterRole role = role_ ? role_() : MasterRole{"master", ""};
-            ReaderLock lock(view_mu_);
-            Status st = Status::Ok();
-            if (!view_) {
-                st = Status::NotLeader(role.role == "standby"
-                                           ? "this master is a standby of its HA cluster"
-                                           : "this master is not serving the cluster yet");
-            } else if (view_->serving) {
-                st = view_->serving();
-            }
-            if (st.ok()) {
-                answer(*view_, req, res);
-                return;
-            }
-            std::string body = "503 " + role.role + ": " + st.message();
-            if (role.role != "leader") {  // a leader still warming up: ask it again
-                body += role.leader.empty() ? "; no leader is known yet"
-                                            : "; ask the leader at " + role.leader;
-                if (!role.leader.empty()) res.set_header("X-Mooncake-Leader", role.leader);
-            }
-            res.status = 503;
-            res.set_content(body + "\n", "text/plain");
-        };
+std::function<void(const httplib::Request&, httplib::Response&)> MetricsHttp::Cluster(
+    ClusterAnswer answer) {
+    return [this, answer](const httplib::Request& req, httplib::Response& res) {
+        MasterRole role = role_ ? role_() : MasterRole{"master", ""};
+        ReaderLock lock(view_mu_);
+        Status st = Status::Ok();
+        if (!view_) {
+            st = Status::NotLeader(role.role == "standby"
+                                       ? "this master is a standby of its HA cluster"
+                                       : "this master is not serving the cluster yet");
+        } else if (view_->serving) {
+            st = view_->serving();
+        }
+        if (st.ok()) {
+            answer(*view_, req, res);
+            return;
+        }
+        std::string body = "503 " + role.role + ": " + st.message();
+        if (role.role != "leader") {  // a leader still warming up: ask it again
+            body += role.leader.empty() ? "; no leader is known yet"
+                                        : "; ask the leader at " + role.leader;
+            if (!role.leader.empty()) res.set_header("X-Mooncake-Leader", role.leader);
+        }
+        res.status = 503;
+        res.set_content(body + "\n", "text/plain");
     };
+}
+
+void MetricsHttp::AddMasterEndpoints() {
+    auto cluster = [this](ClusterAnswer answer) { return Cluster(std::move(answer)); };
     server_->Get("/get_all_segments", cluster([](const MasterHttpView& v, const httplib::Request&,
                                                  httplib::Response& res) {
                      std::string body;
@@ -250,7 +248,9 @@ void MetricsHttp::AddMasterEndpoints() {
                          ",\"base_address\":\"0x0\",\"size_bytes\":" + std::to_string(cap) +
                          ",\"size_human\":" + JsonQuote(human) +
                          ",\"te_endpoint\":" + JsonQuote(n.spec.data_address) +
-                         ",\"protocol\":\"tcp\",\"status\":\"OK\",\"allocator_used_bytes\":" +
+                         ",\"protocol\":\"tcp\",\"status\":" +
+                         JsonQuote(SegmentStateName(n.segment_state)) +
+                         ",\"allocator_used_bytes\":" +
                          std::to_string(n.segment_used) +
                          ",\"allocator_capacity_bytes\":" + std::to_string(cap) +
                          ",\"allocator_usage_percent\":" + percent +
@@ -269,8 +269,7 @@ void MetricsHttp::AddMasterEndpoints() {
     // Mooncake's runtime state names: "serving" while this master answers for the cluster,
     // "leader_warmup" for a leader whose term's nodes are still registering again, "standby".
     server_->Get("/ha_status", [this](const httplib::Request&, httplib::Response& res) {
-        res.set_content(HaState(role_ ? role_() : MasterRole{"master", ""}) + "\n",
-                        "text/plain");
+        res.set_content(HaState(role_ ? role_() : MasterRole{"master", ""}) + "\n", "text/plain");
     });
     server_->Get("/leader", [this](const httplib::Request&, httplib::Response& res) {
         MasterRole role = role_ ? role_() : MasterRole{"master", ""};
@@ -338,7 +337,10 @@ Status MetricsHttp::Start(const net::HostPort& listen) {
         if (!role.leader.empty()) body += ",\"leader_address\":" + JsonQuote(role.leader);
         res.set_content(body + "}", kJson);
     });
-    if (master_) AddMasterEndpoints();
+    if (master_) {
+        AddMasterEndpoints();
+        AddDrainEndpoints();
+    }
     if (!server_->bind_to_port(listen.host, listen.port)) {
         return Status::IoError("cannot serve metrics on " + listen.ToString() +
                                " (port taken? --metrics_port=0 turns it off)");

@@ -46,10 +46,13 @@
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }
 
 namespace mooncake {
 
+class DrainJobs;
 class MetricsRegistry;
 
 // What a master lets the HTTP port see (read-only; each call is inspection, never an access).
@@ -60,6 +63,8 @@ struct MasterHttpView {
     // Whether this master answers for the cluster now (empty: always). Not ok: the cluster
     // endpoints answer 503 with its message (a leader whose nodes are still registering again).
     std::function<Status()> serving;
+    // Mooncake's drain jobs over this store (null: the drain endpoints answer 404).
+    std::shared_ptr<DrainJobs> drains;
 };
 
 // Where a master stands in its HA cluster, for /role, /leader and the 503s.
@@ -83,7 +88,14 @@ class MetricsHttp {
     void Stop();
 
   private:
+    using ClusterAnswer =
+        std::function<void(const MasterHttpView&, const httplib::Request&, httplib::Response&)>;
+    // A cluster endpoint: answered from the view while this master serves the cluster, else
+    // 503 naming the leader. The view is held (shared) for the whole answer, so a term that
+    // ends meanwhile waits for it (ClearMasterView) before its store goes.
+    std::function<void(const httplib::Request&, httplib::Response&)> Cluster(ClusterAnswer answer);
     void AddMasterEndpoints();
+    void AddDrainEndpoints();  // daemon/drain_http.cc
     // Mooncake's runtime state name for /ha_status and /health: "serving", "leader_warmup"
     // (a new leader's nodes are still registering again) or "standby".
     std::string HaState(const MasterRole& role) MC_EXCLUDES(view_mu_);

@@ -20,6 +20,7 @@
 #include "node/embedded_node.h"
 #include "daemon/ha/cluster_state.h"
 #include "daemon/ha/leader_election.h"
+#include "daemon/drain_jobs.h"
 #include "daemon/master_link.h"
 #include "node/rpc_master_link.h"
 #include "daemon/master_service.h"
@@ -250,6 +251,7 @@ Status StartMetrics(MetricsHttp& http, const Config& config, const Addresses& ad
 // Keys are listed only when the cluster has no auth token (the HTTP port has none).
 MasterHttpView MasterView(MasterStore& store, const std::string& auth_token) {
     MasterHttpView view;
+    view.drains = std::make_shared<DrainJobs>(store, auth_token);
     view.nodes = [&store] { return store.Nodes(); };
     view.stat = [&store](const std::string& key) { return store.Stat(key); };
     if (auth_token.empty()) {

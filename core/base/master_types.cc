@@ -4,6 +4,15 @@
 
 namespace mooncake {
 
+std::string_view SegmentStateName(SegmentState state) {
+    switch (state) {
+        case SegmentState::kOk: return "OK";
+        case SegmentState::kDraining: return "DRAINING";
+        case SegmentState::kDrained: return "DRAINED";
+    }
+    return "UNDEFINED";
+}
+
 bool ObjectView::HasComplete(Tier tier) const {
     return std::any_of(replicas.begin(), replicas.end(), [&](const ReplicaDesc& r) {
         return r.tier == tier && r.state == ReplicaState::kComplete;

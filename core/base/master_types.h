@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/clock.h"
@@ -152,9 +153,36 @@ struct NodeHealth {
     uint64_t disk_corruptions = 0;  // corruption events since the node process started
 };
 
+// A node's DRAM segment as placement sees it (Mooncake's SegmentStatus, same numbers): kOk
+// takes new data; kDraining (a drain job moves its MEMORY copies to other nodes) and kDrained
+// (they were moved) take none: no put, copy or promotion is placed there.
+enum class SegmentState : uint8_t { kOk = 1, kDraining = 2, kDrained = 3 };
+std::string_view SegmentStateName(SegmentState state);  // "OK", "DRAINING", "DRAINED"
+
+// One MEMORY copy a drain moves off its node (MasterStore::DrainUnits).
+struct DrainUnit {
+    std::string key;
+    Generation generation = kNoGeneration;
+    uint64_t offset = 0;  // in the draining node's segment
+    uint64_t size = 0;
+    uint64_t recency = 0;  // when listed (larger: read more recently)
+};
+
+// What moving one unit takes (MasterStore::DrainStart).
+struct DrainStep {
+    enum Kind {
+        kDone,  // nothing to copy: the object has another MEMORY copy (this one was dropped),
+                // or it is gone, or no longer in MEMORY on the node
+        kCopy,  // copy the bytes into `target` (a range on another node), then DrainEnd
+    };
+    Kind kind = kDone;
+    ReplicaDesc target;  // kCopy: PROCESSING MEMORY, reserved for the copy
+};
+
 struct NodeInfo {
     NodeId id = kNoNode;
     NodeSpec spec;
+    SegmentState segment_state = SegmentState::kOk;
     uint64_t segment_used = 0;
     uint64_t disk_used = 0;  // DiskFootprint (whole 4 KiB blocks) of its LOCAL_DISK replicas
     uint64_t memory_objects = 0;

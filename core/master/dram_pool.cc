@@ -12,6 +12,7 @@ std::optional<DramPool::Allocation> DramPool::TryAllocate(uint64_t size, NodeId 
         return std::find(avoid.begin(), avoid.end(), id) != avoid.end();
     };
     auto try_node = [&](NodeState& node) -> std::optional<Allocation> {
+        if (node.segment_state.load() != SegmentState::kOk) return std::nullopt;  // draining
         auto offset = node.segment.Allocate(size);
         if (!offset) return std::nullopt;
         allocated_bytes_.fetch_add(SegmentAllocator::RoundUp(size), std::memory_order_relaxed);
@@ -28,7 +29,10 @@ std::optional<DramPool::Allocation> DramPool::TryAllocate(uint64_t size, NodeId 
     // Then the node with the most free room, so load spreads over the segments.
     std::vector<std::pair<uint64_t, NodeState*>> by_room;
     for (auto& node : all) {
-        if (node->id == preferred || avoided(node->id)) continue;
+        if (node->id == preferred || avoided(node->id) ||
+            node->segment_state.load() != SegmentState::kOk) {
+            continue;
+        }
         if (node->segment.largest_free_extent() >= SegmentAllocator::RoundUp(size)) {
             by_room.emplace_back(node->segment.free_bytes(), node.get());
         }

@@ -30,7 +30,8 @@ public:
         uint64_t offset;
     };
     // One attempt, no eviction: `preferred` first, then the node with the most free room;
-    // never on a node of `avoid` (those holding the object's other copies).
+    // never on a node of `avoid` (those holding the object's other copies), nor on a node
+    // whose segment is draining or drained (NodeState::segment_state).
     std::optional<Allocation> TryAllocate(uint64_t size, NodeId preferred,
                                           std::span<const NodeId> avoid = {});
     // Makes room for `bytes`: returns the DRAM freed now (the eviction engine).

@@ -66,6 +66,9 @@ struct EvictionScope {
         kUnprotected,   // `tenant`'s own, and any tenant's not within a MEMORY quota
     } kind = kAnyone;
     std::string tenant;
+    // Non-zero: only objects read less recently than this (recency below it) are taken (a
+    // drain's copy makes room only by evicting colder data than itself).
+    uint64_t colder_than = 0;
     // The filter a round collects with (empty for kAnyone).
     CandidateFilter Filter(const TenantLedger& ledger) const;  // store_tenants.cc
 };
@@ -220,6 +223,26 @@ public:
     Result<ManualOutcome> Promote(std::string_view key, bool force);
     Result<ManualOutcome> Offload(std::string_view key);  // LOCAL_DISK copy, MEMORY kept
     Result<ManualOutcome> Evict(std::string_view key);    // drop MEMORY (offload first if needed)
+
+    // ---- draining a node (Mooncake's drain jobs; store_drain.cc. daemon/drain_jobs.h runs
+    // them: it moves the bytes, these decide) ----
+    // Sets a node's segment state: placement allocates only on kOk nodes. UnknownNode if the
+    // node is not live.
+    Status SetSegmentState(NodeId node, SegmentState state);
+    // Every COMPLETE MEMORY copy on `node` now: what a drain of it moves.
+    std::vector<DrainUnit> DrainUnits(NodeId node) const;
+    // Moving one unit off `from`. kDone: nothing to copy (the object has another MEMORY copy,
+    // and this one is dropped now; or it is gone, or no longer in MEMORY there). kCopy: a
+    // range reserved on another kOk node (one of `targets` if any are given; if none has
+    // room, the coldest objects colder than this one evicted once), the unit's bytes to be
+    // copied there, then DrainEnd. DrainUnits lists the hottest first.
+    // NoSpace when no node has room; Busy while the copy is a task's source (later again).
+    Result<DrainStep> DrainStart(NodeId from, const DrainUnit& unit,
+                                 std::span<const NodeId> targets = {});
+    // After a kCopy step: `copied`, the target becomes a COMPLETE MEMORY copy and the copy on
+    // `from` goes (unless a task uses it now: a later DrainStart drops it). Not copied, or the
+    // object changed meanwhile (removed, put again: NotFound): the target's range is freed.
+    Status DrainEnd(NodeId from, const DrainUnit& unit, const DrainStep& step, bool copied);
     // Runtime tuning through the knob table (SetMode::kRuntime), all or nothing.
     Status Tune(const std::vector<std::pair<std::string, std::string>>& assignments);
 
@@ -356,6 +379,10 @@ private:
     EvictionScope RoomScope(std::string_view tenant) const;
     // Evicts about `target` bytes, coldest first, never pinned objects (nor leased ones, under
     // the lease_blocks_eviction knob), only within `scope`.
+    // Evicting a copy on a draining segment frees room placement cannot use (and a drain is
+    // moving it): eviction passes over objects whose MEMORY copies all lie there.
+    bool OnDrainingSegmentsOnly(const Shard& shard, const ObjectMeta& meta) const
+        MC_REQUIRES(shard.mu);
     EvictResult EvictColdest(uint64_t target, const EvictionScope& scope = {});
     // Evicts `tenant`'s own coldest objects so that `adding` more bytes keep it within its
     // MEMORY quota. NoSpace when the object alone is over the quota, or its own objects
@@ -445,6 +472,9 @@ private:
 
     std::atomic<int64_t> puts_in_progress_{0};  // PROCESSING MEMORY replicas of unended Puts
     std::atomic<uint64_t> memory_objects_{0};  // objects with a COMPLETE MEMORY replica
+    // Segments set to a state other than kOk (and not set back): while none, eviction does
+    // not look where its victims' copies lie (OnDrainingSegmentsOnly).
+    std::atomic<int64_t> draining_segments_{0};
     std::atomic<uint64_t> memory_object_bytes_{0};
     // DRAM bytes of hard-pinned objects (core/master/pin_table.h), reserved at PutStart.
     std::atomic<uint64_t> hard_pinned_bytes_{0};

@@ -60,6 +60,8 @@ public:
     const NodeSpec spec;
     std::atomic<int64_t> last_heartbeat_ns{0};
     SegmentSpace segment;
+    // kOk: placement may allocate here (DramPool::TryAllocate skips any other state).
+    std::atomic<SegmentState> segment_state{SegmentState::kOk};
     std::atomic<uint64_t> disk_used{0};  // DiskFootprint (whole blocks) of its disk replicas
     // The node's own report (ReportNodeHealth); read together only for display.
     std::atomic<bool> health_reported{false};

@@ -56,7 +56,9 @@ MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target, const Evicti
             ObjectMeta& meta = it->second;
             // Read since collected, or a new incarnation: not the victim we chose.
             if (meta.generation != c.generation || meta.recency != c.recency) continue;
+            if (scope.colder_than != 0 && meta.recency >= scope.colder_than) continue;
             if (!meta.Evictable(clock_.Now(), leases)) continue;
+            if (draining_segments_.load() > 0 && OnDrainingSegmentsOnly(shard, meta)) continue;
             group = groups_.Others(c.key);  // before the victim may go (and leave its group)
             if (!EvictVictim(shard, meta, c.bytes, offload_enabled, result)) continue;
         }

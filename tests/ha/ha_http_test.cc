@@ -125,7 +125,8 @@ TEST(HaHttp, LeaderAnswersStandbyRefersFailoverServesSegmentsAgain) {
               "{\"present\":true,\"leader_address\":\"" + leader->address + "\"}");
     for (const char* path :
          {"/get_all_segments", "/get_all_keys", "/query_key?key=http/0", "/query_segment?segment=x",
-          "/batch_query_keys?keys=http/0", "/get_segments_detail"}) {
+          "/batch_query_keys?keys=http/0", "/get_segments_detail",
+          "/api/v1/segments/status?segment=x"}) {
         Answer a = Get(standby->metrics_port, path);
         EXPECT_EQ(a.status, 503) << path << ": " << a.body;
         EXPECT_NE(a.body.find("ask the leader at " + leader->address), std::string::npos)

@@ -1,0 +1,143 @@
+// Draining a node: its MEMORY copies move to other nodes, so the node can leave without
+// taking hot data with it (Mooncake's drain jobs). The rules live here; the daemon's
+// DrainJobs (daemon/drain_jobs.h) reads each unit's bytes from the node and writes them to
+// the target between DrainStart and DrainEnd.
+//
+// No pin holds the source while its bytes are read: the node checks (key, generation) on
+// every read, so a copy evicted or removed meanwhile is not read as another object's bytes;
+// the read fails, DrainEnd frees the target, and the next pass finds what became of it.
+// LOCAL_DISK records are the node's own and stay with it.
+#include <algorithm>
+
+#include "core/base/segment_allocator.h"
+#include "core/master/master_store.h"
+
+namespace mooncake {
+
+Status MasterStore::SetSegmentState(NodeId node, SegmentState state) {
+    std::shared_ptr<NodeState> n = nodes_.Get(node);
+    if (n == nullptr) return Status::UnknownNode("node " + std::to_string(node) + " is not live");
+    const SegmentState was = n->segment_state.exchange(state);
+    if ((was == SegmentState::kOk) != (state == SegmentState::kOk)) {
+        draining_segments_.fetch_add(state == SegmentState::kOk ? -1 : 1);
+    }
+    if (state == SegmentState::kOk) dram_.NotifyRoom();  // its room is open to placement again
+    return Status::Ok();
+}
+
+bool MasterStore::OnDrainingSegmentsOnly(const Shard& /*shard*/, const ObjectMeta& meta) const {
+    for (const Replica& r : meta.replicas()) {
+        if (!r.IsCompleteMemory()) continue;
+        std::shared_ptr<NodeState> node = nodes_.Get(r.node);
+        if (node != nullptr && node->segment_state.load() == SegmentState::kOk) return false;
+    }
+    return true;
+}
+
+std::vector<DrainUnit> MasterStore::DrainUnits(NodeId node) const {
+    std::vector<DrainUnit> units;
+    for (Shard& shard : table_.shards()) {
+        MutexLock lock(shard.mu);
+        for (const auto& [key, meta] : shard.objects) {
+            for (const Replica& r : meta.replicas()) {
+                if (r.node != node || !r.IsCompleteMemory()) continue;
+                units.push_back({key, meta.generation, r.offset, meta.size, meta.recency});
+            }
+        }
+    }
+    // The hottest first: where room is short, they get it (DrainStart evicts only colder).
+    std::sort(units.begin(), units.end(),
+              [](const DrainUnit& a, const DrainUnit& b) { return a.recency > b.recency; });
+    return units;
+}
+
+Result<DrainStep> MasterStore::DrainStart(NodeId from, const DrainUnit& unit,
+                                          std::span<const NodeId> targets) {
+    MC_RETURN_IF_ERROR(ValidateKey(unit.key));
+    Shard& shard = table_.ShardFor(unit.key);
+    uint64_t recency = 0;
+    {
+        MutexLock lock(shard.mu);
+        auto it = shard.objects.find(unit.key);
+        if (it == shard.objects.end() || it->second.generation != unit.generation) {
+            return DrainStep{};  // removed (or put again): nothing of it is left to move
+        }
+        ObjectMeta& meta = it->second;
+        recency = meta.recency;
+        const int here = meta.IndexOf([&](const Replica& r) {
+            return r.node == from && r.IsCompleteMemory() && r.offset == unit.offset;
+        });
+        if (here < 0) return DrainStep{};  // evicted or dropped since listed
+        if (meta.MemoryCopies() > 1) {
+            // Another node has the bytes in MEMORY: this copy just goes (never a task's source).
+            if (meta.SourcePinned(meta.replicas()[here])) {
+                return Status::Busy("the copy of " + QuoteKey(unit.key) +
+                                    " on the draining node is a task's source");
+            }
+            DropReplica(shard, meta, static_cast<size_t>(here));
+            return DrainStep{};
+        }
+    }
+    // Anywhere but the draining node (and, when targets are named, only there): placement
+    // skips draining nodes by itself.
+    std::vector<NodeId> avoid{from};
+    if (!targets.empty()) {
+        for (const auto& node : nodes_.All()) {
+            if (std::find(targets.begin(), targets.end(), node->id) == targets.end()) {
+                avoid.push_back(node->id);
+            }
+        }
+    }
+    std::optional<DramPool::Allocation> target = dram_.TryAllocate(unit.size, kNoNode, avoid);
+    if (!target) {
+        // Room made as a Put makes it, but only by evicting data colder than this object:
+        // a drain does not push out what is read more than what it moves.
+        EvictionScope scope = RoomScope(TenantOfKey(unit.key));
+        scope.colder_than = std::max<uint64_t>(recency, 1);
+        EvictColdest(SegmentAllocator::RoundUp(unit.size), scope);
+        target = dram_.TryAllocate(unit.size, kNoNode, avoid);
+    }
+    if (!target) {
+        return Status::NoSpace("no node " + std::string(targets.empty() ? "" : "of the targets ") +
+                               "has room for " + QuoteKey(unit.key) + " (" +
+                               FormatSize(unit.size) + ")");
+    }
+    DrainStep step;
+    step.kind = DrainStep::kCopy;
+    step.target = {Tier::kMemory, ReplicaState::kProcessing, target->node, target->offset,
+                   unit.size, 0};
+    return step;
+}
+
+Status MasterStore::DrainEnd(NodeId from, const DrainUnit& unit, const DrainStep& step,
+                             bool copied) {
+    if (step.kind != DrainStep::kCopy) return Status::Ok();
+    auto free_target = [&] { dram_.Free(step.target.node, step.target.offset, unit.size); };
+    if (!copied) {
+        free_target();
+        return Status::Ok();
+    }
+    Shard& shard = table_.ShardFor(unit.key);
+    {
+        MutexLock lock(shard.mu);
+        auto it = shard.objects.find(unit.key);
+        if (it != shard.objects.end() && it->second.generation == unit.generation &&
+            nodes_.Get(step.target.node) != nullptr) {
+            ObjectMeta& meta = it->second;
+            meta.AddMemory(*this, step.target.node, step.target.offset, /*first=*/true);
+            // Evicted to disk while copied: back in the eviction order. Else it keeps its
+            // place (a move is not an access).
+            if (!meta.eviction.listed) LruTouch(shard, meta);
+            const int here = meta.IndexOf(
+                [&](const Replica& r) { return r.node == from && r.IsCompleteMemory(); });
+            if (here >= 0 && !meta.SourcePinned(meta.replicas()[here])) {
+                DropReplica(shard, meta, static_cast<size_t>(here));
+            }
+            return Status::Ok();
+        }
+    }
+    free_target();
+    return Status::NotFound("key " + QuoteKey(unit.key) + " changed while its copy was made");
+}
+
+}  // namespace mooncake

@@ -1,0 +1,145 @@
+// Draining a node (core/master/store_drain.cc): placement skips it, its units are listed
+// hottest first, a unit with another MEMORY copy just drops this one, a copied unit commits
+// on the target and leaves the node, and a unit whose object changed meanwhile gives its
+// target's DRAM back. Eviction passes over objects held only on draining segments, and a
+// drain's room is made only from colder objects.
+#include "tests/unit/store_test_util.h"
+
+namespace mooncake::testing {
+namespace {
+
+class DrainTest : public StoreFixture {
+public:
+    void SetUp() override {
+        StoreFixture::SetUp();
+        config_.Set("enable_offload", "false").ok();
+    }
+    std::vector<NodeId> MemoryNodes(const std::string& key) {
+        std::vector<NodeId> out;
+        Result<ObjectView> view = store().Stat(key);
+        if (!view.ok()) return out;
+        for (const ReplicaDesc& r : view->replicas) {
+            if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete) {
+                out.push_back(r.node);
+            }
+        }
+        return out;
+    }
+    // Moves one unit as DrainJobs does, with the copy itself taken as done.
+    Status Move(NodeId from, const DrainUnit& unit) {
+        Result<DrainStep> step = store().DrainStart(from, unit);
+        if (!step.ok()) return step.status();
+        return store().DrainEnd(from, unit, *step, /*copied=*/true);
+    }
+};
+
+TEST_F(DrainTest, PlacementSkipsADrainingNodeUntilItIsBackInService) {
+    NodeId a = AddNode("a", 8 * kObject);
+    NodeId b = AddNode("b", 8 * kObject);
+    ASSERT_TRUE(store().SetSegmentState(a, SegmentState::kDraining).ok());
+    Put("k", kObject, a);  // asked for by name: still elsewhere
+    EXPECT_EQ(MemoryNodes("k"), std::vector<NodeId>{b});
+    ASSERT_TRUE(store().SetSegmentState(a, SegmentState::kOk).ok());
+    Put("k2", kObject, a);
+    EXPECT_EQ(MemoryNodes("k2"), std::vector<NodeId>{a});
+    EXPECT_TRUE(store().SetSegmentState(999, SegmentState::kDraining).Is(StatusCode::kUnknownNode));
+    for (const NodeInfo& n : store().Nodes()) EXPECT_EQ(n.segment_state, SegmentState::kOk);
+}
+
+TEST_F(DrainTest, UnitsAreListedHottestFirstAndMoveToAnotherNode) {
+    NodeId a = AddNode("a", 8 * kObject);
+    NodeId b = AddNode("b", 8 * kObject);
+    Put("cold", kObject, a);
+    Put("hot", kObject, a);
+    ASSERT_TRUE(store().GetReplicaList("hot").ok());
+    ASSERT_TRUE(store().SetSegmentState(a, SegmentState::kDraining).ok());
+    std::vector<DrainUnit> units = store().DrainUnits(a);
+    ASSERT_EQ(units.size(), 2u);
+    EXPECT_EQ(units[0].key, "hot");
+    EXPECT_EQ(units[1].key, "cold");
+    const uint64_t used = DramUsed();
+    for (const DrainUnit& unit : units) {
+        Result<DrainStep> step = store().DrainStart(a, unit);
+        ASSERT_TRUE(step.ok()) << step.status().ToString();
+        ASSERT_EQ(step->kind, DrainStep::kCopy);
+        EXPECT_EQ(step->target.node, b);
+        EXPECT_EQ(DramUsed(), used + kObject) << "the target range is reserved";
+        ASSERT_TRUE(store().DrainEnd(a, unit, *step, /*copied=*/true).ok());
+        EXPECT_EQ(MemoryNodes(unit.key), std::vector<NodeId>{b});
+        EXPECT_EQ(DramUsed(), used) << "the copy on the drained node is freed";
+    }
+    EXPECT_TRUE(store().DrainUnits(a).empty());
+    ExpectInvariants();
+}
+
+TEST_F(DrainTest, AUnitWithAnotherMemoryCopyJustDropsThisOne) {
+    NodeId a = AddNode("a", 8 * kObject);
+    NodeId b = AddNode("b", 8 * kObject);
+    PutConfig two;
+    two.replicas = 2;
+    Result<PutStartReply> start = store().PutStart(1, "two", kObject, a, nullptr, two);
+    ASSERT_TRUE(start.ok());
+    ASSERT_TRUE(store().PutEnd(1, "two", start->generation).ok());
+    std::vector<DrainUnit> units = store().DrainUnits(a);
+    ASSERT_EQ(units.size(), 1u);
+    Result<DrainStep> step = store().DrainStart(a, units[0]);
+    ASSERT_TRUE(step.ok());
+    EXPECT_EQ(step->kind, DrainStep::kDone);
+    EXPECT_EQ(MemoryNodes("two"), std::vector<NodeId>{b});
+    EXPECT_EQ(DramUsed(), kObject);
+    ExpectInvariants();
+}
+
+TEST_F(DrainTest, AnObjectRemovedOrPutAgainWhileCopiedGivesTheTargetBack) {
+    NodeId a = AddNode("a", 8 * kObject);
+    AddNode("b", 8 * kObject);
+    Put("gone", kObject, a);
+    Put("again", kObject, a);
+    std::vector<DrainUnit> units = store().DrainUnits(a);
+    ASSERT_EQ(units.size(), 2u);
+    std::vector<Result<DrainStep>> steps;
+    for (const DrainUnit& unit : units) steps.push_back(store().DrainStart(a, unit));
+    ASSERT_TRUE(store().Remove("gone").ok());
+    ASSERT_TRUE(store().Remove("again").ok());
+    Put("again", kObject, a);
+    for (size_t i = 0; i < units.size(); ++i) {
+        ASSERT_TRUE(steps[i].ok());
+        EXPECT_TRUE(store().DrainEnd(a, units[i], *steps[i], /*copied=*/true).Is(
+            StatusCode::kNotFound));
+    }
+    EXPECT_EQ(DramUsed(), kObject) << "only the new \"again\" holds DRAM";
+    EXPECT_EQ(MemoryNodes("again"), std::vector<NodeId>{a});
+    // A unit listed before its object went: nothing to move.
+    Result<DrainStep> late = store().DrainStart(a, units[0]);
+    ASSERT_TRUE(late.ok());
+    EXPECT_EQ(late->kind, DrainStep::kDone);
+    ExpectInvariants();
+}
+
+TEST_F(DrainTest, RoomIsMadeOnlyFromColderObjectsAndNeverOnTheDrainingNode) {
+    NodeId a = AddNode("a", 4 * kObject);
+    NodeId b = AddNode("b", 2 * kObject);
+    Put("b-colder", kObject, b);
+    Put("a-cold", kObject, a);
+    Put("a-hot", kObject, a);
+    Put("b-hotter", kObject, b);
+    ASSERT_TRUE(store().GetReplicaList("a-hot").ok());  // the hottest of all now
+    ASSERT_TRUE(store().SetSegmentState(a, SegmentState::kDraining).ok());
+    std::vector<DrainUnit> units = store().DrainUnits(a);
+    ASSERT_EQ(units.size(), 2u);
+    // a-hot: b is full, so its coldest object (b-colder) goes for it; a-cold, colder still,
+    // lies on the draining node, where room would be of no use.
+    ASSERT_TRUE(Move(a, units[0]).ok());
+    EXPECT_EQ(MemoryNodes("a-hot"), std::vector<NodeId>{b});
+    EXPECT_TRUE(MemoryNodes("b-colder").empty());
+    EXPECT_EQ(MemoryNodes("a-cold"), std::vector<NodeId>{a});
+    // a-cold: everything on b is hotter than it, so no room is made and it stays.
+    Result<DrainStep> refused = store().DrainStart(a, units[1]);
+    EXPECT_TRUE(refused.status().Is(StatusCode::kNoSpace)) << refused.status().ToString();
+    EXPECT_EQ(MemoryNodes("a-cold"), std::vector<NodeId>{a});
+    EXPECT_EQ(MemoryNodes("b-hotter"), std::vector<NodeId>{b});
+    ExpectInvariants();
+}
+
+}  // namespace
+}  // namespace mooncake::testing
