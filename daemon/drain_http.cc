@@ -3,7 +3,9 @@
 //   POST /api/v1/drain_jobs  {"segments":[N..],"target_segments":[..],"max_concurrency":4}
 //        -> {"success":true,"job_id":ID,"status":"CREATED","error_code":0,"error_message":""}
 //   GET  /api/v1/drain_jobs/query?job_id=ID   -> the job: status, units, migrated_bytes, ...
-//   POST /api/v1/drain_jobs/cancel?job_id=ID  -> {"success":true,"job_id":ID,"status":"CANCELED",...}
+//   POST /api/v1/drain_jobs/cancel?job_id=ID  ->
+//   {"success":true,"job_id":ID,"status":"CANCELED",...}
+//                                                (a job that had failed: "FAILED")
 //   GET  /api/v1/segments/status?segment=N    -> {"success":true,"segment":N,"status":1,
 //                                                 "status_name":"OK",...} (DRAINING, DRAINED)
 // Errors: {"success":false,"error_code":C,"error_message":M} with 400 (-600, a malformed body
@@ -19,8 +21,8 @@ namespace mooncake {
 namespace {
 
 constexpr const char* kJson = "application/json; charset=utf-8";
-constexpr int kInvalidParams = -600;     // Mooncake's INVALID_PARAMS
-constexpr int kSegmentNotFound = -101;   // Mooncake's SEGMENT_NOT_FOUND
+constexpr int kInvalidParams = -600;    // Mooncake's INVALID_PARAMS
+constexpr int kSegmentNotFound = -101;  // Mooncake's SEGMENT_NOT_FOUND
 constexpr int kInternalError = -1;
 
 void Answer(httplib::Response& res, int http_status, const nlohmann::json& body) {
@@ -77,99 +79,99 @@ bool NoDrains(const MasterHttpView& v, httplib::Response& res) {
 }  // namespace
 
 void MetricsHttp::AddDrainEndpoints() {
-    server_->Post("/api/v1/drain_jobs", Cluster([](const MasterHttpView& v,
-                                                    const httplib::Request& req,
-                                                    httplib::Response& res) {
-        if (NoDrains(v, res)) return;
-        const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-        DrainJobs::Request request;
-        if (body.is_discarded() || !body.is_object()) {
-            Error(res, 400, kInvalidParams, "Invalid JSON body: an object is expected");
-            return;
-        }
-        if (!Strings(body, "segments", request.segments) ||
-            !Strings(body, "target_segments", request.target_segments)) {
-            Error(res, 400, kInvalidParams,
-                  "Invalid JSON body: segments and target_segments are lists of names");
-            return;
-        }
-        if (body.contains("max_concurrency")) {
-            if (!body["max_concurrency"].is_number_unsigned()) {
-                Error(res, 400, kInvalidParams, "Invalid JSON body: max_concurrency is 1..64");
+    server_->Post(
+        "/api/v1/drain_jobs",
+        Cluster([](const MasterHttpView& v, const httplib::Request& req, httplib::Response& res) {
+            if (NoDrains(v, res)) return;
+            const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+            DrainJobs::Request request;
+            if (body.is_discarded() || !body.is_object()) {
+                Error(res, 400, kInvalidParams, "Invalid JSON body: an object is expected");
                 return;
             }
-            request.max_concurrency =
-                static_cast<uint32_t>(std::min<uint64_t>(body["max_concurrency"].get<uint64_t>(),
-                                                         UINT32_MAX));
-        }
-        Result<std::string> id = v.drains->Create(request);
-        if (!id.ok()) return Refused(res, id.status(), /*job=*/false);
-        Answer(res, 200,
-               {{"success", true},
-                {"job_id", *id},
-                {"status", "CREATED"},
-                {"error_code", 0},
-                {"error_message", ""}});
-    }));
-    server_->Get("/api/v1/drain_jobs/query", Cluster([](const MasterHttpView& v,
-                                                         const httplib::Request& req,
-                                                         httplib::Response& res) {
-        const std::string id = JobId(req);
-        if (id.empty()) return Error(res, 400, kInvalidParams, "Missing or invalid job_id");
-        if (NoDrains(v, res)) return;
-        Result<DrainJobs::JobView> job = v.drains->Query(id);
-        if (!job.ok()) return Refused(res, job.status(), /*job=*/true);
-        Answer(res, 200,
-               {{"success", true},
-                {"job_id", job->id},
-                {"type", 0},
-                {"type_name", "DRAIN"},
-                {"status", static_cast<int>(job->status)},
-                {"status_name", DrainJobs::JobStatusName(job->status)},
-                {"created_at_ms_epoch", job->created_at_ms},
-                {"last_updated_at_ms_epoch", job->updated_at_ms},
-                {"segments", job->segments},
-                {"succeeded_units", job->succeeded_units},
-                {"failed_units", job->failed_units},
-                {"blocked_units", job->blocked_units},
-                {"active_units", job->active_units},
-                {"migrated_bytes", job->migrated_bytes},
-                {"message", job->message},
-                {"error_code", 0},
-                {"error_message", ""}});
-    }));
-    server_->Post("/api/v1/drain_jobs/cancel", Cluster([](const MasterHttpView& v,
-                                                           const httplib::Request& req,
-                                                           httplib::Response& res) {
-        const std::string id = JobId(req);
-        if (id.empty()) return Error(res, 400, kInvalidParams, "Missing or invalid job_id");
-        if (NoDrains(v, res)) return;
-        if (Status st = v.drains->Cancel(id); !st.ok()) return Refused(res, st, /*job=*/true);
-        Answer(res, 200,
-               {{"success", true},
-                {"job_id", id},
-                {"status", "CANCELED"},
-                {"error_code", 0},
-                {"error_message", ""}});
-    }));
-    server_->Get("/api/v1/segments/status", Cluster([](const MasterHttpView& v,
-                                                        const httplib::Request& req,
-                                                        httplib::Response& res) {
-        const std::string segment = req.get_param_value("segment");
-        if (segment.empty()) {
-            return Error(res, 400, kInvalidParams, "Missing segment query parameter");
-        }
-        if (NoDrains(v, res)) return;
-        Result<SegmentState> state = v.drains->SegmentStatus(segment);
-        if (!state.ok()) return Refused(res, state.status(), /*job=*/false);
-        Answer(res, 200,
-               {{"success", true},
-                {"segment", segment},
-                {"status", static_cast<int>(*state)},
-                {"status_name", SegmentStateName(*state)},
-                {"error_code", 0},
-                {"error_message", ""}});
-    }));
+            if (!Strings(body, "segments", request.segments) ||
+                !Strings(body, "target_segments", request.target_segments)) {
+                Error(res, 400, kInvalidParams,
+                      "Invalid JSON body: segments and target_segments are lists of names");
+                return;
+            }
+            if (body.contains("max_concurrency")) {
+                if (!body["max_concurrency"].is_number_unsigned()) {
+                    Error(res, 400, kInvalidParams, "Invalid JSON body: max_concurrency is 1..64");
+                    return;
+                }
+                request.max_concurrency = static_cast<uint32_t>(
+                    std::min<uint64_t>(body["max_concurrency"].get<uint64_t>(), UINT32_MAX));
+            }
+            Result<std::string> id = v.drains->Create(request);
+            if (!id.ok()) return Refused(res, id.status(), /*job=*/false);
+            Answer(res, 200,
+                   {{"success", true},
+                    {"job_id", *id},
+                    {"status", "CREATED"},
+                    {"error_code", 0},
+                    {"error_message", ""}});
+        }));
+    server_->Get(
+        "/api/v1/drain_jobs/query",
+        Cluster([](const MasterHttpView& v, const httplib::Request& req, httplib::Response& res) {
+            const std::string id = JobId(req);
+            if (id.empty()) return Error(res, 400, kInvalidParams, "Missing or invalid job_id");
+            if (NoDrains(v, res)) return;
+            Result<DrainJobs::JobView> job = v.drains->Query(id);
+            if (!job.ok()) return Refused(res, job.status(), /*job=*/true);
+            Answer(res, 200,
+                   {{"success", true},
+                    {"job_id", job->id},
+                    {"type", 0},
+                    {"type_name", "DRAIN"},
+                    {"status", static_cast<int>(job->status)},
+                    {"status_name", DrainJobs::JobStatusName(job->status)},
+                    {"created_at_ms_epoch", job->created_at_ms},
+                    {"last_updated_at_ms_epoch", job->updated_at_ms},
+                    {"segments", job->segments},
+                    {"succeeded_units", job->succeeded_units},
+                    {"failed_units", job->failed_units},
+                    {"blocked_units", job->blocked_units},
+                    {"active_units", job->active_units},
+                    {"migrated_bytes", job->migrated_bytes},
+                    {"message", job->message},
+                    {"error_code", 0},
+                    {"error_message", ""}});
+        }));
+    server_->Post(
+        "/api/v1/drain_jobs/cancel",
+        Cluster([](const MasterHttpView& v, const httplib::Request& req, httplib::Response& res) {
+            const std::string id = JobId(req);
+            if (id.empty()) return Error(res, 400, kInvalidParams, "Missing or invalid job_id");
+            if (NoDrains(v, res)) return;
+            Result<DrainJobs::JobStatus> status = v.drains->Cancel(id);
+            if (!status.ok()) return Refused(res, status.status(), /*job=*/true);
+            Answer(res, 200,
+                   {{"success", true},
+                    {"job_id", id},
+                    {"status", DrainJobs::JobStatusName(*status)},
+                    {"error_code", 0},
+                    {"error_message", ""}});
+        }));
+    server_->Get(
+        "/api/v1/segments/status",
+        Cluster([](const MasterHttpView& v, const httplib::Request& req, httplib::Response& res) {
+            const std::string segment = req.get_param_value("segment");
+            if (segment.empty()) {
+                return Error(res, 400, kInvalidParams, "Missing segment query parameter");
+            }
+            if (NoDrains(v, res)) return;
+            Result<SegmentState> state = v.drains->SegmentStatus(segment);
+            if (!state.ok()) return Refused(res, state.status(), /*job=*/false);
+            Answer(res, 200,
+                   {{"success", true},
+                    {"segment", segment},
+                    {"status", static_cast<int>(*state)},
+                    {"status_name", SegmentStateName(*state)},
+                    {"error_code", 0},
+                    {"error_message", ""}});
+        }));
 }
 
 }  // namespace mooncake

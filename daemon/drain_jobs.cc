@@ -18,15 +18,24 @@ struct DrainJobs::Job {
     std::vector<NodeId> nodes;    // the draining nodes, as `view.segments`
     std::vector<NodeId> targets;  // empty: anywhere
     std::atomic<bool> cancelled{false};
+    std::atomic<bool> ended{false};  // Run returned: its thread may be joined
     std::thread thread;
 };
 
 namespace {
 
 // Passes after which a job that still moves something gives up (each pass moves what the
-// nodes held at its start; more passes are needed only for copies busy as a task's source).
-constexpr int kMaxPasses = 8;
+// nodes held at its start; more are needed for copies busy as an offload's source and for
+// puts placed there just before the drain began).
+constexpr int kMaxPasses = 20;
 constexpr auto kBusyPause = std::chrono::milliseconds(100);
+// Finished jobs kept for Query; older ones are forgotten.
+constexpr size_t kFinishedKept = 64;
+
+bool Active(DrainJobs::JobStatus s) {
+    return s == DrainJobs::JobStatus::kCreated || s == DrainJobs::JobStatus::kPlanning ||
+           s == DrainJobs::JobStatus::kRunning;
+}
 
 int64_t NowMs() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -39,12 +48,12 @@ std::string NewJobId() {
     thread_local std::mt19937_64 rng{std::random_device{}()};
     uint64_t hi = rng();
     uint64_t lo = rng();
-    hi = (hi & ~0xF000ULL) | 0x4000ULL;                    // version 4
-    lo = (lo & ~(0xC000ULL << 48)) | (0x8000ULL << 48);    // variant 10
+    hi = (hi & ~0xF000ULL) | 0x4000ULL;                  // version 4
+    lo = (lo & ~(0xC000ULL << 48)) | (0x8000ULL << 48);  // variant 10
     char out[37];
-    std::snprintf(out, sizeof(out), "%08x-%04x-%04x-%04x-%012llx",
-                  static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xFFFF),
-                  static_cast<unsigned>(hi & 0xFFFF), static_cast<unsigned>(lo >> 48),
+    std::snprintf(out, sizeof(out), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                  static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
+                  static_cast<unsigned>(lo >> 48),
                   static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
     return out;
 }
@@ -60,12 +69,18 @@ const NodeInfo* ByName(const std::vector<NodeInfo>& nodes, const std::string& na
 
 std::string_view DrainJobs::JobStatusName(JobStatus status) {
     switch (status) {
-        case JobStatus::kCreated: return "CREATED";
-        case JobStatus::kPlanning: return "PLANNING";
-        case JobStatus::kRunning: return "RUNNING";
-        case JobStatus::kSucceeded: return "SUCCEEDED";
-        case JobStatus::kFailed: return "FAILED";
-        case JobStatus::kCanceled: return "CANCELED";
+        case JobStatus::kCreated:
+            return "CREATED";
+        case JobStatus::kPlanning:
+            return "PLANNING";
+        case JobStatus::kRunning:
+            return "RUNNING";
+        case JobStatus::kSucceeded:
+            return "SUCCEEDED";
+        case JobStatus::kFailed:
+            return "FAILED";
+        case JobStatus::kCanceled:
+            return "CANCELED";
     }
     return "UNKNOWN_JOB_STATUS";
 }
@@ -115,23 +130,23 @@ Result<std::string> DrainJobs::Create(const Request& request) {
         job->targets.push_back(n->id);
     }
     MutexLock lock(mu_);
+    ReapLocked();
     for (auto& [id, other] : jobs_) {
         MutexLock job_lock(other->mu);
-        const JobStatus s = other->view.status;
-        if (s != JobStatus::kCreated && s != JobStatus::kPlanning && s != JobStatus::kRunning) {
-            continue;
-        }
+        if (!Active(other->view.status)) continue;
         for (NodeId node : job->nodes) {
             if (std::find(other->nodes.begin(), other->nodes.end(), node) != other->nodes.end()) {
-                return Status::InvalidArgument("a segment is drained by job " + id +
-                                               " already");
+                return Status::InvalidArgument("a segment is drained by job " + id + " already");
             }
         }
     }
-    for (NodeId node : job->nodes) {
-        if (Status st = store_.SetSegmentState(node, SegmentState::kDraining); !st.ok()) {
-            for (NodeId undo : job->nodes) (void)store_.SetSegmentState(undo, SegmentState::kOk);
-            return st;
+    for (size_t i = 0; i < job->nodes.size(); ++i) {
+        if (Status st = store_.SetSegmentState(job->nodes[i], SegmentState::kDraining); !st.ok()) {
+            for (size_t j = 0; j < i; ++j) {  // back as they were (DRAINED by an earlier job)
+                (void)store_.SetSegmentState(job->nodes[j],
+                                             ByName(nodes, request.segments[j])->segment_state);
+            }
+            return Status::NotFound(st.message());  // it left meanwhile
         }
     }
     const std::string id = NewJobId();
@@ -156,24 +171,50 @@ Result<DrainJobs::JobView> DrainJobs::Query(const std::string& id) {
     return it->second->view;
 }
 
-Status DrainJobs::Cancel(const std::string& id) {
-    std::shared_ptr<Job> job;
-    {
-        MutexLock lock(mu_);
-        auto it = jobs_.find(id);
-        if (it == jobs_.end()) return Status::NotFound("no drain job " + id);
-        job = it->second;
+Result<DrainJobs::JobStatus> DrainJobs::Cancel(const std::string& id) {
+    MutexLock lock(mu_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return Status::NotFound("no drain job " + id);
+    Job& job = *it->second;
+    job.cancelled.store(true);  // Run stops after the unit it is moving
+    // Nodes another job drains now stay as that job has them.
+    std::vector<NodeId> owned;
+    for (auto& [other_id, other] : jobs_) {
+        if (other_id == id) continue;
+        MutexLock other_lock(other->mu);
+        if (Active(other->view.status)) {
+            owned.insert(owned.end(), other->nodes.begin(), other->nodes.end());
+        }
     }
-    job->cancelled.store(true);  // Run stops after the unit it is moving
-    MutexLock job_lock(job->mu);
-    if (job->view.status != JobStatus::kFailed) {
-        for (NodeId node : job->nodes) (void)store_.SetSegmentState(node, SegmentState::kOk);
-        job->view.status = JobStatus::kCanceled;
-        job->view.message = "cancelled: the segments take new data again";
-        job->view.updated_at_ms = NowMs();
+    MutexLock job_lock(job.mu);
+    if (job.view.status == JobStatus::kFailed || job.view.status == JobStatus::kCanceled) {
+        return job.view.status;  // its segments were given back when it ended
     }
+    for (NodeId node : job.nodes) {
+        if (std::find(owned.begin(), owned.end(), node) == owned.end()) {
+            (void)store_.SetSegmentState(node, SegmentState::kOk);
+        }
+    }
+    job.view.status = JobStatus::kCanceled;
+    job.view.message = "cancelled: the segments take new data again";
+    job.view.updated_at_ms = NowMs();
     spdlog::info("drain job {}: cancelled", id);
-    return Status::Ok();
+    return job.view.status;
+}
+
+void DrainJobs::ReapLocked() {
+    size_t finished = 0;
+    for (auto& [id, job] : jobs_) finished += job->ended.load() ? 1 : 0;
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+        Job& job = *it->second;
+        if (job.ended.load() && job.thread.joinable()) job.thread.join();
+        if (job.ended.load() && finished > kFinishedKept) {
+            --finished;
+            it = jobs_.erase(it);  // ids are random: an arbitrary finished job goes
+        } else {
+            ++it;
+        }
+    }
 }
 
 Result<SegmentState> DrainJobs::SegmentStatus(const std::string& name) const {
@@ -184,6 +225,10 @@ Result<SegmentState> DrainJobs::SegmentStatus(const std::string& name) const {
 }
 
 void DrainJobs::Run(Job& job) {
+    struct MarkEnded {
+        Job& job;
+        ~MarkEnded() { job.ended.store(true); }
+    } mark_ended{job};
     {
         MutexLock lock(job.mu);
         if (job.view.status != JobStatus::kCreated) return;  // cancelled before it began
@@ -195,29 +240,35 @@ void DrainJobs::Run(Job& job) {
         std::optional<NodeSpec> spec = store_.NodeSpecOf(node);
         data_addresses.push_back(spec ? spec->data_address : "");
     }
-    bool left = true;
-    for (int pass = 0; pass < kMaxPasses && left && !job.cancelled.load(); ++pass) {
+    // Done only once a pass finds nothing on the nodes and no DRAM allocated there (a put
+    // placed just before the drain began may still be writing: waited for, as blocked).
+    bool drained = false;
+    for (int pass = 0; pass < kMaxPasses && !drained && !job.cancelled.load(); ++pass) {
         {
             MutexLock lock(job.mu);
             job.view.failed_units = job.view.blocked_units = 0;  // counted again each pass
         }
-        left = false;
-        bool moved = false;
+        bool left = false, moved = false;
+        size_t listed = 0;
         for (size_t i = 0; i < job.nodes.size() && !job.cancelled.load(); ++i) {
-            bool node_left = false;
-            moved = Pass(job, job.nodes[i], data_addresses[i], job.targets, &node_left) || moved;
-            left = left || node_left;
+            moved =
+                Pass(job, job.nodes[i], data_addresses[i], job.targets, &left, &listed) || moved;
         }
-        if (left && !moved) {
+        if (listed == 0) {
+            drained = NothingAllocated(job.nodes);
+            if (drained) break;
+            MutexLock lock(job.mu);
+            ++job.view.blocked_units;  // DRAM still in use there: a put still writing
+        } else if (left && !moved) {
             MutexLock lock(job.mu);
             if (job.view.blocked_units == 0) break;  // no room or errors: another pass is no use
         }
-        if (left) std::this_thread::sleep_for(kBusyPause);
+        if (left || listed == 0) std::this_thread::sleep_for(kBusyPause);
     }
     MutexLock lock(job.mu);
     if (job.cancelled.load() || job.view.status != JobStatus::kRunning) return;  // Cancel's
     job.view.updated_at_ms = NowMs();
-    if (!left) {
+    if (drained) {
         for (NodeId node : job.nodes) (void)store_.SetSegmentState(node, SegmentState::kDrained);
         job.view.status = JobStatus::kSucceeded;
         job.view.message = "every MEMORY copy moved; the segments take no new data";
@@ -230,17 +281,28 @@ void DrainJobs::Run(Job& job) {
     const std::string last_error = job.view.message;
     job.view.message = std::to_string(job.view.failed_units + job.view.blocked_units) +
                        " MEMORY copies could not be moved" +
-                       (last_error.empty() ? std::string(" (busy as a task's source)")
+                       (last_error.empty() ? std::string(" (busy: offloads or puts in flight)")
                                            : " (last: " + last_error + ")") +
                        "; the segments take new data again";
     spdlog::warn("drain job {}: failed: {}", job.view.id, job.view.message);
 }
 
+bool DrainJobs::NothingAllocated(const std::vector<NodeId>& nodes) const {
+    for (const NodeInfo& n : store_.Nodes()) {
+        if (n.segment_used > 0 && std::find(nodes.begin(), nodes.end(), n.id) != nodes.end()) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool DrainJobs::Pass(Job& job, NodeId node, const std::string& data_address,
-                     const std::vector<NodeId>& targets, bool* left) {
+                     const std::vector<NodeId>& targets, bool* left, size_t* listed) {
     bool moved = false;
     std::vector<std::byte> bytes;
-    for (const DrainUnit& unit : store_.DrainUnits(node)) {
+    const std::vector<DrainUnit> units = store_.DrainUnits(node);
+    *listed += units.size();
+    for (const DrainUnit& unit : units) {
         if (job.cancelled.load()) return moved;
         {
             MutexLock lock(job.mu);
@@ -258,14 +320,15 @@ bool DrainJobs::Pass(Job& job, NodeId node, const std::string& data_address,
                                        unit.offset, bytes);
             if (outcome.ok() && !target) outcome = Status::Unavailable("the target node left");
             if (outcome.ok()) {
-                outcome = transport_->WriteMemory(target->data_address, unit.key,
-                                                  unit.generation, step->target.offset, bytes);
+                outcome = transport_->WriteMemory(target->data_address, unit.key, unit.generation,
+                                                  step->target.offset, bytes);
             }
             copied = outcome.ok();
             Status ended = store_.DrainEnd(node, unit, *step, copied);
-            // An object removed (or put again) meanwhile left nothing here to move.
             if (copied && !ended.ok()) copied = false;
-            if (outcome.ok() && ended.Is(StatusCode::kNotFound)) outcome = Status::Ok();
+            // An object removed (or put again) meanwhile left nothing here to move; any other
+            // refusal (the target left) leaves the copy here.
+            if (outcome.ok() && !ended.Is(StatusCode::kNotFound)) outcome = ended;
         }
         MutexLock lock(job.mu);
         job.view.active_units = 0;

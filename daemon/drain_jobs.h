@@ -6,11 +6,13 @@
 // (MasterStore::DrainStart/DrainEnd, core/master/store_drain.cc); a job's thread moves the
 // bytes: a read from the draining node's data channel, a write to the target's.
 //
-// A job runs in passes over what the nodes hold then, until a pass finds nothing left
-// (SUCCEEDED: the segments stay DRAINED, taking no new data, until the node leaves or the
-// job is cancelled) or a pass moves nothing (FAILED: units left for want of room or for a
-// transfer error; the segments take data again). Cancel stops a running job and opens its
-// segments to placement again (also after SUCCEEDED: the way back into service).
+// A job runs in passes over what the nodes hold then, until a pass finds nothing left and
+// no DRAM in use there (SUCCEEDED: the segments stay DRAINED, taking no new data, until the
+// node leaves or the job is cancelled), or a pass moves nothing (FAILED: units left for want
+// of room or for a transfer error; the segments take data again). Copies an offload is
+// reading, and puts placed there just before the drain, are waited for (blocked_units), up
+// to 20 passes. Cancel stops a running job and opens its segments to placement again (also
+// after SUCCEEDED: the way back into service).
 //
 // What differs from Mooncake: the bytes pass through the master's process (its data
 // connections), one unit at a time (max_concurrency is checked, 1..64, not used); jobs live
@@ -73,16 +75,23 @@ public:
     // running, max_concurrency outside 1..64.
     Result<std::string> Create(const Request& request) MC_EXCLUDES(mu_);
     Result<JobView> Query(const std::string& id) MC_EXCLUDES(mu_);  // NotFound
-    Status Cancel(const std::string& id) MC_EXCLUDES(mu_);          // NotFound
+    // Stops a job and opens its segments to placement again (those no other running job
+    // drains); the job's status after: CANCELED, or FAILED / CANCELED if it had ended so
+    // (its segments were given back then). NotFound.
+    Result<JobStatus> Cancel(const std::string& id) MC_EXCLUDES(mu_);
     // A live node's segment state by its name; NotFound if none.
     Result<SegmentState> SegmentStatus(const std::string& name) const;
 
 private:
     struct Job;
     void Run(Job& job);
-    // One pass over each node's units; false when it moved nothing.
+    // One pass over a node's units (*listed += how many): true when it moved something;
+    // *left set when a unit stays (no room, an error, busy).
     bool Pass(Job& job, NodeId node, const std::string& data_address,
-              const std::vector<NodeId>& targets, bool* left);
+              const std::vector<NodeId>& targets, bool* left, size_t* listed);
+    bool NothingAllocated(const std::vector<NodeId>& nodes) const;  // no DRAM in use there
+    // Joins ended jobs' threads; forgets the oldest finished past kFinishedKept.
+    void ReapLocked() MC_REQUIRES(mu_);
 
     MasterStore& store_;
     std::unique_ptr<DataTransport> transport_;

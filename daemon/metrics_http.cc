@@ -75,14 +75,22 @@ void MetricsHttp::ServeHaMaster(std::function<MasterRole()> role) {
 }
 
 void MetricsHttp::SetMasterView(MasterHttpView view) {
-    WriterLock lock(view_mu_);
-    view_ = std::move(view);
-}
+    std::optional<MasterHttpView> old;
+    {
+        WriterLock lock(view_mu_);
+        old = std::move(view_);
+        view_ = std::move(view);
+    }
+}  // `old` goes here, outside the lock: its drain jobs' threads are joined with no request kept
 
 void MetricsHttp::ClearMasterView() {
-    WriterLock lock(view_mu_);  // waits for the requests that hold it shared
-    view_.reset();
-}
+    std::optional<MasterHttpView> old;
+    {
+        WriterLock lock(view_mu_);  // waits for the requests that hold it shared
+        old = std::move(view_);
+        view_.reset();
+    }
+}  // as above
 
 std::string MetricsHttp::HaState(const MasterRole& role) {
     if (role.role == "standby") return "standby";

@@ -73,7 +73,7 @@ public:
     void Offer(const ObjectMeta& meta, double score) {
         static const std::string kNoKey;
         if (!meta.Evictable(now_, leases_)) return;
-        if (filter_ && !filter_(*meta.key)) return;
+        if (filter_ && !filter_(meta)) return;
         const ObjectPin* pin = pins_.Find(meta);
         if (pin != nullptr && pin->hard()) return;
         const bool soft_pinned = honour_soft_pins_ && pin != nullptr && pin->soft_until > now_;

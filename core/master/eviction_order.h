@@ -61,9 +61,9 @@ struct EvictionCandidate {
     bool soft_pinned = false;  // soft pin live when collected: ranked after every unpinned one
 };
 
-// Which objects a round may collect, by key (tenants' scopes, MasterStore::EvictionScope);
-// empty: every object.
-using CandidateFilter = std::function<bool(std::string_view key)>;
+// Which objects a round may collect (tenants' scopes, a drain's bounds: MasterStore::
+// EvictionScope), asked under the object's shard lock; empty: every object.
+using CandidateFilter = std::function<bool(const ObjectMeta& meta)>;
 
 class EvictionOrder {
 public:

@@ -69,7 +69,10 @@ struct EvictionScope {
     // Non-zero: only objects read less recently than this (recency below it) are taken (a
     // drain's copy makes room only by evicting colder data than itself).
     uint64_t colder_than = 0;
-    // The filter a round collects with (empty for kAnyone).
+    // Non-empty: only objects with a MEMORY copy on one of these nodes (a drain's targets).
+    std::vector<NodeId> on_nodes;
+    // The tenants' part of the filter a round collects with (empty for kAnyone);
+    // MasterStore::RoundFilter adds the rest.
     CandidateFilter Filter(const TenantLedger& ledger) const;  // store_tenants.cc
 };
 
@@ -381,8 +384,7 @@ private:
     // the lease_blocks_eviction knob), only within `scope`.
     // Evicting a copy on a draining segment frees room placement cannot use (and a drain is
     // moving it): eviction passes over objects whose MEMORY copies all lie there.
-    bool OnDrainingSegmentsOnly(const Shard& shard, const ObjectMeta& meta) const
-        MC_REQUIRES(shard.mu);
+    bool OnDrainingSegmentsOnly(const ObjectMeta& meta) const;  // under its shard lock
     EvictResult EvictColdest(uint64_t target, const EvictionScope& scope = {});
     // Evicts `tenant`'s own coldest objects so that `adding` more bytes keep it within its
     // MEMORY quota. NoSpace when the object alone is over the quota, or its own objects
@@ -398,7 +400,11 @@ private:
     // An evicted object's group goes with it (core/master/group_table.h): each of `members`
     // that is evictable now, not pinned, is evicted too. Call without shard locks.
     void EvictGroupMembers(const std::vector<std::string>& members, bool offload_enabled,
-                           EvictResult& result);
+                           const CandidateFilter& filter, EvictResult& result);
+    // What a round in `scope` may take: the tenants' filter, and the drain's bounds
+    // (colder_than, on_nodes); never an object whose MEMORY copies all lie on draining
+    // segments (OnDrainingSegmentsOnly). Empty when nothing is excluded (the common case).
+    CandidateFilter RoundFilter(const EvictionScope& scope) const;
     // The lease_blocks_eviction knob's rule, read once per eviction round.
     LeaseRule lease_rule() const override {
         return config_.lease_blocks_eviction() ? LeaseRule::kLeaseBlocksEviction
@@ -430,6 +436,10 @@ private:
     // Drops the replica at `index`, freeing DRAM or telling the node to delete its disk record.
     void DropReplica(Shard& shard, ObjectMeta& meta, size_t index) override MC_REQUIRES(shard.mu);
     ObjectTallies& tallies() override { return *this; }
+    // A hard-pinned object's copies changed while it stays (its node left, a node rejoined
+    // with one): its pin counts one copy's DRAM per MEMORY copy from now, and at least one
+    // (the object's own room, reserved while it has none).
+    void RecountHardPin(Shard& shard, ObjectMeta& meta) MC_REQUIRES(shard.mu);
     // Ends the object's tasks (counted as cancelled), freeing staging and unpinning.
     void CancelTasks(ObjectMeta& meta);
     // Removes the object from its shard (after CancelTasks + dropping every replica).

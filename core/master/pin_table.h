@@ -54,6 +54,16 @@ public:
         pins_.erase(it);
         return bytes;
     }
+    // A hard pin counts `bytes` from now; returns what it counted before (0, and nothing
+    // changes, when the object is not hard-pinned).
+    uint64_t ResetHardBytes(const ObjectMeta& meta, uint64_t bytes) {
+        if (pins_.empty()) return 0;
+        auto it = pins_.find(&meta);
+        if (it == pins_.end() || !it->second.hard()) return 0;
+        const uint64_t before = it->second.hard_bytes;
+        it->second.hard_bytes = bytes;
+        return before;
+    }
     // The object's Put ended or it was read: a soft pin runs to at least now + its TTL.
     void Refresh(const ObjectMeta& meta, Nanos now) {
         if (pins_.empty()) return;

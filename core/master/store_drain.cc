@@ -25,13 +25,31 @@ Status MasterStore::SetSegmentState(NodeId node, SegmentState state) {
     return Status::Ok();
 }
 
-bool MasterStore::OnDrainingSegmentsOnly(const Shard& /*shard*/, const ObjectMeta& meta) const {
+bool MasterStore::OnDrainingSegmentsOnly(const ObjectMeta& meta) const {
     for (const Replica& r : meta.replicas()) {
         if (!r.IsCompleteMemory()) continue;
         std::shared_ptr<NodeState> node = nodes_.Get(r.node);
         if (node != nullptr && node->segment_state.load() == SegmentState::kOk) return false;
     }
     return true;
+}
+
+CandidateFilter MasterStore::RoundFilter(const EvictionScope& scope) const {
+    CandidateFilter tenants = scope.Filter(tenants_);
+    const bool draining = draining_segments_.load() > 0;
+    if (!draining && scope.colder_than == 0 && scope.on_nodes.empty()) return tenants;
+    return [this, tenants = std::move(tenants), draining, colder = scope.colder_than,
+            nodes = scope.on_nodes](const ObjectMeta& meta) {
+        if (tenants && !tenants(meta)) return false;
+        if (colder != 0 && meta.recency >= colder) return false;
+        if (!nodes.empty() && meta.IndexOf([&](const Replica& r) {
+                return r.IsCompleteMemory() &&
+                       std::find(nodes.begin(), nodes.end(), r.node) != nodes.end();
+            }) < 0) {
+            return false;
+        }
+        return !draining || !OnDrainingSegmentsOnly(meta);
+    };
 }
 
 std::vector<DrainUnit> MasterStore::DrainUnits(NodeId node) const {
@@ -68,19 +86,33 @@ Result<DrainStep> MasterStore::DrainStart(NodeId from, const DrainUnit& unit,
             return r.node == from && r.IsCompleteMemory() && r.offset == unit.offset;
         });
         if (here < 0) return DrainStep{};  // evicted or dropped since listed
-        if (meta.MemoryCopies() > 1) {
-            // Another node has the bytes in MEMORY: this copy just goes (never a task's source).
-            if (meta.SourcePinned(meta.replicas()[here])) {
-                return Status::Busy("the copy of " + QuoteKey(unit.key) +
-                                    " on the draining node is a task's source");
-            }
+        // An offload reads the object's first MEMORY copy: neither dropped nor displaced
+        // (DrainEnd puts the new copy first) until it ends.
+        if (meta.offload) {
+            return Status::Busy("an offload of " + QuoteKey(unit.key) + " is in flight");
+        }
+        const bool elsewhere = meta.IndexOf([&](const Replica& r) {
+            return r.node != from && r.IsCompleteMemory();
+        }) >= 0;
+        if (elsewhere && !OnDrainingSegmentsOnly(meta)) {
+            // A node that takes data has the bytes in MEMORY: this copy just goes.
             DropReplica(shard, meta, static_cast<size_t>(here));
+            RecountHardPin(shard, meta);
             return DrainStep{};
         }
     }
     // Anywhere but the draining node (and, when targets are named, only there): placement
     // skips draining nodes by itself.
     std::vector<NodeId> avoid{from};
+    {
+        MutexLock lock(shard.mu);  // nor a node holding a copy already
+        auto it = shard.objects.find(unit.key);
+        if (it != shard.objects.end()) {
+            for (const Replica& r : it->second.replicas()) {
+                if (r.tier == Tier::kMemory) avoid.push_back(r.node);
+            }
+        }
+    }
     if (!targets.empty()) {
         for (const auto& node : nodes_.All()) {
             if (std::find(targets.begin(), targets.end(), node->id) == targets.end()) {
@@ -94,18 +126,19 @@ Result<DrainStep> MasterStore::DrainStart(NodeId from, const DrainUnit& unit,
         // a drain does not push out what is read more than what it moves.
         EvictionScope scope = RoomScope(TenantOfKey(unit.key));
         scope.colder_than = std::max<uint64_t>(recency, 1);
+        scope.on_nodes.assign(targets.begin(), targets.end());  // room only where it can go
         EvictColdest(SegmentAllocator::RoundUp(unit.size), scope);
         target = dram_.TryAllocate(unit.size, kNoNode, avoid);
     }
     if (!target) {
         return Status::NoSpace("no node " + std::string(targets.empty() ? "" : "of the targets ") +
-                               "has room for " + QuoteKey(unit.key) + " (" +
-                               FormatSize(unit.size) + ")");
+                               "has room for " + QuoteKey(unit.key) + " (" + FormatSize(unit.size) +
+                               ")");
     }
     DrainStep step;
     step.kind = DrainStep::kCopy;
-    step.target = {Tier::kMemory, ReplicaState::kProcessing, target->node, target->offset,
-                   unit.size, 0};
+    step.target = {
+        Tier::kMemory, ReplicaState::kProcessing, target->node, target->offset, unit.size, 0};
     return step;
 }
 
@@ -121,18 +154,26 @@ Status MasterStore::DrainEnd(NodeId from, const DrainUnit& unit, const DrainStep
     {
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(unit.key);
-        if (it != shard.objects.end() && it->second.generation == unit.generation &&
-            nodes_.Get(step.target.node) != nullptr) {
+        const bool same = it != shard.objects.end() && it->second.generation == unit.generation;
+        if (same && nodes_.Get(step.target.node) == nullptr) {
+            return Status::Unavailable("the node the copy of " + QuoteKey(unit.key) +
+                                       " went to left");
+        }
+        if (same) {
             ObjectMeta& meta = it->second;
-            meta.AddMemory(*this, step.target.node, step.target.offset, /*first=*/true);
+            // An offload started meanwhile reads the first MEMORY copy: the new one goes
+            // after it, and the copy here stays until a later pass (DrainStart: Busy).
+            meta.AddMemory(*this, step.target.node, step.target.offset,
+                           /*first=*/!meta.offload);
             // Evicted to disk while copied: back in the eviction order. Else it keeps its
             // place (a move is not an access).
             if (!meta.eviction.listed) LruTouch(shard, meta);
             const int here = meta.IndexOf(
                 [&](const Replica& r) { return r.node == from && r.IsCompleteMemory(); });
-            if (here >= 0 && !meta.SourcePinned(meta.replicas()[here])) {
+            if (here >= 0 && !meta.offload) {
                 DropReplica(shard, meta, static_cast<size_t>(here));
             }
+            RecountHardPin(shard, meta);
             return Status::Ok();
         }
     }

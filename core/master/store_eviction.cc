@@ -43,7 +43,8 @@ MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target, const Evicti
     EvictResult result;
     const bool offload_enabled = config_.enable_offload();
     const LeaseRule leases = lease_rule();
-    ColdestFirst candidates = CollectCandidates(target, scope.Filter(tenants_));
+    const CandidateFilter filter = RoundFilter(scope);
+    ColdestFirst candidates = CollectCandidates(target, filter);
     while (const Candidate* next = candidates.Next()) {
         const Candidate& c = *next;
         if (result.freed + result.pending >= target) break;
@@ -56,13 +57,11 @@ MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target, const Evicti
             ObjectMeta& meta = it->second;
             // Read since collected, or a new incarnation: not the victim we chose.
             if (meta.generation != c.generation || meta.recency != c.recency) continue;
-            if (scope.colder_than != 0 && meta.recency >= scope.colder_than) continue;
             if (!meta.Evictable(clock_.Now(), leases)) continue;
-            if (draining_segments_.load() > 0 && OnDrainingSegmentsOnly(shard, meta)) continue;
             group = groups_.Others(c.key);  // before the victim may go (and leave its group)
             if (!EvictVictim(shard, meta, c.bytes, offload_enabled, result)) continue;
         }
-        EvictGroupMembers(group, offload_enabled, result);
+        EvictGroupMembers(group, offload_enabled, filter, result);
     }
     return result;
 }
@@ -125,7 +124,8 @@ bool MasterStore::EvictVictim(Shard& shard, ObjectMeta& meta, uint64_t bytes,
 }
 
 void MasterStore::EvictGroupMembers(const std::vector<std::string>& members,
-                                    bool offload_enabled, EvictResult& result) {
+                                    bool offload_enabled, const CandidateFilter& filter,
+                                    EvictResult& result) {
     const LeaseRule leases = lease_rule();
     for (const std::string& key : members) {
         Shard& shard = table_.ShardFor(key);
@@ -135,7 +135,8 @@ void MasterStore::EvictGroupMembers(const std::vector<std::string>& members,
         ObjectMeta& meta = it->second;
         // The same safety as any victim; a pinned member keeps its pin's promise.
         const Nanos now = clock_.Now();
-        if (!meta.Evictable(now, leases) || shard.eviction_lists.pins.HardPinned(meta) ||
+        if (!meta.Evictable(now, leases) || (filter && !filter(meta)) ||
+            shard.eviction_lists.pins.HardPinned(meta) ||
             (HonourSoftPins() && shard.eviction_lists.pins.SoftPinned(meta, now))) {
             continue;
         }

@@ -139,6 +139,20 @@ void MasterStore::TouchGroup(std::string_view key) {
     }
 }
 
+void MasterStore::RecountHardPin(Shard& shard, ObjectMeta& meta) {
+    if (shard.eviction_lists.pins.empty()) return;  // the common case: nothing pinned here
+    size_t copies = 0;
+    for (const Replica& r : meta.replicas()) copies += r.tier == Tier::kMemory ? 1 : 0;
+    const uint64_t bytes =
+        SegmentAllocator::RoundUp(meta.size) * std::max<uint64_t>(copies, 1);
+    const uint64_t before = shard.eviction_lists.pins.ResetHardBytes(meta, bytes);
+    if (before == 0 || before == bytes) return;
+    const uint64_t now = before < bytes
+                             ? hard_pinned_bytes_.fetch_add(bytes - before) + (bytes - before)
+                             : hard_pinned_bytes_.fetch_sub(before - bytes) - (before - bytes);
+    metrics_.hard_pinned_bytes.Set(static_cast<double>(now));
+}
+
 void MasterStore::UncountHardPin(uint64_t bytes) {
     if (bytes == 0) return;
     metrics_.hard_pinned_bytes.Set(

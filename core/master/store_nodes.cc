@@ -55,6 +55,9 @@ Result<HeartbeatReply> MasterStore::Heartbeat(NodeId node_id, uint64_t applied) 
 void MasterStore::CleanupNode(const std::shared_ptr<NodeState>& node) {
     const NodeId id = node->id;
     node->MarkGone();
+    if (node->segment_state.exchange(SegmentState::kOk) != SegmentState::kOk) {
+        draining_segments_.fetch_sub(1);  // a drained node leaving: the drain's end
+    }
     for (Shard& shard : table_.shards()) {
         MutexLock lock(shard.mu);
         std::vector<ObjectMeta*> emptied;
@@ -74,6 +77,7 @@ void MasterStore::CleanupNode(const std::shared_ptr<NodeState>& node) {
                 emptied.push_back(&meta);
             } else if (held_complete) {
                 departed_.CopyAway(key, meta.generation);  // for HA tombstones
+                RecountHardPin(shard, meta);
             }
         }
         for (ObjectMeta* meta : emptied) DestroyObject(shard, *meta);

@@ -154,6 +154,7 @@ Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
         }
         meta.AddMemory(*this, node_id, report.offset, /*first=*/false);
         LruTouch(shard, meta);
+        RecountHardPin(shard, meta);
         return Status::Ok();
     });
 }

@@ -27,10 +27,12 @@ CandidateFilter EvictionScope::Filter(const TenantLedger& ledger) const {
         case kAnyone:
             return {};
         case kOnlyTenant:
-            return [tenant = tenant](std::string_view key) { return TenantOfKey(key) == tenant; };
+            return [tenant = tenant](const ObjectMeta& meta) {
+                return TenantOfKey(*meta.key) == tenant;
+            };
         case kUnprotected:
-            return [tenant = tenant, &ledger](std::string_view key) {
-                std::string_view owner = TenantOfKey(key);
+            return [tenant = tenant, &ledger](const ObjectMeta& meta) {
+                std::string_view owner = TenantOfKey(*meta.key);
                 return owner == tenant || !ledger.ProtectedFromOthers(owner);
             };
     }
@@ -40,7 +42,7 @@ CandidateFilter EvictionScope::Filter(const TenantLedger& ledger) const {
 EvictionScope MasterStore::RoomScope(std::string_view tenant) const {
     // No tenant has a MEMORY quota (the common case, one tenant): no filter, no cost.
     if (!tenants_.any_memory_quota()) return {};
-    return {EvictionScope::kUnprotected, std::string(tenant)};
+    return {EvictionScope::kUnprotected, std::string(tenant), 0, {}};
 }
 
 Result<DramPool::Allocation> MasterStore::AllocateWithEviction(std::string_view key,
@@ -72,7 +74,7 @@ Status MasterStore::MakeTenantRoom(std::string_view tenant, uint64_t adding) {
     }
     const uint64_t excess = tenants_.MemoryExcess(tenant, adding);
     if (excess == 0) return Status::Ok();
-    EvictResult evicted = EvictColdest(excess, {EvictionScope::kOnlyTenant, std::string(tenant)});
+    EvictResult evicted = EvictColdest(excess, {EvictionScope::kOnlyTenant, std::string(tenant), 0, {}});
     for (size_t i = 0; i < evicted.victims; ++i) tenants_.CountQuotaEviction(tenant);
     if (evicted.freed + evicted.pending >= excess) return Status::Ok();
     return Status::NoSpace("tenant '" + std::string(tenant) + "' is at its MEMORY quota (" +
@@ -131,7 +133,7 @@ size_t MasterStore::EnforceTenantQuotas() {
         if (const uint64_t excess = tenants_.MemoryExcess(row.tenant); excess > 0) {
             // A quota lowered, or puts raced past it: the tenant's own objects go.
             EvictResult evicted =
-                EvictColdest(excess, {EvictionScope::kOnlyTenant, row.tenant});
+                EvictColdest(excess, {EvictionScope::kOnlyTenant, row.tenant, 0, {}});
             for (size_t i = 0; i < evicted.victims; ++i) tenants_.CountQuotaEviction(row.tenant);
             taken += evicted.victims;
         }

@@ -180,8 +180,18 @@ Result<SharedPoolTransport::Conn> SharedPoolTransport::Open(uint16_t port) {
 }
 
 bool SharedPoolTransport::IsNear(std::string_view address) {
+    const std::string a(address);
+    {
+        MutexLock lock(mu_);
+        if (auto it = channels_.find(a); it != channels_.end()) return it->second.usable;
+        if (auto it = near_.find(a); it != near_.end()) return it->second;
+    }
+    // Asked for every copy a reader is handed: looked up once, outside the lock, unlogged.
+    auto hp = net::ParseHostPort(a);
+    const bool near = hp.ok() && IsLocalHost(hp->host);
     MutexLock lock(mu_);
-    return ChannelLocked(std::string(address)).usable;
+    near_.emplace(a, near);
+    return near;
 }
 
 bool SharedPoolTransport::Reaches(const std::string& address) {

@@ -60,7 +60,8 @@ public:
     uint64_t shm_transfers() const;
 
     bool HasByKey() const override { return by_key_ && tcp_->HasByKey(); }
-    // A node on this host whose channel has not failed (Reaches without its hello).
+    // A node on this host whose channel has not failed (Reaches without its hello); the
+    // host looked up once per address, never logged.
     bool IsNear(std::string_view address) override MC_EXCLUDES(mu_);
 
     Status WriteMemory(std::string_view address, std::string_view key, Generation generation,
@@ -146,6 +147,8 @@ private:
     std::map<uintptr_t, Pool> pools_ MC_GUARDED_BY(mu_);  // by base address
     uint64_t next_pool_id_ MC_GUARDED_BY(mu_) = 1;
     std::map<std::string, Channel, std::less<>> channels_ MC_GUARDED_BY(mu_);
+    // IsNear's answers for addresses with no channel yet: on this host or not.
+    std::map<std::string, bool, std::less<>> near_ MC_GUARDED_BY(mu_);
     std::atomic<uint64_t> shm_transfers_{0};
 };
 

@@ -2,13 +2,11 @@
 // store_drain.cc), against real daemons: a drained node's MEMORY copies move to the other
 // node byte for byte, new data stays off it until the job is cancelled, a drain that finds
 // no room fails and gives the segment back, and bad requests get Mooncake's errors.
+#include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -36,8 +34,10 @@ Http Call(uint16_t port, const std::string& method, const std::string& path,
 // A master with its HTTP port, and two nodes without disks (what leaves DRAM is gone).
 struct DrainCluster {
     explicit DrainCluster(const std::string& second_dram = "16MiB")
-        : http_port(FreePort()), c({"--metrics_port=" + std::to_string(http_port)}),
-          a(c.AddNode("16MiB", false)), b(c.AddNode(second_dram, false)) {}
+        : http_port(FreePort()),
+          c({"--metrics_port=" + std::to_string(http_port)}),
+          a(c.AddNode("16MiB", false)),
+          b(c.AddNode(second_dram, false)) {}
     uint16_t http_port;
     Cluster c;
     Cluster::NodeProcess& a;
@@ -45,8 +45,7 @@ struct DrainCluster {
 };
 
 std::string StartDrain(uint16_t port, const std::string& segment) {
-    Http created = Call(port, "POST", "/api/v1/drain_jobs",
-                        json{{"segments", {segment}}}.dump());
+    Http created = Call(port, "POST", "/api/v1/drain_jobs", json{{"segments", {segment}}}.dump());
     EXPECT_EQ(created.status, 200) << created.body.dump();
     EXPECT_EQ(created.body.value("status", ""), "CREATED");
     return created.body.value("job_id", "");
@@ -88,15 +87,14 @@ TEST(DrainJobTest, EveryMemoryCopyMovesOffTheNodeAndNewDataStaysAwayUntilCancell
     constexpr size_t kSize = 256 << 10;
     for (int i = 0; i < kKeys; ++i) {
         const std::string v = Pattern(i, kSize);
-        ASSERT_TRUE(client.Put("moved-" + std::to_string(i), std::as_bytes(std::span(v)),
-                               d.c.IdOf(d.a))
-                        .ok());
+        ASSERT_TRUE(
+            client.Put("moved-" + std::to_string(i), std::as_bytes(std::span(v)), d.c.IdOf(d.a))
+                .ok());
     }
     PutConfig two;
     two.replicas = 2;
     const std::string copied = Pattern(99, kSize);
-    ASSERT_TRUE(
-        client.Put("copied", std::as_bytes(std::span(copied)), d.c.IdOf(d.a), two).ok());
+    ASSERT_TRUE(client.Put("copied", std::as_bytes(std::span(copied)), d.c.IdOf(d.a), two).ok());
     ASSERT_EQ(MemoryNodes(client, "moved-0"), std::vector<std::string>{d.a.name});
     EXPECT_EQ(SegmentStatus(d.http_port, d.a.name), "OK");
 
@@ -127,11 +125,14 @@ TEST(DrainJobTest, EveryMemoryCopyMovesOffTheNodeAndNewDataStaysAwayUntilCancell
     auto nodes = client.Nodes();
     ASSERT_TRUE(nodes.ok());
     for (const NodeInfo& n : *nodes) {
-        if (n.spec.name == d.a.name) EXPECT_EQ(n.segment_used, 0u) << "DRAM left behind";
+        if (n.spec.name == d.a.name) {
+            EXPECT_EQ(n.segment_used, 0u) << "DRAM left behind";
+        }
     }
     Http detail = Call(d.http_port, "GET", "/get_segments_detail");
     for (const json& s : detail.body["segments"]) {
-        EXPECT_EQ(s.value("status", ""), s.value("segment_name", "") == d.a.name ? "DRAINED" : "OK");
+        EXPECT_EQ(s.value("status", ""),
+                  s.value("segment_name", "") == d.a.name ? "DRAINED" : "OK");
     }
 
     // A drained segment takes no new data, even asked for by name.
@@ -160,9 +161,9 @@ TEST(DrainJobTest, ADrainWithNoRoomElsewhereFailsAndGivesTheSegmentBack) {
     constexpr size_t kSize = 256 << 10;
     for (int i = 0; i < kKeys; ++i) {
         const std::string v = Pattern(i, kSize);
-        ASSERT_TRUE(client.Put("stay-" + std::to_string(i), std::as_bytes(std::span(v)),
-                               d.c.IdOf(d.a))
-                        .ok());
+        ASSERT_TRUE(
+            client.Put("stay-" + std::to_string(i), std::as_bytes(std::span(v)), d.c.IdOf(d.a))
+                .ok());
     }
     const json job = WaitForEnd(d.http_port, StartDrain(d.http_port, d.a.name));
     ASSERT_EQ(job.value("status_name", ""), "FAILED") << job.dump();
@@ -201,8 +202,7 @@ TEST(DrainJobTest, BadRequestsGetMooncakesErrors) {
               400);
     EXPECT_EQ(Call(p, "GET", "/api/v1/drain_jobs/query").status, 400);
     EXPECT_EQ(Call(p, "GET", "/api/v1/drain_jobs/query?job_id=not-a-uuid").status, 400);
-    EXPECT_EQ(Call(p, "GET",
-                   "/api/v1/drain_jobs/query?job_id=0b7e3f0e-8c1a-4c4e-9a1e-1f2d3c4b5a69")
+    EXPECT_EQ(Call(p, "GET", "/api/v1/drain_jobs/query?job_id=0b7e3f0e-8c1a-4c4e-9a1e-1f2d3c4b5a69")
                   .status,
               404);
     EXPECT_EQ(Call(p, "POST", "/api/v1/drain_jobs/cancel?job_id=bad").status, 400);

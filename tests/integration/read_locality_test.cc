@@ -2,9 +2,8 @@
 // with copies on two nodes, a reader whose transport reaches one of them without the network
 // reads that copy, even when the master lists it second; a reader near neither reads the
 // master's first. Counted on each node's own data channel (data_reads_total), real daemons.
-#include <httplib.h>
-
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <cmath>
 #include <memory>
@@ -29,11 +28,11 @@ double NodeMemoryReads(uint16_t metrics_port) {
 // A TCP transport that takes one node's data channel for its own host's (as an engine's
 // embedded node, or a node it shares pools with, is): only its answer to IsNear differs.
 class NearTo final : public ForwardingTransport {
-public:
+  public:
     explicit NearTo(std::string address) : address_(std::move(address)) {}
     bool IsNear(std::string_view address) override { return address == address_; }
 
-private:
+  private:
     std::string address_;
 };
 

@@ -9,7 +9,7 @@ namespace mooncake::testing {
 namespace {
 
 class DrainTest : public StoreFixture {
-public:
+  public:
     void SetUp() override {
         StoreFixture::SetUp();
         config_.Set("enable_offload", "false").ok();
@@ -104,8 +104,8 @@ TEST_F(DrainTest, AnObjectRemovedOrPutAgainWhileCopiedGivesTheTargetBack) {
     Put("again", kObject, a);
     for (size_t i = 0; i < units.size(); ++i) {
         ASSERT_TRUE(steps[i].ok());
-        EXPECT_TRUE(store().DrainEnd(a, units[i], *steps[i], /*copied=*/true).Is(
-            StatusCode::kNotFound));
+        EXPECT_TRUE(
+            store().DrainEnd(a, units[i], *steps[i], /*copied=*/true).Is(StatusCode::kNotFound));
     }
     EXPECT_EQ(DramUsed(), kObject) << "only the new \"again\" holds DRAM";
     EXPECT_EQ(MemoryNodes("again"), std::vector<NodeId>{a});
@@ -138,6 +138,23 @@ TEST_F(DrainTest, RoomIsMadeOnlyFromColderObjectsAndNeverOnTheDrainingNode) {
     EXPECT_TRUE(refused.status().Is(StatusCode::kNoSpace)) << refused.status().ToString();
     EXPECT_EQ(MemoryNodes("a-cold"), std::vector<NodeId>{a});
     EXPECT_EQ(MemoryNodes("b-hotter"), std::vector<NodeId>{b});
+    ExpectInvariants();
+}
+
+TEST_F(DrainTest, ACopyAnOffloadIsReadingWaitsForIt) {
+    config_.Set("enable_offload", "true").ok();
+    NodeId a = AddNode("a", 8 * kObject);
+    NodeId b = AddNode("b", 8 * kObject);
+    Put("k", kObject, a);
+    Result<ManualOutcome> queued = store().Offload("k");
+    ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+    std::vector<DrainUnit> units = store().DrainUnits(a);
+    ASSERT_EQ(units.size(), 1u);
+    // Its offload reads the first MEMORY copy: the drain neither drops nor displaces it.
+    EXPECT_TRUE(store().DrainStart(a, units[0]).status().Is(StatusCode::kBusy));
+    EXPECT_EQ(RunOffloads(a), 1u);
+    ASSERT_TRUE(Move(a, units[0]).ok());
+    EXPECT_EQ(MemoryNodes("k"), std::vector<NodeId>{b});
     ExpectInvariants();
 }
 

@@ -147,6 +147,39 @@ TEST_F(ReplicaCopiesTest, ADepartedNodeTakesOnlyItsCopyAndABackOneIsACopyAgain) 
     ExpectInvariants();
 }
 
+TEST_F(ReplicaCopiesTest, AHardPinCountsTheCopiesItHasNotThoseItHad) {
+    NodeId a = AddNode("a", 4 * kObject);
+    NodeId b = AddNode("b", 4 * kObject);
+    PutConfig hard = Copies(2, {b});
+    hard.hard = true;
+    Result<PutStartReply> start = Start("k", hard, a);
+    ASSERT_TRUE(start.ok());
+    ASSERT_TRUE(store().PutEnd(1, "k", start->generation).ok());
+    EXPECT_EQ(Metric("hard_pinned_bytes"), 2 * kObject);
+    // b leaves with its copy: the pin counts the one left.
+    ASSERT_TRUE(store().UnregisterNode(b).ok());
+    EXPECT_EQ(Metric("hard_pinned_bytes"), kObject);
+    ExpectInvariants();
+    // b comes back with it: two again.
+    NodeId back = AddNode("b", 4 * kObject);
+    std::vector<MemoryReplicaReport> reports{
+        {"k", start->generation, kObject, start->copies.at(0).offset}};
+    Result<std::vector<Status>> out = store().RegisterMemoryReplicas(back, reports);
+    ASSERT_TRUE(out.ok() && (*out)[0].ok());
+    EXPECT_EQ(Metric("hard_pinned_bytes"), 2 * kObject);
+    ExpectInvariants();
+    // A drain of one copy's node drops that copy (the other holds the bytes): one again.
+    std::vector<DrainUnit> units = store().DrainUnits(back);
+    ASSERT_EQ(units.size(), 1u);
+    Result<DrainStep> step = store().DrainStart(back, units[0]);
+    ASSERT_TRUE(step.ok());
+    EXPECT_EQ(step->kind, DrainStep::kDone);
+    EXPECT_EQ(Metric("hard_pinned_bytes"), kObject);
+    ASSERT_TRUE(store().Remove("k").ok());
+    EXPECT_EQ(Metric("hard_pinned_bytes"), 0);
+    ExpectInvariants();
+}
+
 TEST_F(ReplicaCopiesTest, ANewMasterLearnsEveryCopyFromTheNodes) {
     NodeId a = AddNode("a", 4 * kObject);
     NodeId b = AddNode("b", 4 * kObject);
