@@ -14,17 +14,6 @@ class DrainTest : public StoreFixture {
         StoreFixture::SetUp();
         config_.Set("enable_offload", "false").ok();
     }
-    std::vector<NodeId> MemoryNodes(const std::string& key) {
-        std::vector<NodeId> out;
-        Result<ObjectView> view = store().Stat(key);
-        if (!view.ok()) return out;
-        for (const ReplicaDesc& r : view->replicas) {
-            if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete) {
-                out.push_back(r.node);
-            }
-        }
-        return out;
-    }
     // Moves one unit as DrainJobs does, with the copy itself taken as done.
     Status Move(NodeId from, const DrainUnit& unit) {
         Result<DrainStep> step = store().DrainStart(from, unit);

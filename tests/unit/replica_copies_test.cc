@@ -30,18 +30,6 @@ public:
         if (!start.ok()) return start.status();
         return store().PutEnd(1, key, start->generation);
     }
-    // The nodes of the key's COMPLETE MEMORY replicas, in the order a reader is handed them.
-    std::vector<NodeId> MemoryNodes(const std::string& key) {
-        std::vector<NodeId> out;
-        Result<ObjectView> view = store().Stat(key);
-        if (!view.ok()) return out;
-        for (const ReplicaDesc& r : view->replicas) {
-            if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete) {
-                out.push_back(r.node);
-            }
-        }
-        return out;
-    }
 };
 
 TEST_F(ReplicaCopiesTest, CopiesAreOnDistinctNodesAndReadableOnlyOnceThePutEnds) {

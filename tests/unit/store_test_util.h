@@ -134,6 +134,20 @@ public:  // tests drive the fixture from helper functions too
         return used;
     }
 
+    // The nodes of the key's COMPLETE MEMORY replicas, in the master's order (Stat: not a
+    // read, so nothing moves).
+    std::vector<NodeId> MemoryNodes(const std::string& key) {
+        std::vector<NodeId> out;
+        Result<ObjectView> view = store().Stat(key);
+        if (!view.ok()) return out;
+        for (const ReplicaDesc& r : view->replicas) {
+            if (r.tier == Tier::kMemory && r.state == ReplicaState::kComplete) {
+                out.push_back(r.node);
+            }
+        }
+        return out;
+    }
+
     // A reader's Get of the metadata (lease, recency, promotion trigger); result not needed.
     void Read(const std::string& key) { (void)store().GetReplicaList(key); }
 
