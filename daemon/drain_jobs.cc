@@ -15,8 +15,9 @@ namespace mooncake {
 struct DrainJobs::Job {
     Mutex mu;
     JobView view MC_GUARDED_BY(mu);
-    std::vector<NodeId> nodes;    // the draining nodes, as `view.segments`
-    std::vector<NodeId> targets;  // empty: anywhere
+    std::vector<NodeId> nodes;       // the draining nodes, as `view.segments`
+    std::vector<std::string> names;  // their names (set at Create, then read-only)
+    std::vector<NodeId> targets;     // empty: anywhere
     std::atomic<bool> cancelled{false};
     std::atomic<bool> ended{false};  // Run returned: its thread may be joined
     std::thread thread;
@@ -24,11 +25,11 @@ struct DrainJobs::Job {
 
 namespace {
 
-// Passes after which a job that still moves something gives up (each pass moves what the
-// nodes held at its start; more are needed for copies busy as an offload's source and for
-// puts placed there just before the drain began).
-constexpr int kMaxPasses = 20;
+// Between passes that left something busy (an offload reading a copy, a put placed there
+// just before the drain began): waited for up to the put timeout (a put never ended is
+// revoked by then) plus this margin.
 constexpr auto kBusyPause = std::chrono::milliseconds(100);
+constexpr auto kBusyMargin = std::chrono::seconds(10);
 // Finished jobs kept for Query; older ones are forgotten.
 constexpr size_t kFinishedKept = 64;
 
@@ -120,6 +121,7 @@ Result<std::string> DrainJobs::Create(const Request& request) {
             return Status::InvalidArgument("segment " + name + " is named twice");
         }
         job->nodes.push_back(n->id);
+        job->names.push_back(name);
     }
     for (const std::string& name : request.target_segments) {
         const NodeInfo* n = ByName(nodes, name);
@@ -203,17 +205,21 @@ Result<DrainJobs::JobStatus> DrainJobs::Cancel(const std::string& id) {
 }
 
 void DrainJobs::ReapLocked() {
-    size_t finished = 0;
-    for (auto& [id, job] : jobs_) finished += job->ended.load() ? 1 : 0;
-    for (auto it = jobs_.begin(); it != jobs_.end();) {
-        Job& job = *it->second;
-        if (job.ended.load() && job.thread.joinable()) job.thread.join();
-        if (job.ended.load() && finished > kFinishedKept) {
-            --finished;
-            it = jobs_.erase(it);  // ids are random: an arbitrary finished job goes
-        } else {
-            ++it;
+    // Forgettable: FAILED or CANCELED (a SUCCEEDED job is kept: its cancel puts its nodes
+    // back in service), the least recently updated first.
+    std::vector<std::pair<int64_t, std::string>> forgettable;
+    for (auto& [id, job] : jobs_) {
+        if (!job->ended.load()) continue;
+        if (job->thread.joinable()) job->thread.join();
+        MutexLock job_lock(job->mu);
+        if (job->view.status == JobStatus::kFailed || job->view.status == JobStatus::kCanceled) {
+            forgettable.emplace_back(job->view.updated_at_ms, id);
         }
+    }
+    if (forgettable.size() <= kFinishedKept) return;
+    std::sort(forgettable.begin(), forgettable.end());
+    for (size_t i = 0; i + kFinishedKept < forgettable.size(); ++i) {
+        jobs_.erase(forgettable[i].second);
     }
 }
 
@@ -243,7 +249,10 @@ void DrainJobs::Run(Job& job) {
     // Done only once a pass finds nothing on the nodes and no DRAM allocated there (a put
     // placed just before the drain began may still be writing: waited for, as blocked).
     bool drained = false;
-    for (int pass = 0; pass < kMaxPasses && !drained && !job.cancelled.load(); ++pass) {
+    std::string left_node;  // a node that left mid-drain (its copies went with it)
+    const auto give_up = std::chrono::steady_clock::now() +
+                         std::chrono::seconds(store_.config().put_timeout_sec()) + kBusyMargin;
+    while (!drained && !job.cancelled.load()) {
         {
             MutexLock lock(job.mu);
             job.view.failed_units = job.view.blocked_units = 0;  // counted again each pass
@@ -254,6 +263,8 @@ void DrainJobs::Run(Job& job) {
             moved =
                 Pass(job, job.nodes[i], data_addresses[i], job.targets, &left, &listed) || moved;
         }
+        left_node = NodeGone(job);
+        if (!left_node.empty()) break;
         if (listed == 0) {
             drained = NothingAllocated(job.nodes);
             if (drained) break;
@@ -263,6 +274,7 @@ void DrainJobs::Run(Job& job) {
             MutexLock lock(job.mu);
             if (job.view.blocked_units == 0) break;  // no room or errors: another pass is no use
         }
+        if (std::chrono::steady_clock::now() > give_up) break;  // still busy: FAILED
         if (left || listed == 0) std::this_thread::sleep_for(kBusyPause);
     }
     MutexLock lock(job.mu);
@@ -278,6 +290,12 @@ void DrainJobs::Run(Job& job) {
     }
     for (NodeId node : job.nodes) (void)store_.SetSegmentState(node, SegmentState::kOk);
     job.view.status = JobStatus::kFailed;
+    if (!left_node.empty()) {
+        job.view.message = "node " + left_node +
+                           " left during the drain: the copies not moved by then went with it";
+        spdlog::warn("drain job {}: failed: {}", job.view.id, job.view.message);
+        return;
+    }
     const std::string last_error = job.view.message;
     job.view.message = std::to_string(job.view.failed_units + job.view.blocked_units) +
                        " MEMORY copies could not be moved" +
@@ -285,6 +303,13 @@ void DrainJobs::Run(Job& job) {
                                            : " (last: " + last_error + ")") +
                        "; the segments take new data again";
     spdlog::warn("drain job {}: failed: {}", job.view.id, job.view.message);
+}
+
+std::string DrainJobs::NodeGone(const Job& job) const {
+    for (size_t i = 0; i < job.nodes.size(); ++i) {
+        if (!store_.NodeSpecOf(job.nodes[i])) return job.names[i];
+    }
+    return "";
 }
 
 bool DrainJobs::NothingAllocated(const std::vector<NodeId>& nodes) const {
@@ -325,9 +350,15 @@ bool DrainJobs::Pass(Job& job, NodeId node, const std::string& data_address,
             }
             copied = outcome.ok();
             Status ended = store_.DrainEnd(node, unit, *step, copied);
+            if (copied && ended.Is(StatusCode::kBusy)) {
+                // Copied, but the copy here stays while an offload reads it: a later pass
+                // drops it (and counts the unit then).
+                MutexLock lock(job.mu);
+                job.view.migrated_bytes += unit.size;
+            }
             if (copied && !ended.ok()) copied = false;
             // An object removed (or put again) meanwhile left nothing here to move; any other
-            // refusal (the target left) leaves the copy here.
+            // answer (busy, the target left) leaves the copy here.
             if (outcome.ok() && !ended.Is(StatusCode::kNotFound)) outcome = ended;
         }
         MutexLock lock(job.mu);

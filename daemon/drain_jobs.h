@@ -11,8 +11,9 @@
 // node leaves or the job is cancelled), or a pass moves nothing (FAILED: units left for want
 // of room or for a transfer error; the segments take data again). Copies an offload is
 // reading, and puts placed there just before the drain, are waited for (blocked_units), up
-// to 20 passes. Cancel stops a running job and opens its segments to placement again (also
-// after SUCCEEDED: the way back into service).
+// to put_timeout_sec and 10 s. A node that leaves mid-drain ends its job FAILED. Cancel
+// stops a running job and opens its segments to placement again (also after SUCCEEDED: the
+// way back into service).
 //
 // What differs from Mooncake: the bytes pass through the master's process (its data
 // connections), one unit at a time (max_concurrency is checked, 1..64, not used); jobs live
@@ -90,7 +91,9 @@ private:
     bool Pass(Job& job, NodeId node, const std::string& data_address,
               const std::vector<NodeId>& targets, bool* left, size_t* listed);
     bool NothingAllocated(const std::vector<NodeId>& nodes) const;  // no DRAM in use there
-    // Joins ended jobs' threads; forgets the oldest finished past kFinishedKept.
+    std::string NodeGone(const Job& job) const;  // the name of a job node no longer live, or ""
+    // Joins ended jobs' threads; forgets the least recently updated FAILED or CANCELED jobs
+    // past the 64 kept.
     void ReapLocked() MC_REQUIRES(mu_);
 
     MasterStore& store_;

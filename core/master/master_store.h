@@ -243,8 +243,9 @@ public:
     Result<DrainStep> DrainStart(NodeId from, const DrainUnit& unit,
                                  std::span<const NodeId> targets = {});
     // After a kCopy step: `copied`, the target becomes a COMPLETE MEMORY copy and the copy on
-    // `from` goes (unless a task uses it now: a later DrainStart drops it). Not copied, or the
-    // object changed meanwhile (removed, put again: NotFound): the target's range is freed.
+    // `from` goes (Busy: it stays while an offload that began meanwhile reads it; a later
+    // DrainStart drops it). Not copied, or the object changed meanwhile (removed, put again:
+    // NotFound), or the target left (Unavailable): the target's range is freed.
     Status DrainEnd(NodeId from, const DrainUnit& unit, const DrainStep& step, bool copied);
     // Runtime tuning through the knob table (SetMode::kRuntime), all or nothing.
     Status Tune(const std::vector<std::pair<std::string, std::string>>& assignments);
@@ -395,8 +396,10 @@ private:
     // Takes `meta`'s MEMORY copy for eviction (`bytes`: its DRAM range): dropped now, or
     // offloaded first (MEMORY goes when the copy lands). False when it cannot go yet (its
     // node's offload queue is full). The caller checked Evictable.
+    // `on_nodes` (a drain's targets; empty: any): where a copy of several may be dropped.
     bool EvictVictim(Shard& shard, ObjectMeta& meta, uint64_t bytes, bool offload_enabled,
-                     EvictResult& result) MC_REQUIRES(shard.mu);
+                     EvictResult& result, std::span<const NodeId> on_nodes = {})
+        MC_REQUIRES(shard.mu);
     // An evicted object's group goes with it (core/master/group_table.h): each of `members`
     // that is evictable now, not pinned, is evicted too. Call without shard locks.
     void EvictGroupMembers(const std::vector<std::string>& members, bool offload_enabled,

@@ -17,9 +17,17 @@ namespace mooncake {
 Status MasterStore::SetSegmentState(NodeId node, SegmentState state) {
     std::shared_ptr<NodeState> n = nodes_.Get(node);
     if (n == nullptr) return Status::UnknownNode("node " + std::to_string(node) + " is not live");
-    const SegmentState was = n->segment_state.exchange(state);
-    if ((was == SegmentState::kOk) != (state == SegmentState::kOk)) {
-        draining_segments_.fetch_add(state == SegmentState::kOk ? -1 : 1);
+    auto count = [this](SegmentState was, SegmentState now) {
+        if ((was == SegmentState::kOk) != (now == SegmentState::kOk)) {
+            draining_segments_.fetch_add(now == SegmentState::kOk ? -1 : 1);
+        }
+    };
+    count(n->segment_state.exchange(state), state);
+    if (nodes_.Get(node) != n) {
+        // It left meanwhile (CleanupNode set it back to OK and counted that, maybe before
+        // this change): back to OK, counted once.
+        count(n->segment_state.exchange(SegmentState::kOk), SegmentState::kOk);
+        return Status::UnknownNode("node " + std::to_string(node) + " left");
     }
     if (state == SegmentState::kOk) dram_.NotifyRoom();  // its room is open to placement again
     return Status::Ok();
@@ -86,19 +94,24 @@ Result<DrainStep> MasterStore::DrainStart(NodeId from, const DrainUnit& unit,
             return r.node == from && r.IsCompleteMemory() && r.offset == unit.offset;
         });
         if (here < 0) return DrainStep{};  // evicted or dropped since listed
-        // An offload reads the object's first MEMORY copy: neither dropped nor displaced
-        // (DrainEnd puts the new copy first) until it ends.
-        if (meta.offload) {
-            return Status::Busy("an offload of " + QuoteKey(unit.key) + " is in flight");
-        }
         const bool elsewhere = meta.IndexOf([&](const Replica& r) {
             return r.node != from && r.IsCompleteMemory();
         }) >= 0;
         if (elsewhere && !OnDrainingSegmentsOnly(meta)) {
-            // A node that takes data has the bytes in MEMORY: this copy just goes.
+            // A node that takes data has the bytes in MEMORY: this copy just goes (unless an
+            // offload is reading it).
+            if (meta.SourcePinned(meta.replicas()[here])) {
+                return Status::Busy("the copy of " + QuoteKey(unit.key) +
+                                    " here is an offload's source");
+            }
             DropReplica(shard, meta, static_cast<size_t>(here));
             RecountHardPin(shard, meta);
             return DrainStep{};
+        }
+        // An offload reads the object's first MEMORY copy: it is not displaced (DrainEnd
+        // puts the new copy first) until the offload ends.
+        if (meta.offload) {
+            return Status::Busy("an offload of " + QuoteKey(unit.key) + " is in flight");
         }
     }
     // Anywhere but the draining node (and, when targets are named, only there): placement
@@ -170,9 +183,12 @@ Status MasterStore::DrainEnd(NodeId from, const DrainUnit& unit, const DrainStep
             if (!meta.eviction.listed) LruTouch(shard, meta);
             const int here = meta.IndexOf(
                 [&](const Replica& r) { return r.node == from && r.IsCompleteMemory(); });
-            if (here >= 0 && !meta.offload) {
-                DropReplica(shard, meta, static_cast<size_t>(here));
+            if (here >= 0 && meta.offload) {
+                RecountHardPin(shard, meta);
+                return Status::Busy("the copy of " + QuoteKey(unit.key) +
+                                    " stays until its offload ends");
             }
+            if (here >= 0) DropReplica(shard, meta, static_cast<size_t>(here));
             RecountHardPin(shard, meta);
             return Status::Ok();
         }

@@ -58,8 +58,11 @@ MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target, const Evicti
             // Read since collected, or a new incarnation: not the victim we chose.
             if (meta.generation != c.generation || meta.recency != c.recency) continue;
             if (!meta.Evictable(clock_.Now(), leases)) continue;
+            if (filter && !filter(meta)) continue;  // copies or segments changed since
             group = groups_.Others(c.key);  // before the victim may go (and leave its group)
-            if (!EvictVictim(shard, meta, c.bytes, offload_enabled, result)) continue;
+            if (!EvictVictim(shard, meta, c.bytes, offload_enabled, result, scope.on_nodes)) {
+                continue;
+            }
         }
         EvictGroupMembers(group, offload_enabled, filter, result);
     }
@@ -67,17 +70,27 @@ MasterStore::EvictResult MasterStore::EvictColdest(uint64_t target, const Evicti
 }
 
 bool MasterStore::EvictVictim(Shard& shard, ObjectMeta& meta, uint64_t bytes,
-                              bool offload_enabled, EvictResult& result) {
+                              bool offload_enabled, EvictResult& result,
+                              std::span<const NodeId> on_nodes) {
     if (meta.MemoryCopies() > 1) {
         // One of several copies (PutConfig::replicas) goes on its own, now: the others keep
         // the bytes, so no disk copy is needed, and the object stays listed where it was.
-        // Never a task's source.
+        // Never a task's source, and only where room is wanted: on a node placement uses
+        // (not a draining one) and, for a drain's room, on one of its targets.
+        const bool draining = draining_segments_.load() > 0;
         int last = -1;
         for (size_t i = 0; i < meta.replicas().size(); ++i) {
             const Replica& r = meta.replicas()[i];
-            if (r.IsCompleteMemory() && !meta.SourcePinned(r)) {
-                last = static_cast<int>(i);
+            if (!r.IsCompleteMemory() || meta.SourcePinned(r)) continue;
+            if (!on_nodes.empty() &&
+                std::find(on_nodes.begin(), on_nodes.end(), r.node) == on_nodes.end()) {
+                continue;
             }
+            if (draining) {
+                std::shared_ptr<NodeState> node = nodes_.Get(r.node);
+                if (node != nullptr && node->segment_state.load() != SegmentState::kOk) continue;
+            }
+            last = static_cast<int>(i);
         }
         if (last < 0) return false;
         DropReplica(shard, meta, static_cast<size_t>(last));

@@ -75,9 +75,9 @@ void MasterStore::CleanupNode(const std::shared_ptr<NodeState>& node) {
                 // Its bytes may come back with the node (store_rejoin.cc).
                 if (held_complete) departed_.Add(key, meta.generation);
                 emptied.push_back(&meta);
-            } else if (held_complete) {
-                departed_.CopyAway(key, meta.generation);  // for HA tombstones
-                RecountHardPin(shard, meta);
+            } else {
+                if (held_complete) departed_.CopyAway(key, meta.generation);  // HA tombstones
+                RecountHardPin(shard, meta);  // a copy of a hard-pinned object went
             }
         }
         for (ObjectMeta* meta : emptied) DestroyObject(shard, *meta);

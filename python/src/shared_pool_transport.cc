@@ -188,7 +188,8 @@ bool SharedPoolTransport::IsNear(std::string_view address) {
     }
     // Asked for every copy a reader is handed: looked up once, outside the lock, unlogged.
     auto hp = net::ParseHostPort(a);
-    const bool near = hp.ok() && IsLocalHost(hp->host);
+    if (!hp.ok()) return false;  // not cached: such an address is not worth remembering
+    const bool near = IsLocalHost(hp->host);
     MutexLock lock(mu_);
     near_.emplace(a, near);
     return near;

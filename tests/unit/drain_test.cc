@@ -147,5 +147,31 @@ TEST_F(DrainTest, ACopyAnOffloadIsReadingWaitsForIt) {
     ExpectInvariants();
 }
 
+TEST_F(DrainTest, RoomOnANamedTargetTakesTheCopyThereNotAnother) {
+    NodeId a = AddNode("a", 2 * kObject);
+    NodeId b = AddNode("b", 1 * kObject);
+    NodeId c = AddNode("c", 2 * kObject);
+    PutConfig two;
+    two.replicas = 2;
+    two.copy_nodes = {c};
+    Result<PutStartReply> start = store().PutStart(1, "cold", kObject, b, nullptr, two);
+    ASSERT_TRUE(start.ok());
+    ASSERT_TRUE(store().PutEnd(1, "cold", start->generation).ok());
+    ASSERT_EQ(MemoryNodes("cold"), (std::vector<NodeId>{b, c}));
+    Put("hot", kObject, a);
+    ASSERT_TRUE(store().SetSegmentState(a, SegmentState::kDraining).ok());
+    std::vector<DrainUnit> units = store().DrainUnits(a);
+    ASSERT_EQ(units.size(), 1u);
+    const std::vector<NodeId> targets{b};
+    Result<DrainStep> step = store().DrainStart(a, units[0], targets);
+    ASSERT_TRUE(step.ok()) << step.status().ToString();
+    EXPECT_EQ(step->target.node, b);
+    // The cold object's copy on b made the room; its copy on c stays.
+    EXPECT_EQ(MemoryNodes("cold"), std::vector<NodeId>{c});
+    ASSERT_TRUE(store().DrainEnd(a, units[0], *step, /*copied=*/true).ok());
+    EXPECT_EQ(MemoryNodes("hot"), std::vector<NodeId>{b});
+    ExpectInvariants();
+}
+
 }  // namespace
 }  // namespace mooncake::testing
