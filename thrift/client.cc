@@ -14,10 +14,7 @@
 #include "thrift/scoped_transport.h"
 
 namespace mooncake {
-namespace {
 
-// The index of `info`'s first COMPLETE replica whose node has a data address (the one a
-// pipelined batch read tries first), or replicas.size() if none.
 size_t FirstReachableReplica(const ObjectInfo& info) {
     const ObjectView& v = info.object;
     size_t r = 0;
@@ -27,6 +24,8 @@ size_t FirstReachableReplica(const ObjectInfo& info) {
     }
     return r;
 }
+
+namespace {
 
 ObjectInfo FromWireInfo(const rpc::ObjectInfo& wire) {
     ObjectInfo out;

@@ -98,6 +98,10 @@ struct ObjectInfo {
     std::vector<ReplicaLocation> locations;  // locations[i] is where object.replicas[i] lives
 };
 
+// The index of `info`'s first COMPLETE replica whose node has a data address (the one a read
+// tries first), or replicas.size() if none.
+size_t FirstReachableReplica(const ObjectInfo& info);
+
 struct ListPage {
     std::vector<ObjectInfo> objects;  // sorted by key
     bool more = false;                // ask again with start_after = objects.back().object.key

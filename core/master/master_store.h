@@ -383,9 +383,10 @@ private:
     EvictionScope RoomScope(std::string_view tenant) const;
     // Evicts about `target` bytes, coldest first, never pinned objects (nor leased ones, under
     // the lease_blocks_eviction knob), only within `scope`.
-    // Evicting a copy on a draining segment frees room placement cannot use (and a drain is
-    // moving it): eviction passes over objects whose MEMORY copies all lie there.
-    bool OnDrainingSegmentsOnly(const ObjectMeta& meta) const;  // under its shard lock
+    // Whether dropping `r` frees room placement can use: a COMPLETE MEMORY copy on a node
+    // that takes data (a draining segment's room is of no use, and a drain is moving it) and,
+    // when `on_nodes` is given (a drain's targets), on one of them. Under its shard lock.
+    bool RoomWantedAt(const Replica& r, std::span<const NodeId> on_nodes) const;
     EvictResult EvictColdest(uint64_t target, const EvictionScope& scope = {});
     // Evicts `tenant`'s own coldest objects so that `adding` more bytes keep it within its
     // MEMORY quota. NoSpace when the object alone is over the quota, or its own objects
@@ -406,7 +407,8 @@ private:
                            const CandidateFilter& filter, EvictResult& result);
     // What a round in `scope` may take: the tenants' filter, and the drain's bounds
     // (colder_than, on_nodes); never an object whose MEMORY copies all lie on draining
-    // segments (OnDrainingSegmentsOnly). Empty when nothing is excluded (the common case).
+    // segments (RoomWantedAt: an object needs one copy where room is wanted). Empty when nothing
+    // is excluded (the common case).
     CandidateFilter RoundFilter(const EvictionScope& scope) const;
     // The lease_blocks_eviction knob's rule, read once per eviction round.
     LeaseRule lease_rule() const override {
@@ -486,7 +488,7 @@ private:
     std::atomic<int64_t> puts_in_progress_{0};  // PROCESSING MEMORY replicas of unended Puts
     std::atomic<uint64_t> memory_objects_{0};  // objects with a COMPLETE MEMORY replica
     // Segments set to a state other than kOk (and not set back): while none, eviction does
-    // not look where its victims' copies lie (OnDrainingSegmentsOnly).
+    // not look where its victims' copies lie (RoomWantedAt).
     std::atomic<int64_t> draining_segments_{0};
     std::atomic<uint64_t> memory_object_bytes_{0};
     // DRAM bytes of hard-pinned objects (core/master/pin_table.h), reserved at PutStart.

@@ -33,30 +33,27 @@ Status MasterStore::SetSegmentState(NodeId node, SegmentState state) {
     return Status::Ok();
 }
 
-bool MasterStore::OnDrainingSegmentsOnly(const ObjectMeta& meta) const {
-    for (const Replica& r : meta.replicas()) {
-        if (!r.IsCompleteMemory()) continue;
-        std::shared_ptr<NodeState> node = nodes_.Get(r.node);
-        if (node != nullptr && node->segment_state.load() == SegmentState::kOk) return false;
+bool MasterStore::RoomWantedAt(const Replica& r, std::span<const NodeId> on_nodes) const {
+    if (!r.IsCompleteMemory()) return false;
+    if (!on_nodes.empty() &&
+        std::find(on_nodes.begin(), on_nodes.end(), r.node) == on_nodes.end()) {
+        return false;
     }
-    return true;
+    if (draining_segments_.load() == 0) return true;  // the common case: no lookup
+    std::shared_ptr<NodeState> node = nodes_.Get(r.node);
+    return node != nullptr && node->segment_state.load() == SegmentState::kOk;
 }
 
 CandidateFilter MasterStore::RoundFilter(const EvictionScope& scope) const {
     CandidateFilter tenants = scope.Filter(tenants_);
-    const bool draining = draining_segments_.load() > 0;
-    if (!draining && scope.colder_than == 0 && scope.on_nodes.empty()) return tenants;
-    return [this, tenants = std::move(tenants), draining, colder = scope.colder_than,
+    if (draining_segments_.load() == 0 && scope.colder_than == 0 && scope.on_nodes.empty()) {
+        return tenants;
+    }
+    return [this, tenants = std::move(tenants), colder = scope.colder_than,
             nodes = scope.on_nodes](const ObjectMeta& meta) {
         if (tenants && !tenants(meta)) return false;
         if (colder != 0 && meta.recency >= colder) return false;
-        if (!nodes.empty() && meta.IndexOf([&](const Replica& r) {
-                return r.IsCompleteMemory() &&
-                       std::find(nodes.begin(), nodes.end(), r.node) != nodes.end();
-            }) < 0) {
-            return false;
-        }
-        return !draining || !OnDrainingSegmentsOnly(meta);
+        return meta.IndexOf([&](const Replica& r) { return RoomWantedAt(r, nodes); }) >= 0;
     };
 }
 
@@ -82,6 +79,7 @@ Result<DrainStep> MasterStore::DrainStart(NodeId from, const DrainUnit& unit,
     MC_RETURN_IF_ERROR(ValidateKey(unit.key));
     Shard& shard = table_.ShardFor(unit.key);
     uint64_t recency = 0;
+    std::vector<NodeId> avoid;  // where the copy may not go (its holders, this one included)
     {
         MutexLock lock(shard.mu);
         auto it = shard.objects.find(unit.key);
@@ -95,9 +93,9 @@ Result<DrainStep> MasterStore::DrainStart(NodeId from, const DrainUnit& unit,
         });
         if (here < 0) return DrainStep{};  // evicted or dropped since listed
         const bool elsewhere = meta.IndexOf([&](const Replica& r) {
-            return r.node != from && r.IsCompleteMemory();
+            return r.node != from && RoomWantedAt(r, {});
         }) >= 0;
-        if (elsewhere && !OnDrainingSegmentsOnly(meta)) {
+        if (elsewhere) {
             // A node that takes data has the bytes in MEMORY: this copy just goes (unless an
             // offload is reading it).
             if (meta.SourcePinned(meta.replicas()[here])) {
@@ -113,17 +111,10 @@ Result<DrainStep> MasterStore::DrainStart(NodeId from, const DrainUnit& unit,
         if (meta.offload) {
             return Status::Busy("an offload of " + QuoteKey(unit.key) + " is in flight");
         }
-    }
-    // Anywhere but the draining node (and, when targets are named, only there): placement
-    // skips draining nodes by itself.
-    std::vector<NodeId> avoid{from};
-    {
-        MutexLock lock(shard.mu);  // nor a node holding a copy already
-        auto it = shard.objects.find(unit.key);
-        if (it != shard.objects.end()) {
-            for (const Replica& r : it->second.replicas()) {
-                if (r.tier == Tier::kMemory) avoid.push_back(r.node);
-            }
+        // Anywhere but the draining node and the nodes holding a copy already (and, when
+        // targets are named, only there): placement skips draining nodes by itself.
+        for (const Replica& r : meta.replicas()) {
+            if (r.tier == Tier::kMemory) avoid.push_back(r.node);
         }
     }
     if (!targets.empty()) {

@@ -75,22 +75,11 @@ bool MasterStore::EvictVictim(Shard& shard, ObjectMeta& meta, uint64_t bytes,
     if (meta.MemoryCopies() > 1) {
         // One of several copies (PutConfig::replicas) goes on its own, now: the others keep
         // the bytes, so no disk copy is needed, and the object stays listed where it was.
-        // Never a task's source, and only where room is wanted: on a node placement uses
-        // (not a draining one) and, for a drain's room, on one of its targets.
-        const bool draining = draining_segments_.load() > 0;
+        // Never a task's source, and only where room is wanted (RoomWantedAt).
         int last = -1;
         for (size_t i = 0; i < meta.replicas().size(); ++i) {
             const Replica& r = meta.replicas()[i];
-            if (!r.IsCompleteMemory() || meta.SourcePinned(r)) continue;
-            if (!on_nodes.empty() &&
-                std::find(on_nodes.begin(), on_nodes.end(), r.node) == on_nodes.end()) {
-                continue;
-            }
-            if (draining) {
-                std::shared_ptr<NodeState> node = nodes_.Get(r.node);
-                if (node != nullptr && node->segment_state.load() != SegmentState::kOk) continue;
-            }
-            last = static_cast<int>(i);
+            if (RoomWantedAt(r, on_nodes) && !meta.SourcePinned(r)) last = static_cast<int>(i);
         }
         if (last < 0) return false;
         DropReplica(shard, meta, static_cast<size_t>(last));

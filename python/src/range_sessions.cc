@@ -193,14 +193,9 @@ std::vector<int> RangeSessions::GetStart(const std::vector<std::string>& keys,
         sources->assign(keys.size(), std::nullopt);
         for (size_t i = 0; i < keys.size() && i < lists.size(); ++i) {
             if (!lists[i].ok()) continue;
-            const ObjectInfo& info = *lists[i];
-            for (size_t r = 0; r < info.object.replicas.size(); ++r) {  // the read order
-                if (info.object.replicas[r].state != ReplicaState::kComplete ||
-                    info.locations[r].data_address.empty()) {
-                    continue;
-                }
-                (*sources)[i] = info.object.replicas[r].tier;
-                break;
+            const size_t r = FirstReachableReplica(*lists[i]);  // the one a read tries first
+            if (r < lists[i]->object.replicas.size()) {
+                (*sources)[i] = lists[i]->object.replicas[r].tier;
             }
         }
     }
