@@ -451,8 +451,12 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
                 if (warm.load(std::memory_order_acquire) || IsNodeMethod(method)) {
                     return Status::Ok();
                 }
+                // Back: registered again and done reporting what it holds, so a client's
+                // Put cannot find that node's segment closed to it.
                 size_t back = 0;
-                for (const NodeInfo& n : store.Nodes()) back += expected.count(n.spec.name);
+                for (const NodeInfo& n : store.Nodes()) {
+                    back += !n.reporting && expected.count(n.spec.name) > 0;
+                }
                 if (back >= expected.size() || std::chrono::steady_clock::now() >= warm_until) {
                     warm.store(true, std::memory_order_release);
                     return Status::Ok();

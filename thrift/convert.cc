@@ -275,6 +275,7 @@ NodeSpec ToWire(const mooncake::NodeSpec& spec) {
     out.segment_capacity = static_cast<int64_t>(spec.segment_capacity);
     out.disk_capacity = static_cast<int64_t>(spec.disk_capacity);
     if (spec.incarnation != 0) out.__set_incarnation(static_cast<int64_t>(spec.incarnation));
+    if (spec.holds_memory) out.__set_holds_memory(true);
     return out;
 }
 
@@ -285,6 +286,7 @@ mooncake::NodeSpec FromWire(const NodeSpec& spec) {
     out.segment_capacity = static_cast<uint64_t>(std::max<int64_t>(0, spec.segment_capacity));
     out.disk_capacity = static_cast<uint64_t>(std::max<int64_t>(0, spec.disk_capacity));
     if (spec.__isset.incarnation) out.incarnation = static_cast<uint64_t>(spec.incarnation);
+    out.holds_memory = spec.__isset.holds_memory && spec.holds_memory;
     return out;
 }
 

@@ -166,6 +166,10 @@ struct NodeSpec {
   // Random per node process (absent or 0 from older nodes): a new one under a live name
   // replaces that registration at once; the same one gets its registration back.
   5: optional i64 incarnation,
+  // The node holds DRAM ranges it reports (RegisterMemoryReplicas) after this call: the
+  // master places nothing in its segment until its first heartbeat under the id returned,
+  // which it sends once those reports are in (absent from older nodes: placeable at once).
+  6: optional bool holds_memory,
 }
 
 // A node's own view of its disk tier (ReportNodeHealth).

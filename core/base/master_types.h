@@ -141,6 +141,10 @@ struct NodeSpec {
     // under a live node's name with a different non-zero incarnation is a restarted process:
     // it replaces the old registration at once (see MasterStore::RegisterNode).
     uint64_t incarnation = 0;
+    // It registers again holding DRAM ranges, reported right after: until its first
+    // heartbeat (sent once they are in) nothing new is placed in its segment, where it could
+    // overlap a range still to be reported (which the report would then lose).
+    bool holds_memory = false;
 };
 
 // A node's own view of its LOCAL_DISK tier, as it last reported it (MasterStore::
@@ -183,6 +187,7 @@ struct NodeInfo {
     NodeId id = kNoNode;
     NodeSpec spec;
     SegmentState segment_state = SegmentState::kOk;
+    bool reporting = false;  // registered again, still reporting the DRAM ranges it holds
     uint64_t segment_used = 0;
     uint64_t disk_used = 0;  // DiskFootprint (whole 4 KiB blocks) of its LOCAL_DISK replicas
     uint64_t memory_objects = 0;

@@ -12,7 +12,7 @@ std::optional<DramPool::Allocation> DramPool::TryAllocate(uint64_t size, NodeId 
         return std::find(avoid.begin(), avoid.end(), id) != avoid.end();
     };
     auto try_node = [&](NodeState& node) -> std::optional<Allocation> {
-        if (node.segment_state.load() != SegmentState::kOk) return std::nullopt;  // draining
+        if (!node.Placeable()) return std::nullopt;  // draining, or its ranges not reported
         auto offset = node.segment.Allocate(size);
         if (!offset) return std::nullopt;
         allocated_bytes_.fetch_add(SegmentAllocator::RoundUp(size), std::memory_order_relaxed);
@@ -29,8 +29,7 @@ std::optional<DramPool::Allocation> DramPool::TryAllocate(uint64_t size, NodeId 
     // Then the node with the most free room, so load spreads over the segments.
     std::vector<std::pair<uint64_t, NodeState*>> by_room;
     for (auto& node : all) {
-        if (node->id == preferred || avoided(node->id) ||
-            node->segment_state.load() != SegmentState::kOk) {
+        if (node->id == preferred || avoided(node->id) || !node->Placeable()) {
             continue;
         }
         if (node->segment.largest_free_extent() >= SegmentAllocator::RoundUp(size)) {
@@ -77,6 +76,14 @@ Result<DramPool::Allocation> DramPool::Allocate(uint64_t size, NodeId preferred,
             seen_events = room_events_;
         }
         if (auto a = TryAllocate(size, preferred)) return *a;
+        // A node that registered again is still reporting what its segment holds: its room
+        // opens at its next heartbeat (moments away). Wait for that rather than evict for
+        // room, which could take the very objects it has just reported back.
+        if (nodes_.AnyReporting()) {
+            if (WaitForRoomEvent(seen_events, give_up_at)) continue;
+            return Status::Busy("a node that registered again is still reporting the DRAM "
+                                "ranges it holds; try again");
+        }
         // Evict only when the DRAM already on its way out does not cover what the waiting
         // allocations (this one included) need. (Was: Evict on every wake-up, so a waiter that
         // lost the freed room to another queued one more victim each time, and racing Puts
@@ -112,22 +119,21 @@ Result<DramPool::Allocation> DramPool::Allocate(uint64_t size, NodeId preferred,
         }
         // Offloads in flight will free room: wait for one to finish, within the budget.
         waiting.Add(need);
-        bool timed_out = false;
-        {
-            MutexLock lock(room_mu_);
-            while (room_events_ == seen_events) {
-                if (!room_cv_.WaitUntil(room_mu_, give_up_at)) {
-                    timed_out = room_events_ == seen_events;
-                    break;
-                }
-            }
-        }
-        if (timed_out) {
+        if (!WaitForRoomEvent(seen_events, give_up_at)) {
             if (auto a = TryAllocate(size, preferred)) return *a;
             return Status::NoSpace("DRAM is full; offloads in flight did not free room within " +
                                    std::to_string(config_.put_wait_for_offload_ms()) + " ms");
         }
     }
+}
+
+bool DramPool::WaitForRoomEvent(uint64_t seen_events,
+                                std::chrono::steady_clock::time_point give_up_at) {
+    MutexLock lock(room_mu_);
+    while (room_events_ == seen_events) {
+        if (!room_cv_.WaitUntil(room_mu_, give_up_at)) return room_events_ != seen_events;
+    }
+    return true;
 }
 
 uint64_t DramPool::Capacity() const {

@@ -31,7 +31,7 @@ public:
     };
     // One attempt, no eviction: `preferred` first, then the node with the most free room;
     // never on a node of `avoid` (those holding the object's other copies), nor on a node
-    // whose segment is draining or drained (NodeState::segment_state).
+    // whose segment is draining or drained, or still being reported (NodeState::Placeable).
     std::optional<Allocation> TryAllocate(uint64_t size, NodeId preferred,
                                           std::span<const NodeId> avoid = {});
     // Makes room for `bytes`: returns the DRAM freed now (the eviction engine).
@@ -57,6 +57,10 @@ public:
     int64_t offloads_in_flight() const { return offloads_in_flight_.load(); }
 
 private:
+    // Waits until a room event after `seen_events`, or `give_up_at`; false when none came.
+    bool WaitForRoomEvent(uint64_t seen_events, std::chrono::steady_clock::time_point give_up_at)
+        MC_EXCLUDES(room_mu_);
+
     const NodeTable& nodes_;
     const Config& config_;
     Mutex room_mu_;  // with room_cv_: allocations waiting for offloads to free DRAM

@@ -109,6 +109,14 @@ uint64_t NodeTable::LargestSegment() const {
     return largest;
 }
 
+bool NodeTable::AnyReporting() const {
+    ReaderLock lock(mu_);
+    for (const auto& [id, node] : nodes_) {
+        if (node->reporting.load()) return true;
+    }
+    return false;
+}
+
 uint64_t NodeTable::DiskCapacity() const {
     ReaderLock lock(mu_);
     uint64_t total = 0;

@@ -53,8 +53,12 @@ enum class TaskQueue { kOffload, kPromotion };
 class NodeState {
 public:
     NodeState(NodeId id_, const NodeSpec& spec_)
-        : id(id_), spec(spec_), segment(spec_.segment_capacity) {}
+        : id(id_), spec(spec_), segment(spec_.segment_capacity), reporting(spec_.holds_memory) {}
     bool has_disk() const { return spec.disk_capacity > 0; }
+    // New data may be placed in its segment: not draining, and nothing left to report.
+    bool Placeable() const {
+        return segment_state.load() == SegmentState::kOk && !reporting.load();
+    }
 
     const NodeId id = kNoNode;
     const NodeSpec spec;
@@ -62,6 +66,9 @@ public:
     SegmentSpace segment;
     // kOk: placement may allocate here (DramPool::TryAllocate skips any other state).
     std::atomic<SegmentState> segment_state{SegmentState::kOk};
+    // Registered again holding DRAM ranges it has not reported yet (NodeSpec::holds_memory):
+    // placement skips the segment until the node's first heartbeat (MasterStore::Heartbeat).
+    std::atomic<bool> reporting{false};
     std::atomic<uint64_t> disk_used{0};  // DiskFootprint (whole blocks) of its disk replicas
     // The node's own report (ReportNodeHealth); read together only for display.
     std::atomic<bool> health_reported{false};
@@ -142,6 +149,8 @@ public:
     // The largest DRAM segment of a live node (0 with none): read under the table's lock,
     // without All()'s copy of every node's shared_ptr (PutStart asks on every Put).
     uint64_t LargestSegment() const;
+    // A live node registered again and has not yet reported all it holds (NodeState::reporting).
+    bool AnyReporting() const;
 
     // The name rules of MasterStore::RegisterNode. A registration this one replaces (a
     // restarted process of the same name) is taken out and returned in `replaced`, for the

@@ -61,6 +61,7 @@ std::vector<NodeInfo> MasterStore::Nodes() const {
         info.id = node->id;
         info.spec = node->spec;
         info.segment_state = node->segment_state.load();
+        info.reporting = node->reporting.load();
         info.segment_used = node->segment.used();
         info.disk_used = node->disk_used.load();
         info.memory_objects = node->memory_objects.load();

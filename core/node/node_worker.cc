@@ -101,7 +101,12 @@ Status NodeWorker::Register() {
     std::vector<HeldRange> held = segment_.Held();
     std::vector<DiskObjectInfo> records;
     if (disk_ != nullptr) records = disk_->List();
-    auto id = master_.RegisterNode(options_.spec);
+    // While the master has not heard what we hold, it must place nothing in our segment: a
+    // new range there could overlap one we are about to report, and the report (refused)
+    // would lose that object. holds_memory closes the segment until our next heartbeat.
+    NodeSpec spec = options_.spec;
+    spec.holds_memory = !held.empty();
+    auto id = master_.RegisterNode(spec);
     if (!id.ok()) return id.status();
     id_.store(*id);
     registrations_.Inc();
@@ -289,6 +294,24 @@ size_t NodeWorker::FlushDrops() {
 }
 
 Status NodeWorker::Heartbeat() {
+    Status st = BeatOnce();
+    if (!st.Is(StatusCode::kUnknownNode) || stopping_.load()) return st;
+    spdlog::warn("the master no longer knows node {}; registering again", id_.load());
+    Status registered = Register();
+    if (registered.Is(StatusCode::kStaleGeneration)) {
+        spdlog::error("another process registered as '{}' and replaced this one: {}",
+                      options_.spec.name, registered.ToString());
+    } else if (!registered.ok()) {
+        spdlog::warn("registering again failed: {}", registered.ToString());
+    } else if (Status beat = BeatOnce(); !beat.ok()) {
+        // The beat that opens our segment to new data (NodeSpec::holds_memory); the next
+        // one will, if this one failed.
+        spdlog::warn("first heartbeat after registering again: {}", beat.ToString());
+    }
+    return st;
+}
+
+Status NodeWorker::BeatOnce() {
     NodeId id = id_.load();
     if (id == kNoNode) return Status::Unavailable("the node is not registered");
     FlushDrops();
@@ -296,16 +319,7 @@ Status NodeWorker::Heartbeat() {
     applied_for_ = id;
     auto reply = master_.Heartbeat(id, applied_);
     if (!reply.ok()) {
-        if (reply.status().Is(StatusCode::kUnknownNode) && !stopping_.load()) {
-            spdlog::warn("the master no longer knows node {}; registering again", id);
-            Status st = Register();
-            if (st.Is(StatusCode::kStaleGeneration)) {
-                spdlog::error("another process registered as '{}' and replaced this one: {}",
-                              options_.spec.name, st.ToString());
-            } else if (!st.ok()) {
-                spdlog::warn("registering again failed: {}", st.ToString());
-            }
-        } else {
+        if (!reply.status().Is(StatusCode::kUnknownNode)) {
             spdlog::warn("heartbeat failed: {}", reply.status().ToString());
         }
         return reply.status();

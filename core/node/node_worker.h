@@ -101,8 +101,9 @@ public:
     void RequestStop();
     bool stopping() const { return stopping_.load(); }
 
-    // One heartbeat (drops reported first). UnknownNode -> registered again (the status of
-    // the beat is returned either way); a reply lost on the way (fault point
+    // One heartbeat (drops reported first). UnknownNode -> registered again and, once the
+    // reports are in, one more beat at once, which opens the segment to new data (the status
+    // of the first beat is returned either way); a reply lost on the way (fault point
     // "heartbeat.reply") is not acted on, and the master sends it again.
     Status Heartbeat();
     // Reports the records the disk dropped by itself since the last call; how many.
@@ -130,6 +131,8 @@ public:
 
 private:
     Status Fault(const char* point) const;
+    // One heartbeat and what its reply asks; UnknownNode when the master no longer knows us.
+    Status BeatOnce();
     // Report what was held before registering as `id` (Register lists it first).
     void RegisterMemoryRanges(NodeId id, const std::vector<HeldRange>& held);
     void RegisterDiskRecords(NodeId id, const std::vector<DiskObjectInfo>& records);

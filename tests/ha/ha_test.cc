@@ -637,6 +637,11 @@ TEST(Ha, TierFsFollowsTheLeaderOfItsCluster) {
     ASSERT_NE(c.NewLeader(old, kTakeoverBound + 2s), nullptr);
     ASSERT_TRUE(WaitFor([&] { return c.client->Put("fs-after", "through the new one").ok(); },
                         kTakeoverBound + 5s));
+    // The store first: the node's DRAM range of fs-before must not have gone to fs-after
+    // while the node was still reporting it to the new leader (NodeSpec::holds_memory).
+    auto before = c.client->Get("fs-before");
+    ASSERT_TRUE(before.ok()) << before.status().ToString();
+    EXPECT_EQ(*before, "through the first leader");
     EXPECT_TRUE(WaitFor([&] { return listed("fs-after") && listed("fs-before"); }, 15s))
         << view.Log();
     view.Stop(SIGTERM);

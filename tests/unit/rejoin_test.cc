@@ -85,6 +85,47 @@ TEST_F(RejoinTest, AfterAMasterRestartDramRangesAreServedAgainAtTheirOffsets) {
     ExpectInvariants();
 }
 
+// A node registering again (a master restart, an HA failover) reports the DRAM ranges it holds
+// only after RegisterNode has given it an id. A Put placed in between could take one of those
+// ranges, and the report (refused: overlapping) would lose that object, acknowledged long
+// before. So a node that says it holds ranges gets no new data until its first heartbeat,
+// which it sends once its reports are in; a Put meanwhile waits, and says Busy if it cannot.
+TEST_F(RejoinTest, NothingIsPlacedInASegmentBeforeTheRangesItHoldsAreReported) {
+    NodeId a = AddNode("a", 16 * kObject);
+    Put("before");
+    std::vector<MemoryReplicaReport> held = MemoryOf(a, {"before"});
+    ASSERT_EQ(held.size(), 1u);
+
+    RestartMaster();
+    ASSERT_TRUE(config_.Set("put_wait_for_offload_ms", "50").ok());
+    NodeSpec spec{"a", "a:data", 16 * kObject, 1ull << 30};
+    spec.holds_memory = true;
+    Result<NodeId> again = store().RegisterNode(spec);
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    ASSERT_EQ(store().Nodes().size(), 1u);
+    EXPECT_TRUE(store().Nodes()[0].reporting);
+    Result<PutStartReply> early = store().PutStart(1, "after", kObject, kNoNode);
+    EXPECT_TRUE(early.status().Is(StatusCode::kBusy)) << early.status().ToString();
+
+    EXPECT_EQ(RegisterMemory(*again, held), (Codes{kOk}));
+    ASSERT_TRUE(store().Heartbeat(*again, 0).ok());
+    EXPECT_FALSE(store().Nodes()[0].reporting);
+    Put("after");
+    EXPECT_EQ(Get("before"), kOk);
+    EXPECT_EQ(DramUsed(), 2 * kObject);
+    ExpectInvariants();
+}
+
+// A node that holds nothing (a new process) says so, and its segment takes data at once.
+TEST_F(RejoinTest, ANodeHoldingNothingTakesDataAtOnce) {
+    RestartMaster();
+    NodeSpec spec{"a", "a:data", 16 * kObject, 1ull << 30};
+    ASSERT_TRUE(store().RegisterNode(spec).ok());
+    EXPECT_FALSE(store().Nodes()[0].reporting);
+    Put("at-once");
+    ExpectInvariants();
+}
+
 TEST_F(RejoinTest, OverlappingOrOutOfRangeReportsAreRefusedAndLeaveNothing) {
     NodeId a = AddNode("a", 8 * kObject);
     const Generation g = (uint64_t{3} << 32) | 1;
