@@ -16,6 +16,7 @@
 #include "core/master/master_store.h"
 #include "core/base/metrics.h"
 #include "node/access.h"
+#include "node/disk_read_sink.h"
 #include "node/fault_injection.h"
 #include "node/replies.h"
 #include "node/segment.h"
@@ -438,6 +439,9 @@ Status DataServer::SendReplica(Replies& out, Tier tier, const std::string& key, 
         reads_disk_.Inc();
         read_bytes_disk_.Inc(static_cast<double>(length));
         read_seconds_.Observe(SecondsSince(start));
+    }
+    if (DiskReadSink* sink = disk_read_sink_.load()) {
+        sink->TakeDiskRead(key, generation, buffer, *size);
     }
     return Status::Ok();
 }

@@ -47,6 +47,7 @@ namespace mooncake {
 
 class Counter;
 class Replies;
+class DiskReadSink;
 class DiskStore;
 class Gauge;
 class Histogram;
@@ -90,6 +91,10 @@ public:
     // The master in this process (standalone), and this node's id in it (read per request: a
     // node that rejoins gets a new one). Called once; `store` must outlive the server.
     void SetLocalMaster(MasterStore* store, std::function<NodeId()> self);
+    // Where a LOCAL_DISK object read whole for a reader is offered once sent (a promotion of it
+    // waiting on this node takes the bytes; node/disk_read_sink.h). Null: nowhere. `sink`
+    // must outlive the server's connections (or be reset to null first).
+    void SetDiskReadSink(DiskReadSink* sink) { disk_read_sink_.store(sink); }
 
 private:
     struct Conn;
@@ -156,6 +161,7 @@ private:
     std::thread acceptor_;
     std::atomic<bool> stopping_{false};
     std::atomic<MasterLink*> put_end_link_{nullptr};
+    std::atomic<DiskReadSink*> disk_read_sink_{nullptr};
     struct LocalMaster {
         MasterStore* store;
         std::function<NodeId()> self;

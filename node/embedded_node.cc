@@ -102,7 +102,11 @@ Status NodeParts::StartNode(MasterLink& link, const NodeAddresses& addresses,
     data_->SetPutEndLink(&link);
     node_ = std::make_unique<Node>(options, link, *segment_, disk_.get(), *peers_, config_,
                                    metrics_);
-    return node_->Start(give_up);
+    MC_RETURN_IF_ERROR(node_->Start(give_up));
+    // Reads of disk objects feed the promotions of them waiting on this node.
+    data_->SetDiskReadSink(node_.get());
+    if (shm_) shm_->SetDiskReadSink(node_.get());
+    return Status::Ok();
 }
 
 void NodeParts::ServeByKey(MasterStore& store) {
@@ -121,6 +125,7 @@ Status NodeParts::StartSharedPools(const NodeAddresses& addresses,
 
 void NodeParts::Stop() {
     if (shm_) shm_->Stop();
+    if (data_) data_->SetDiskReadSink(nullptr);
     if (node_) node_->Stop();
     if (data_) data_->Stop();
 }

@@ -1,5 +1,7 @@
 #include "node/node.h"
 
+#include <algorithm>
+
 #include "core/disk/disk_store.h"
 #include "core/node/disk_node_disk.h"
 #include "core/base/metrics.h"
@@ -137,14 +139,18 @@ Status Node::Start(const std::atomic<bool>& give_up) {
     });
     for (size_t i = 0; i < offloads_.workers; ++i) {
         threads_.emplace_back([this] {
-            WorkLoop(offloads_,
-                     [this](NodeId id, const OffloadTask& t) { worker_->RunOffload(id, t); });
+            WorkLoop(offloads_, [this](const Queued<OffloadTask>& q) {
+                worker_->RunOffload(q.id, q.task);
+            });
         });
     }
     for (size_t i = 0; i < promotions_.workers; ++i) {
         threads_.emplace_back([this] {
-            WorkLoop(promotions_,
-                     [this](NodeId id, const PromotionTask& t) { worker_->RunPromotion(id, t); });
+            WorkLoop(promotions_, [this](const Queued<PromotionTask>& q) {
+                std::span<const std::byte> bytes;
+                if (q.read_already) bytes = q.read_already->span().first(q.task.size);
+                worker_->RunPromotion(q.id, q.task, bytes);
+            });
         });
     }
     return Status::Ok();
@@ -185,6 +191,25 @@ void Node::HeartbeatLoop() {
     }
 }
 
+bool Node::TakeDiskRead(std::string_view key, Generation generation, AlignedBuffer& buffer,
+                        uint64_t size) {
+    if (!running_.load() || size == 0 || buffer.size() < size) return false;
+    MutexLock lock(mu_);
+    auto& queued = promotions_.queued;
+    auto it = std::find_if(queued.begin(), queued.end(), [&](const Queued<PromotionTask>& q) {
+        return q.task.generation == generation && q.task.size == size && q.task.key == key;
+    });
+    if (it == queued.end() || it->read_already) return false;
+    Queued<PromotionTask> fed = std::move(*it);
+    queued.erase(it);
+    fed.read_already = std::make_shared<const AlignedBuffer>(std::move(buffer));
+    // First in line: it needs no disk slot, only a worker, and its reader's next read (or
+    // another reader's) of the object then finds MEMORY.
+    queued.push_front(std::move(fed));
+    cv_.NotifyAll();
+    return true;
+}
+
 template <typename Task, typename Poll, typename Received>
 void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
     while (running_.load()) {
@@ -208,7 +233,7 @@ void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
         if (!tasks->empty()) {
             received(tasks->size());
             MutexLock lock(mu_);
-            for (Task& task : *tasks) lane.queued.emplace_back(id, std::move(task));
+            for (Task& task : *tasks) lane.queued.push_back({id, std::move(task), nullptr});
             cv_.NotifyAll();
         } else if (std::chrono::steady_clock::now() - started < options_.poll_wait / 2) {
             // Empty well before the wait: the master does not know us (yet). Do not spin.
@@ -220,7 +245,7 @@ void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
 template <typename Task, typename Run>
 void Node::WorkLoop(Lane<Task>& lane, Run run) {
     for (;;) {
-        std::pair<NodeId, Task> work;
+        Queued<Task> work;
         {
             MutexLock lock(mu_);
             while (running_.load() && lane.queued.empty()) cv_.Wait(mu_);
@@ -229,7 +254,7 @@ void Node::WorkLoop(Lane<Task>& lane, Run run) {
             lane.queued.pop_front();
             cv_.NotifyAll();  // the poller may want more
         }
-        run(work.first, work.second);
+        run(work);
     }
 }
 

@@ -8,7 +8,9 @@
 //  - promotion: one thread long-polls promotion tasks (a task starts within milliseconds of
 //    its admission; a burst arrives in one answer) and hands them to a few workers. The
 //    poller fetches more only when the workers are nearly idle, so tasks wait in the master
-//    (where Remove and expiry can still cancel them cheaply), not here.
+//    (where Remove and expiry can still cancel them cheaply), not here. A task waiting here
+//    whose object a reader has just read from disk takes the reader's bytes and goes first
+//    (TakeDiskRead): no second disk read, and it ends as soon as a worker is free.
 //
 // Thread-safety: Start/Stop from one thread; the loops are internal.
 #pragma once
@@ -30,6 +32,8 @@
 #include "core/base/mutex.h"
 #include "core/node/node_worker.h"
 #include "core/base/status.h"
+#include "core/disk/device.h"
+#include "node/disk_read_sink.h"
 
 namespace mooncake {
 
@@ -55,7 +59,7 @@ struct NodeOptions {
     const DiskHealth* disk_health = nullptr;
 };
 
-class Node {
+class Node final : public DiskReadSink {
 public:
     // Everything passed must outlive the node. `disk` may be null (no LOCAL_DISK tier);
     // `peers` writes promotions staged on other nodes.
@@ -69,18 +73,31 @@ public:
     // Stops the loops and leaves the master gracefully (its replicas are dropped there).
     void Stop();
 
+    // A reader read (key, generation) from this node's disk: a promotion of it waiting here
+    // for a worker takes the bytes and goes to the front (see DiskReadSink).
+    bool TakeDiskRead(std::string_view key, Generation generation, AlignedBuffer& buffer,
+                      uint64_t size) override MC_EXCLUDES(mu_);
+
     NodeId id() const { return worker_->id(); }
     bool registered() const { return worker_->registered(); }
 
 private:
     class TransportPeers;
 
+    // A task a long-poll handed this node as registration `id`; a promotion may carry the
+    // bytes a reader read (TakeDiskRead), so it need not read the disk.
+    template <typename Task>
+    struct Queued {
+        NodeId id = kNoNode;
+        Task task;
+        std::shared_ptr<const AlignedBuffer> read_already;
+    };
     // Tasks a long-poll handed this node, waiting for one of `workers` threads.
     template <typename Task>
     struct Lane {
         const char* what;  // "offload" / "promotion", for logs
         size_t workers;
-        std::deque<std::pair<NodeId, Task>> queued;  // GUARDED_BY(mu_)
+        std::deque<Queued<Task>> queued;  // GUARDED_BY(mu_)
     };
 
     void HeartbeatLoop() MC_EXCLUDES(mu_);

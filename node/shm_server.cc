@@ -13,6 +13,7 @@
 #include "core/disk/device.h"
 #include "core/disk/disk_store.h"
 #include "node/access.h"
+#include "node/disk_read_sink.h"
 #include "node/segment.h"
 #include "spdlog/spdlog.h"
 
@@ -345,6 +346,9 @@ Status ShmServer::Read(const shm::Request& r, const Pools& pools) {
         MC_RETURN_IF_ERROR(disk_->Read(r.key, r.header.generation, buffer.span().first(*size),
                                        IoPriority::kForeground));
         scatter(buffer.data() + r.header.offset);
+        if (DiskReadSink* sink = disk_read_sink_.load()) {
+            sink->TakeDiskRead(r.key, r.header.generation, buffer, *size);
+        }
     }
     reads_.Inc();
     read_bytes_.Inc(static_cast<double>(length));

@@ -37,6 +37,7 @@
 namespace mooncake {
 
 class Counter;
+class DiskReadSink;
 class DiskStore;
 class Gauge;
 class MetricsRegistry;
@@ -58,6 +59,8 @@ public:
 
     Status Start();
     void Stop();
+    // As DataServer::SetDiskReadSink: a LOCAL_DISK object read whole is offered there.
+    void SetDiskReadSink(DiskReadSink* sink) { disk_read_sink_.store(sink); }
 
 private:
     struct Pool;
@@ -95,6 +98,7 @@ private:
     int wake_pipe_[2] = {-1, -1};
     std::thread acceptor_;
     std::atomic<bool> stopping_{false};
+    std::atomic<DiskReadSink*> disk_read_sink_{nullptr};
     // Every mapping by the memfd's (device, inode): a client's connections that hand the same
     // pool share one mapping (one set of page tables to fill), unmapped with the last of them.
     Mutex mappings_mu_;

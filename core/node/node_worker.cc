@@ -53,6 +53,10 @@ NodeWorker::NodeWorker(NodeWorkerOptions options, MasterLink& master, NodeSegmen
       promotions_failed_(metrics.GetCounter("node_promotions_total",
                                             "promotion tasks this node did",
                                             {{"result", "failed"}})),
+      promotions_fed_(metrics.GetCounter(
+          "node_promotions_fed_total",
+          "promotions done with the bytes of a reader's read of the same LOCAL_DISK object "
+          "(the disk was not read again)")),
       registrations_(metrics.GetCounter("node_registrations_total",
                                         "times this node registered with the master")),
       promotion_work_seconds_(metrics.GetHistogram(
@@ -448,9 +452,21 @@ Status NodeWorker::CopyToStaging(NodeId id, const PromotionTask& task,
 }
 
 bool NodeWorker::RunPromotion(NodeId id, const PromotionTask& task) {
+    return RunPromotion(id, task, {});
+}
+
+bool NodeWorker::RunPromotion(NodeId id, const PromotionTask& task,
+                              std::span<const std::byte> read_already) {
     const Nanos started = clock_.Now();
     Status st;
-    if (disk_ == nullptr) {
+    if (!read_already.empty()) {
+        if (read_already.size() != task.size) {
+            st = Status::Internal("the bytes read for " + QuoteKey(task.key) +
+                                  " are not its size");
+        }
+        if (st.ok()) st = Fault("promotion.before_copy");
+        if (st.ok()) st = CopyToStaging(id, task, read_already);
+    } else if (disk_ == nullptr) {
         st = Status::NotFound("this node has no LOCAL_DISK tier");
     } else {
         // Pinned so disk eviction cannot take the source while we copy it.
@@ -473,6 +489,7 @@ bool NodeWorker::RunPromotion(NodeId id, const PromotionTask& task) {
         st = master_.NotifyPromotionSuccess(id, task.key, task.generation);
         if (st.ok()) {
             promotions_ok_.Inc();
+            if (!read_already.empty()) promotions_fed_.Inc();
             promotion_work_seconds_.Observe(
                 std::chrono::duration<double>(clock_.Now() - started).count());
             return true;

@@ -19,8 +19,9 @@
 //    be lost) keeps it, re-registration reconciles;
 //  - promotion task: the disk source is pinned and read, DRAM staged with PromotionAllocStart,
 //    the bytes written there (memcpy into this node's own segment, the PeerWriter otherwise),
-//    the source unpinned and the master told. Any failure before the commit ->
-//    NotifyPromotionFailure (frees the staging at once); a commit the master refuses
+//    the source unpinned and the master told (when a reader has just read the same object
+//    from disk, its bytes are used and the disk is not read again). Any failure before the
+//    commit -> NotifyPromotionFailure (frees the staging at once); a commit the master refuses
 //    (cancelled, expired, master restarted) needs nothing more: the master freed the staging;
 //  - the staging retry rule: PromotionAllocStart answers NotReady while the master offloads
 //    colder objects to make room, and keeps the task. The worker asks again -- after waiting
@@ -120,6 +121,10 @@ public:
     // One task of node `id` (the id it was handed out to); true when the master took it.
     bool RunOffload(NodeId id, const OffloadTask& task);
     bool RunPromotion(NodeId id, const PromotionTask& task);
+    // The same with the object's bytes already read (a reader's read of the same LOCAL_DISK
+    // object, Node::TakeDiskRead): the disk is not read again.
+    bool RunPromotion(NodeId id, const PromotionTask& task,
+                      std::span<const std::byte> read_already);
 
     // Synchronous drivers: fetch what is queued now (no wait) and do it all.
     struct Ran {
@@ -154,6 +159,7 @@ private:
     Counter& offloads_failed_;
     Counter& promotions_ok_;
     Counter& promotions_failed_;
+    Counter& promotions_fed_;
     Counter& registrations_;
     Histogram& promotion_work_seconds_;
     // The two phases of that work that can wait: the source's disk read, and the staging

@@ -25,26 +25,6 @@ constexpr auto kExpiry = std::chrono::seconds(15);  // node expiry (3 s TTL) on 
 
 uint64_t Rounded(uint64_t size) { return (size + 4095) / 4096 * 4096; }
 
-void ExpectAllQueued(const Result<std::vector<KeyOutcome>>& outcome) {
-    ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
-    for (const KeyOutcome& k : *outcome) {
-        ASSERT_TRUE(k.status.ok()) << k.key << ": " << k.status.ToString();
-    }
-}
-
-// Puts `n` keys and evicts them to the node's disk (offload on evict): LOCAL_DISK only.
-std::vector<WrittenKey> DiskOnlyKeys(Client& client, const std::string& prefix, size_t n,
-                                     size_t size, uint64_t seed_base, Figures& f) {
-    std::vector<WrittenKey> keys = PutKeys(client, prefix, n, size, seed_base);
-    std::vector<std::string> names = Names(keys);
-    auto evicted = client.Evict(names);
-    EXPECT_TRUE(evicted.ok()) << evicted.status().ToString();
-    EXPECT_TRUE(WaitAllStat(client, names, DiskOnly)) << prefix << " keys not offloaded";
-    f.keys += n;
-    f.operations += 2 * n;
-    return keys;
-}
-
 void SetSurvives(std::vector<WrittenKey>& keys, bool survives) {
     for (WrittenKey& k : keys) k.survives = survives;
 }

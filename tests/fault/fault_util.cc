@@ -233,4 +233,23 @@ std::unique_ptr<Client> NamespaceCluster::Connect(ClientOptions options) const {
     return ConnectWhenUp(master_address(), std::chrono::seconds(15), options);
 }
 
+void ExpectAllQueued(const Result<std::vector<KeyOutcome>>& outcome) {
+    ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+    for (const KeyOutcome& k : *outcome) {
+        ASSERT_TRUE(k.status.ok()) << k.key << ": " << k.status.ToString();
+    }
+}
+
+std::vector<WrittenKey> DiskOnlyKeys(Client& client, const std::string& prefix, size_t n,
+                                     size_t size, uint64_t seed_base, Figures& f) {
+    std::vector<WrittenKey> keys = PutKeys(client, prefix, n, size, seed_base);
+    std::vector<std::string> names = Names(keys);
+    auto evicted = client.Evict(names);
+    EXPECT_TRUE(evicted.ok()) << evicted.status().ToString();
+    EXPECT_TRUE(WaitAllStat(client, names, DiskOnly)) << prefix << " keys not offloaded";
+    f.keys += n;
+    f.operations += 2 * n;
+    return keys;
+}
+
 }  // namespace mooncake::test

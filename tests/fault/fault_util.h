@@ -118,4 +118,10 @@ struct Figures {
     void Print(const std::string& scenario) const;
 };
 
+// Puts `n` keys and evicts them to the node's disk (offload on evict): LOCAL_DISK only.
+std::vector<WrittenKey> DiskOnlyKeys(Client& client, const std::string& prefix, size_t n,
+                                     size_t size, uint64_t seed_base, Figures& f);
+// Every key of a manual promote was queued (gtest failures otherwise).
+void ExpectAllQueued(const Result<std::vector<KeyOutcome>>& outcome);
+
 }  // namespace mooncake::test
