@@ -64,7 +64,11 @@ TEST(ReadLocalityTest, AReaderReadsTheCopyNearItAndOthersTheMastersFirst) {
     ASSERT_TRUE(listed.ok()) << listed.status().ToString();
     ASSERT_EQ(listed->object.replicas.size(), 2u);
     ASSERT_EQ(listed->locations[0].node_name, first.name);
-    ASSERT_TRUE(WaitFor([&] { return !std::isnan(NodeMemoryReads(second_metrics)); }));
+    // Both nodes' metrics endpoints answer (each starts beside its node, not before it).
+    ASSERT_TRUE(WaitFor([&] {
+        return !std::isnan(NodeMemoryReads(first_metrics)) &&
+               !std::isnan(NodeMemoryReads(second_metrics));
+    }));
 
     constexpr int kReads = 10;
     auto read_all = [&](Client& reader) {
