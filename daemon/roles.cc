@@ -464,7 +464,8 @@ int RunHaMaster(DaemonContext& ctx, const Addresses& addresses) {
                 return Status::NotLeader("master " + me + " leads (epoch " +
                                          std::to_string(etcd_epoch) + ") and waits for " +
                                          std::to_string(expected.size() - back) +
-                                         " node(s) to register again");
+                                         " node(s) to register again and report what "
+                                         "they hold");
             };
             options.on_tuned = [&state](const auto& list) { return state.SaveKnobs(list); };
             // Tenants: the policy read from etcd before serving; changes are kept in etcd

@@ -93,7 +93,7 @@ public:
     void SetLocalMaster(MasterStore* store, std::function<NodeId()> self);
     // Where a LOCAL_DISK object read whole for a reader is offered once sent (a promotion of it
     // waiting on this node takes the bytes; node/disk_read_sink.h). Null: nowhere. `sink`
-    // must outlive the server's connections (or be reset to null first).
+    // must outlive the server's connection threads (Stop).
     void SetDiskReadSink(DiskReadSink* sink) { disk_read_sink_.store(sink); }
 
 private:

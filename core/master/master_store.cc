@@ -152,8 +152,10 @@ Result<PutStartReply> MasterStore::PutStart(ClientId client, std::string_view ke
         key, size, preferred, std::chrono::milliseconds(config_.put_wait_for_offload_ms()));
     if (!alloc.ok()) {
         UncountHardPin(hard_bytes);
-        metrics_.put_no_space.Inc();
-        if (tenants_.QuotaOf(tenant).memory_bytes != 0) tenants_.CountPutRefused(tenant);
+        if (alloc.status().Is(StatusCode::kNoSpace)) {
+            metrics_.put_no_space.Inc();
+            if (tenants_.QuotaOf(tenant).memory_bytes != 0) tenants_.CountPutRefused(tenant);
+        }
         return alloc.status();
     }
     std::vector<DramPool::Allocation> copies;
@@ -238,7 +240,9 @@ std::vector<DramPool::Allocation> MasterStore::AllocateCopies(std::string_view k
             break;
         }
         std::optional<DramPool::Allocation> copy = dram_.TryAllocate(size, preferred, used);
-        if (!copy) {
+        // Not while a node reports what it holds: eviction could take what it just reported,
+        // for room on other nodes that may be there once it is done (DramPool::Allocate).
+        if (!copy && !nodes_.AnyReporting()) {
             EvictColdest(bytes, RoomScope(tenant));
             copy = dram_.TryAllocate(size, preferred, used);
         }

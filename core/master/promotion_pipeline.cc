@@ -438,6 +438,10 @@ Result<ReplicaDesc> PromotionPipeline::AllocStart(NodeId node, std::string_view 
         return Status::NotReady("DRAM for " + QuoteKey(key) +
                                 " is being freed by offloads in flight; retry");
     }
+    if (!alloc.ok() && alloc.status().Is(StatusCode::kBusy)) {
+        // A node that registered again is reporting its DRAM (DramPool::Allocate): moments.
+        return Status::NotReady(alloc.status().message());
+    }
     if (!alloc.ok()) {
         Fail(meta, PromotionOutcome::kAllocFailed);
         return alloc.status();

@@ -25,6 +25,11 @@ Result<NodeId> MasterStore::RegisterNode(const NodeSpec& spec) {
         CleanupNode(replaced);
         metrics_.nodes_replaced.Inc();
     }
+    if (spec.holds_memory) {
+        spdlog::info("node '{}' registered again holding DRAM ranges: nothing new is placed in "
+                     "its segment until it has reported them (its next heartbeat)",
+                     spec.name);
+    }
     dram_.NotifyRoom();
     return id;
 }

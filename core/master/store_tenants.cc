@@ -54,8 +54,8 @@ Result<DramPool::Allocation> MasterStore::AllocateWithEviction(std::string_view 
     Result<DramPool::Allocation> alloc =
         dram_.Allocate(size, preferred, wait,
                        [this, &scope](uint64_t bytes) { return EvictColdest(bytes, scope).freed; });
-    if (alloc.ok() || scope.kind == EvictionScope::kAnyone ||
-        tenants_.QuotaOf(tenant).memory_bytes == 0) {
+    if (alloc.ok() || !alloc.status().Is(StatusCode::kNoSpace) ||
+        scope.kind == EvictionScope::kAnyone || tenants_.QuotaOf(tenant).memory_bytes == 0) {
         return alloc;
     }
     // Quotas add up past DRAM (Tenants() warns of it): a tenant within its own quota is owed

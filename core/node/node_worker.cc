@@ -97,17 +97,19 @@ void NodeWorker::RequestStop() { stopping_.store(true); }
 // ---------------- registration ----------------
 
 Status NodeWorker::Register() {
-    // What we hold is listed before the master knows us under the new id: from the moment
-    // RegisterNode returns, clients may write puts of the new registration into the segment
-    // (and the master hands out offloads), and such a range, reported as if it were left
-    // from before, would be refused (its put is still in flight) and released under the
-    // writer: the object would be lost once the put ended.
+    // What we hold is listed before the master knows us under the new id: once our segment
+    // is open to new data, clients may write puts of the new registration into it (and the
+    // master hands out offloads), and such a range, reported as if it were left from
+    // before, would be refused (its put is still in flight) and released under the writer:
+    // the object would be lost once the put ended.
     std::vector<HeldRange> held = segment_.Held();
     std::vector<DiskObjectInfo> records;
     if (disk_ != nullptr) records = disk_->List();
     // While the master has not heard what we hold, it must place nothing in our segment: a
     // new range there could overlap one we are about to report, and the report (refused)
-    // would lose that object. holds_memory closes the segment until our next heartbeat.
+    // would lose that object. holds_memory keeps the segment closed until our next
+    // heartbeat, sent as soon as the ranges are reported (the disk records need no wait:
+    // the node places its own disk writes).
     NodeSpec spec = options_.spec;
     spec.holds_memory = !held.empty();
     auto id = master_.RegisterNode(spec);
@@ -119,6 +121,13 @@ Status NodeWorker::Register() {
                  FormatSize(options_.spec.disk_capacity));
     RegisterMemoryRanges(*id, held);
     reoffer_.clear();  // everything held is listed again now
+    if (spec.holds_memory) {
+        if (Status beat = BeatOnce(); !beat.ok()) {
+            // The next heartbeat opens it, then.
+            spdlog::warn("the heartbeat that opens this node's segment again: {}",
+                         beat.ToString());
+        }
+    }
     RegisterDiskRecords(*id, records);
     return Status::Ok();
 }
@@ -307,10 +316,6 @@ Status NodeWorker::Heartbeat() {
                       options_.spec.name, registered.ToString());
     } else if (!registered.ok()) {
         spdlog::warn("registering again failed: {}", registered.ToString());
-    } else if (Status beat = BeatOnce(); !beat.ok()) {
-        // The beat that opens our segment to new data (NodeSpec::holds_memory); the next
-        // one will, if this one failed.
-        spdlog::warn("first heartbeat after registering again: {}", beat.ToString());
     }
     return st;
 }
@@ -460,11 +465,7 @@ bool NodeWorker::RunPromotion(NodeId id, const PromotionTask& task,
     const Nanos started = clock_.Now();
     Status st;
     if (!read_already.empty()) {
-        if (read_already.size() != task.size) {
-            st = Status::Internal("the bytes read for " + QuoteKey(task.key) +
-                                  " are not its size");
-        }
-        if (st.ok()) st = Fault("promotion.before_copy");
+        st = Fault("promotion.before_copy");
         if (st.ok()) st = CopyToStaging(id, task, read_already);
     } else if (disk_ == nullptr) {
         st = Status::NotFound("this node has no LOCAL_DISK tier");

@@ -4,10 +4,11 @@
 //
 //  - registration: registers the node, then registers again what it still holds -- the DRAM
 //    ranges of its segment (a range the master refuses is forgotten at once, so it is never
-//    readable under our name) and its disk records (one the master refuses, for whatever
-//    reason, is deleted, counted in node_disk_records_refused_total{reason} and logged as a
-//    warning: it can never be read again; one whose answer was lost or transient is offered
-//    again after the next beat);
+//    readable under our name; while they are reported the master places nothing new in the
+//    segment, NodeSpec::holds_memory, and a heartbeat right after opens it) and its disk
+//    records (one the master refuses, for whatever reason, is deleted, counted in
+//    node_disk_records_refused_total{reason} and logged as a warning: it can never be read
+//    again; one whose answer was lost or transient is offered again after the next beat);
 //  - heartbeat: reports records the disk dropped by itself, beats, forgets the ranges the
 //    master released and deletes the disk records it was told to; the reply's seq is confirmed
 //    with the next beat (until then the master sends it again: acting twice is harmless,
@@ -92,7 +93,8 @@ public:
     bool registered() const { return id() != kNoNode; }
 
     // Registers, then registers again the DRAM ranges and disk records held before it
-    // registered (what is written after belongs to the new registration).
+    // registered (what is written after belongs to the new registration). Holding ranges, it
+    // registers with NodeSpec::holds_memory and beats once right after reporting them.
     Status Register();
     // For harnesses that registered the node with the master themselves (store tests).
     void Attach(NodeId id) { id_.store(id); }
@@ -102,9 +104,8 @@ public:
     void RequestStop();
     bool stopping() const { return stopping_.load(); }
 
-    // One heartbeat (drops reported first). UnknownNode -> registered again and, once the
-    // reports are in, one more beat at once, which opens the segment to new data (the status
-    // of the first beat is returned either way); a reply lost on the way (fault point
+    // One heartbeat (drops reported first). UnknownNode -> registered again (the status of
+    // the beat is returned either way); a reply lost on the way (fault point
     // "heartbeat.reply") is not acted on, and the master sends it again.
     Status Heartbeat();
     // Reports the records the disk dropped by itself since the last call; how many.
