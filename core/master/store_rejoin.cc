@@ -134,6 +134,18 @@ Result<std::vector<Status>> MasterStore::RegisterMemoryReplicas(
             }) >= 0) {
             return Status::Ok();
         }
+        // Its own range, being written (a registration that got its id back after a lost
+        // reply, and a put or promotion placed there meanwhile): the node keeps it, or the
+        // write would end into a range the node had let go of.
+        const bool ours_being_written =
+            meta.IndexOf([&](const Replica& r) {
+                return r.tier == Tier::kMemory && r.state == ReplicaState::kProcessing &&
+                       r.node == node_id && r.offset == report.offset;
+            }) >= 0 ||
+            (meta.promotion && meta.promotion->staging &&
+             meta.promotion->staging->node == node_id &&
+             meta.promotion->staging->offset == report.offset);
+        if (ours_being_written) return Status::Ok();
         // A put or promotion in flight owns the tier, and a node holds one copy of an object.
         // A COMPLETE copy on another node (the same generation: the same bytes) does not
         // keep this one out: the object was put with copies (PutConfig::replicas), or

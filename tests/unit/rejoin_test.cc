@@ -126,6 +126,33 @@ TEST_F(RejoinTest, ANodeHoldingNothingTakesDataAtOnce) {
     ExpectInvariants();
 }
 
+// The reply to a registration was lost and the node registered again, getting its id back
+// (same incarnation); a Put placed in its segment meanwhile is still being written. The node
+// lists that range among what it holds: it is its own, and stays (refused, the node would let
+// go of it under the writer and the Put would end into a range nobody holds).
+TEST_F(RejoinTest, ARangeBeingWrittenIntoTheNodeIsKeptWhenItRegistersAgain) {
+    RestartMaster();
+    NodeSpec spec{"a", "a:data", 16 * kObject, 1ull << 30};
+    spec.incarnation = 5;
+    Result<NodeId> first = store().RegisterNode(spec);
+    ASSERT_TRUE(first.ok());
+    Result<PutStartReply> writing = store().PutStart(1, "writing", kObject, kNoNode);
+    ASSERT_TRUE(writing.ok()) << writing.status().ToString();
+
+    spec.holds_memory = true;
+    Result<NodeId> again = store().RegisterNode(spec);
+    ASSERT_TRUE(again.ok());
+    ASSERT_EQ(*again, *first);
+    EXPECT_EQ(RegisterMemory(*again,
+                             {{"writing", writing->generation, kObject, writing->replica.offset}}),
+              (Codes{kOk}));
+    ASSERT_TRUE(store().Heartbeat(*again, 0).ok());
+    ASSERT_TRUE(store().PutEnd(1, "writing", writing->generation).ok());
+    EXPECT_EQ(Get("writing"), kOk);
+    EXPECT_EQ(DramUsed(), kObject);
+    ExpectInvariants();
+}
+
 TEST_F(RejoinTest, OverlappingOrOutOfRangeReportsAreRefusedAndLeaveNothing) {
     NodeId a = AddNode("a", 8 * kObject);
     const Generation g = (uint64_t{3} << 32) | 1;
