@@ -125,8 +125,7 @@ Status NodeParts::StartSharedPools(const NodeAddresses& addresses,
 
 void NodeParts::Stop() {
     if (shm_) shm_->Stop();
-    if (data_) data_->SetDiskReadSink(nullptr);
-    if (node_) node_->Stop();
+    if (node_) node_->Stop();  // offers that come after it are declined (TakeDiskRead)
     if (data_) data_->Stop();
 }
 

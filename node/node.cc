@@ -148,7 +148,7 @@ Status Node::Start(const std::atomic<bool>& give_up) {
         threads_.emplace_back([this] {
             WorkLoop(promotions_, [this](const Queued<PromotionTask>& q) {
                 std::span<const std::byte> bytes;
-                if (q.read_already) bytes = q.read_already->span().first(q.task.size);
+                if (q.read_already.size() > 0) bytes = q.read_already.span().first(q.task.size);
                 worker_->RunPromotion(q.id, q.task, bytes);
             });
         });
@@ -199,10 +199,10 @@ bool Node::TakeDiskRead(std::string_view key, Generation generation, AlignedBuff
     auto it = std::find_if(queued.begin(), queued.end(), [&](const Queued<PromotionTask>& q) {
         return q.task.generation == generation && q.task.size == size && q.task.key == key;
     });
-    if (it == queued.end() || it->read_already) return false;
+    if (it == queued.end() || it->read_already.size() > 0) return false;
     Queued<PromotionTask> fed = std::move(*it);
     queued.erase(it);
-    fed.read_already = std::make_shared<const AlignedBuffer>(std::move(buffer));
+    fed.read_already = std::move(buffer);
     // First in line: it needs no disk slot, only a worker, and its reader's next read (or
     // another reader's) of the object then finds MEMORY.
     queued.push_front(std::move(fed));
@@ -233,7 +233,7 @@ void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
         if (!tasks->empty()) {
             received(tasks->size());
             MutexLock lock(mu_);
-            for (Task& task : *tasks) lane.queued.push_back({id, std::move(task), nullptr});
+            for (Task& task : *tasks) lane.queued.push_back({id, std::move(task), {}});
             cv_.NotifyAll();
         } else if (std::chrono::steady_clock::now() - started < options_.poll_wait / 2) {
             // Empty well before the wait: the master does not know us (yet). Do not spin.

@@ -85,12 +85,12 @@ private:
     class TransportPeers;
 
     // A task a long-poll handed this node as registration `id`; a promotion may carry the
-    // bytes a reader read (TakeDiskRead), so it need not read the disk.
+    // bytes a reader read (TakeDiskRead; empty when none), so it need not read the disk.
     template <typename Task>
     struct Queued {
         NodeId id = kNoNode;
         Task task;
-        std::shared_ptr<const AlignedBuffer> read_already;
+        AlignedBuffer read_already;
     };
     // Tasks a long-poll handed this node, waiting for one of `workers` threads.
     template <typename Task>
