@@ -1,6 +1,7 @@
 #include "cli/printers.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -327,6 +328,17 @@ std::string DiskHealthText(const NodeInfo& n) {
     return "ok";
 }
 
+// Whether new data may go to the node's DRAM segment: "ok"; "reporting" while it registered
+// again and has not yet reported what it holds (moments, on a failover or restart);
+// "draining" / "drained" under a drain.
+std::string MemoryStateText(const NodeInfo& n) {
+    if (n.reporting) return "reporting";
+    std::string name(SegmentStateName(n.segment_state));
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return name;
+}
+
 }  // namespace
 
 namespace {
@@ -434,6 +446,8 @@ std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format) {
             json.Uint(n.disk_objects);
             json.Key("ms_since_heartbeat");
             json.Int(Millis(n.last_heartbeat));
+            json.Key("memory_state");
+            json.String(MemoryStateText(n));
             if (n.health.reported) {
                 // The node's own figures, beside the master's (local_disk_used/_objects).
                 json.Key("node_disk_used");
@@ -448,8 +462,8 @@ std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format) {
         json.EndArray();
         return json.Finish();
     }
-    Table table(
-        {"ID", "NODE", "DATA", "MEMORY", "KEYS", "LOCAL_DISK", "KEYS", "HEARTBEAT", "DISK"});
+    Table table({"ID", "NODE", "DATA", "MEMORY", "KEYS", "LOCAL_DISK", "KEYS", "HEARTBEAT", "DISK",
+                 "STATE"});
     // Ids are opaque and long (epoch << 32 | n, core/master/node_table.cc): left-aligned.
     for (size_t c : {4, 6}) table.AlignRight(c);
     for (const NodeInfo& n : nodes) {
@@ -458,7 +472,7 @@ std::string RenderNodes(const std::vector<NodeInfo>& nodes, Format format) {
                       std::to_string(n.memory_objects),
                       UsedOfCapacity(n.disk_used, n.spec.disk_capacity),
                       std::to_string(n.disk_objects), HumanDuration(n.last_heartbeat) + " ago",
-                      DiskHealthText(n)});
+                      DiskHealthText(n), MemoryStateText(n)});
     }
     return table.Render();
 }

@@ -301,6 +301,8 @@ NodeInfo ToWire(const mooncake::NodeInfo& info, Nanos now) {
     Nanos since = now > info.last_heartbeat ? now - info.last_heartbeat : Nanos(0);
     out.ms_since_heartbeat = std::chrono::duration_cast<std::chrono::milliseconds>(since).count();
     if (info.health.reported) out.__set_health(ToWire(info.health));
+    out.__set_segment_state(std::string(SegmentStateName(info.segment_state)));
+    out.__set_reporting(info.reporting);
     return out;
 }
 
@@ -331,6 +333,12 @@ mooncake::NodeInfo FromWire(const NodeInfo& info) {
     out.disk_objects = static_cast<uint64_t>(info.disk_objects);
     out.last_heartbeat = std::chrono::milliseconds(info.ms_since_heartbeat);
     if (info.__isset.health) out.health = FromWire(info.health);
+    for (SegmentState state : {SegmentState::kDraining, SegmentState::kDrained}) {
+        if (info.__isset.segment_state && info.segment_state == SegmentStateName(state)) {
+            out.segment_state = state;
+        }
+    }
+    out.reporting = info.__isset.reporting && info.reporting;
     return out;
 }
 

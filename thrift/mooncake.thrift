@@ -188,6 +188,11 @@ struct NodeInfo {
   6: i64 disk_objects,
   7: i64 ms_since_heartbeat,
   8: optional NodeHealth health,  // absent until the node reports (older nodes: never)
+  // Whether new data may go to its DRAM segment: "OK", "DRAINING", "DRAINED" (a drain), and
+  // `reporting` while it registered again and has not yet reported the ranges it holds
+  // (absent from older masters: OK, not reporting).
+  9: optional string segment_state,
+  10: optional bool reporting,
 }
 
 struct ReleasedRange {

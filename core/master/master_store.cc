@@ -57,6 +57,11 @@ MasterStore::MasterStore(Config& config, const Clock& clock, MetricsRegistry& re
                                [this] { return static_cast<double>(memory_objects_.load()); });
     registry_.AddCallbackGauge("nodes", "live nodes", {},
                                [this] { return static_cast<double>(nodes_.size()); });
+    registry_.AddCallbackGauge(
+        "nodes_reporting",
+        "live nodes registered again that have not yet reported the DRAM ranges they hold: "
+        "nothing new is placed in their segments, and no eviction makes room meanwhile",
+        {}, [this] { return static_cast<double>(nodes_.ReportingCount()); });
     registry_.AddCallbackGauge("promotion_in_flight_bytes", "bytes of promotions in flight", {},
                                [this] {
                                    return static_cast<double>(promotion_.bytes_in_flight());

@@ -239,7 +239,8 @@ public:
     // range reserved on another kOk node (one of `targets` if any are given; if none has
     // room, the coldest objects colder than this one evicted once), the unit's bytes to be
     // copied there, then DrainEnd. DrainUnits lists the hottest first.
-    // NoSpace when no node has room; Busy while the copy is a task's source (later again).
+    // NoSpace when no node has room; Busy while the copy is a task's source, or while a node
+    // that registered again reports what it holds and room would need an eviction (later again).
     Result<DrainStep> DrainStart(NodeId from, const DrainUnit& unit,
                                  std::span<const NodeId> targets = {});
     // After a kCopy step: `copied`, the target becomes a COMPLETE MEMORY copy and the copy on

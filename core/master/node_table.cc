@@ -109,12 +109,10 @@ uint64_t NodeTable::LargestSegment() const {
     return largest;
 }
 
-bool NodeTable::AnyReporting() const {
-    ReaderLock lock(mu_);
-    for (const auto& [id, node] : nodes_) {
-        if (node->reporting.load()) return true;
-    }
-    return false;
+bool NodeTable::EndReporting(NodeState& node) {
+    if (!node.reporting.exchange(false)) return false;
+    reporting_.fetch_sub(1);
+    return true;
 }
 
 uint64_t NodeTable::DiskCapacity() const {
@@ -166,6 +164,7 @@ Result<NodeId> NodeTable::Register(const NodeSpec& spec, Nanos now,
         break;
     }
     if (*replaced) {
+        EndReporting(**replaced);  // it is gone: nothing of it is awaited
         nodes_.erase((*replaced)->id);
         auto& list = superseded_[spec.name];
         list.push_back((*replaced)->spec.incarnation);
@@ -173,6 +172,7 @@ Result<NodeId> NodeTable::Register(const NodeSpec& spec, Nanos now,
     }
     NodeId id = next_id_++;
     auto node = std::make_shared<NodeState>(id, spec);
+    if (node->reporting.load()) reporting_.fetch_add(1);
     node->first_of_name = names_seen_.insert(spec.name).second;
     node->last_heartbeat_ns.store(now.count());
     nodes_.emplace(id, std::move(node));
@@ -185,6 +185,7 @@ std::shared_ptr<NodeState> NodeTable::Remove(NodeId id) {
     if (it == nodes_.end()) return nullptr;
     std::shared_ptr<NodeState> node = std::move(it->second);
     nodes_.erase(it);
+    EndReporting(*node);
     return node;
 }
 

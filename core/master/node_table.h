@@ -68,6 +68,7 @@ public:
     std::atomic<SegmentState> segment_state{SegmentState::kOk};
     // Registered again holding DRAM ranges it has not reported yet (NodeSpec::holds_memory):
     // placement skips the segment until the node's first heartbeat (MasterStore::Heartbeat).
+    // Cleared only through NodeTable (EndReporting, Remove), which counts the reporting nodes.
     std::atomic<bool> reporting{false};
     std::atomic<uint64_t> disk_used{0};  // DiskFootprint (whole blocks) of its disk replicas
     // The node's own report (ReportNodeHealth); read together only for display.
@@ -150,7 +151,11 @@ public:
     // without All()'s copy of every node's shared_ptr (PutStart asks on every Put).
     uint64_t LargestSegment() const;
     // A live node registered again and has not yet reported all it holds (NodeState::reporting).
-    bool AnyReporting() const;
+    // A count, not a walk: asked on the slow path of every allocation that has to evict.
+    bool AnyReporting() const { return reporting_.load() > 0; }
+    size_t ReportingCount() const { return static_cast<size_t>(reporting_.load()); }
+    // The node has reported all it holds: its segment takes new data. False if it had already.
+    bool EndReporting(NodeState& node);
 
     // The name rules of MasterStore::RegisterNode. A registration this one replaces (a
     // restarted process of the same name) is taken out and returned in `replaced`, for the
@@ -168,6 +173,7 @@ private:
     static constexpr size_t kSupersededPerName = 8;
     mutable SharedMutex mu_;
     std::map<NodeId, std::shared_ptr<NodeState>> nodes_ MC_GUARDED_BY(mu_);
+    std::atomic<int64_t> reporting_{0};  // live nodes with NodeState::reporting set
     NodeId next_id_ MC_GUARDED_BY(mu_) = 1;
     // Names that registered in this master's lifetime (see NodeState::first_of_name).
     std::unordered_set<std::string> names_seen_ MC_GUARDED_BY(mu_);

@@ -43,7 +43,7 @@ Result<HeartbeatReply> MasterStore::Heartbeat(NodeId node_id, uint64_t applied) 
     node->last_heartbeat_ns.store(clock_.Now().count());
     // Its first beat under this registration comes after all it reported holding (the node
     // beats at once after registering): its segment takes new data from now on.
-    if (node->reporting.exchange(false)) dram_.NotifyRoom();
+    if (nodes_.EndReporting(*node)) dram_.NotifyRoom();
     HeartbeatReply reply =
         node->TakeReply(applied, kAppliedAll, [this] { return nodes_.NextReplySeq(); });
     // The same object (key and generation) may be back where it was let go of since: a

@@ -334,9 +334,10 @@ teardown_file() {
 @test "nodes: the live node with capacity per tier" {
     run "$CTL" nodes
     [ "$status" -eq 0 ]
-    [[ "${lines[0]}" =~ ^ID\ +NODE\ +DATA\ +MEMORY\ +KEYS\ +LOCAL_DISK\ +KEYS\ +HEARTBEAT\ +DISK$ ]]
-    [[ "${lines[1]}" == *"$MOONCAKE_MASTER"*"/ 64 MiB"*"ago"* ]]
+    [[ "${lines[0]}" =~ ^ID\ +NODE\ +DATA\ +MEMORY\ +KEYS\ +LOCAL_DISK\ +KEYS\ +HEARTBEAT\ +DISK\ +STATE$ ]]
+    [[ "${lines[1]}" == *"$MOONCAKE_MASTER"*"/ 64 MiB"*"ago"*" ok" ]]
     run "$CTL" --json nodes
+    [ "$(jq -r '.[0].memory_state' <<<"$output")" = ok ]
     [ "$(jq length <<<"$output")" -eq 1 ]
     [ "$(jq -r '.[0].name' <<<"$output")" = "$MOONCAKE_MASTER" ]
     [ "$(jq -r '.[0].memory_capacity' <<<"$output")" = 67108864 ]

@@ -128,6 +128,11 @@ TEST(DrainJobTest, EveryMemoryCopyMovesOffTheNodeAndNewDataStaysAwayUntilCancell
         if (n.spec.name == d.a.name) {
             EXPECT_EQ(n.segment_used, 0u) << "DRAM left behind";
         }
+        // What `mooncakectl nodes` shows as STATE comes over the wire too.
+        EXPECT_EQ(n.segment_state,
+                  n.spec.name == d.a.name ? SegmentState::kDrained : SegmentState::kOk)
+            << n.spec.name;
+        EXPECT_FALSE(n.reporting) << n.spec.name;
     }
     Http detail = Call(d.http_port, "GET", "/get_segments_detail");
     for (const json& s : detail.body["segments"]) {

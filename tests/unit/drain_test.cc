@@ -173,5 +173,32 @@ TEST_F(DrainTest, RoomOnANamedTargetTakesTheCopyThereNotAnother) {
     ExpectInvariants();
 }
 
+// A node that registered again (a failover, a master restart) is still reporting the DRAM
+// ranges it holds. A drain makes no room by eviction meanwhile, as a Put does not (the objects
+// just reported back may be the coldest): the unit waits, Busy (counted blocked, and tried
+// again), instead of evicting or failing; once the node has reported, its segment takes it.
+TEST_F(DrainTest, NoRoomIsMadeForAUnitWhileANodeReportsWhatItHolds) {
+    NodeId a = AddNode("a", 2 * kObject);
+    NodeId b = AddNode("b", 1 * kObject);
+    Put("b-cold", kObject, b);
+    Put("a-hot", kObject, a);
+    NodeSpec spec{"c", "c:data", 2 * kObject, 1ull << 30};
+    spec.holds_memory = true;
+    Result<NodeId> c = store().RegisterNode(spec);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_TRUE(store().SetSegmentState(a, SegmentState::kDraining).ok());
+    std::vector<DrainUnit> units = store().DrainUnits(a);
+    ASSERT_EQ(units.size(), 1u);
+    Result<DrainStep> waiting = store().DrainStart(a, units[0]);
+    EXPECT_TRUE(waiting.status().Is(StatusCode::kBusy)) << waiting.status().ToString();
+    EXPECT_EQ(MemoryNodes("b-cold"), std::vector<NodeId>{b}) << "evicted for the drain";
+
+    ASSERT_TRUE(store().Heartbeat(*c, 0).ok());  // its reports are in
+    ASSERT_TRUE(Move(a, units[0]).ok());
+    EXPECT_EQ(MemoryNodes("a-hot"), std::vector<NodeId>{*c});
+    EXPECT_EQ(MemoryNodes("b-cold"), std::vector<NodeId>{b});
+    ExpectInvariants();
+}
+
 }  // namespace
 }  // namespace mooncake::testing

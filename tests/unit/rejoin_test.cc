@@ -104,15 +104,40 @@ TEST_F(RejoinTest, NothingIsPlacedInASegmentBeforeTheRangesItHoldsAreReported) {
     ASSERT_TRUE(again.ok()) << again.status().ToString();
     ASSERT_EQ(store().Nodes().size(), 1u);
     EXPECT_TRUE(store().Nodes()[0].reporting);
+    EXPECT_EQ(Metric("nodes_reporting"), 1);
     Result<PutStartReply> early = store().PutStart(1, "after", kObject, kNoNode);
     EXPECT_TRUE(early.status().Is(StatusCode::kBusy)) << early.status().ToString();
 
     EXPECT_EQ(RegisterMemory(*again, held), (Codes{kOk}));
     ASSERT_TRUE(store().Heartbeat(*again, 0).ok());
     EXPECT_FALSE(store().Nodes()[0].reporting);
+    EXPECT_EQ(Metric("nodes_reporting"), 0);
     Put("after");
     EXPECT_EQ(Get("before"), kOk);
     EXPECT_EQ(DramUsed(), 2 * kObject);
+    ExpectInvariants();
+}
+
+// A node that registered again holding ranges and then went (expired before it had reported
+// them) is awaited no longer: Puts make room by eviction again.
+TEST_F(RejoinTest, AReportingNodeThatExpiresIsAwaitedNoLonger) {
+    ASSERT_TRUE(config_.Set("enable_offload", "false").ok());  // an eviction frees at once
+    ASSERT_TRUE(config_.Set("put_wait_for_offload_ms", "50").ok());
+    NodeId b = AddNode("b", kObject);
+    Put("old");
+    NodeSpec spec{"a", "a:data", 16 * kObject, 1ull << 30};
+    spec.holds_memory = true;
+    ASSERT_TRUE(store().RegisterNode(spec).ok());
+    Result<PutStartReply> early = store().PutStart(1, "new", kObject, kNoNode);
+    EXPECT_TRUE(early.status().Is(StatusCode::kBusy)) << early.status().ToString();
+
+    clock_.Advance(std::chrono::seconds(config_.client_live_ttl_sec() + 1));
+    ASSERT_TRUE(store().Heartbeat(b, 0).ok());
+    store().ExpireNodes();
+    ASSERT_EQ(store().Nodes().size(), 1u);
+    EXPECT_EQ(Metric("nodes_reporting"), 0);
+    Put("new");  // "old" makes room
+    EXPECT_EQ(MemoryNodes("new"), std::vector<NodeId>{b});
     ExpectInvariants();
 }
 
