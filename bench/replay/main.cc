@@ -129,6 +129,10 @@ int main(int argc, char** argv) {
                    "--hint-accuracy: 'reused soon' = within this many MEMORY capacities of "
                    "references")
         ->check(CLI::Range(0.01, 1000.0));
+    bool hint_per_batch = false;
+    app.add_flag("--hint-per-batch", hint_per_batch,
+                 "--hint-accuracy: one hint for a request's put batch, as an engine's batch put "
+                 "carries one config (by default each block's own hint, drawn on its own)");
     TtftModel ttft;
     app.add_option("--ttft-memory-gbps", ttft.memory_gbps,
                    "modeled TTFT: GB/s of a MEMORY block's copy to the GPU (PCIe 4.0 x16)")
@@ -210,6 +214,7 @@ int main(int argc, char** argv) {
     if (suite_mode) {
         suite.extra = extra;
         suite.partial_sizes = !no_partial_sizes;
+        suite.hint_per_batch = hint_per_batch;
         Status st = RunSuite(suite);
         if (!st.ok()) {
             std::fprintf(stderr, "mooncake-replay: %s\n", st.ToString().c_str());
@@ -304,6 +309,7 @@ int main(int argc, char** argv) {
     settings.ttft = ttft;
     settings.hint_accuracy = hint_accuracy;
     settings.hint_window_capacities = hint_window;
+    settings.hint_per_batch = hint_per_batch;
     std::vector<PolicyRun> runs;
     for (const std::string& p : policies) {
         Result<PolicyRun> run = RunPolicy(p, *trace, settings);

@@ -80,6 +80,7 @@ Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRe
     options.ttft = ttft;
     options.hint_accuracy = settings.hint_accuracy;
     options.hint_window_capacities = settings.hint_window_capacities;
+    options.hint_per_batch = settings.hint_per_batch;
     options.knobs = {{"promotion_admission_threshold", std::to_string(settings.threshold)},
                      {"promotion_sketch_window", std::to_string(settings.window)}};
     if (policy == "dram-only") {

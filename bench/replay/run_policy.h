@@ -49,6 +49,7 @@ struct RunSettings {
     TtftModel ttft;
     double hint_accuracy = -1;  // ReplayOptions::hint_accuracy (store policies)
     double hint_window_capacities = 4;
+    bool hint_per_batch = false;  // ReplayOptions::hint_per_batch
 };
 
 Result<PolicyRun> RunPolicy(const std::string& policy, const std::vector<TraceRequest>& trace,

@@ -113,7 +113,10 @@ private:
 // Put as Mooncake's soft pin (ReplicateConfig.with_soft_pin): its TTL is the trace time the
 // window spans from there, so a block pinned by mistake lapses after the traffic it was meant
 // to outlive. With accuracy a, each hint is the truth with probability a and its opposite
-// otherwise (seeded per reference, so every policy sees the same hints).
+// otherwise (seeded per reference, so every policy sees the same hints). With
+// ReplayOptions::hint_per_batch, At() of a request's first new block is the whole put batch's
+// hint, as one config on an engine's batch put: "this request's new KV is read again soon",
+// right or wrong for all of it.
 class RetentionHints {
 public:
     RetentionHints(const std::vector<TraceRequest>& trace, double accuracy, uint64_t window)
@@ -304,6 +307,7 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
                       static_cast<uint64_t>(options.hint_window_capacities *
                                             static_cast<double>(capacity_objects)));
     }
+    std::optional<PutConfig> batch_pin;  // the request's put batch's hint, once drawn
     size_t reference = 0;                // index of the current reference in the whole trace
     std::vector<std::string> read_keys;  // the request's blocks found (any tier), in order
     for (const TraceRequest& req : trace) {
@@ -316,6 +320,7 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
         int32_t prefix_hit = -1;
         const int32_t request_blocks = static_cast<int32_t>(req.blocks.size());
         read_keys.clear();
+        batch_pin.reset();
         // The request's put batch: its missed blocks, in order. Only the request's last block
         // can be smaller, so the batch's last is known a partial tail at that block.
         BatchShape batch;
@@ -357,7 +362,13 @@ Result<ReplayResult> RunStoreReplay(const std::vector<TraceRequest>& trace,
                 }
                 hint.last_partial = pos + 1 == request_blocks && batch.LastIsPartialTail();
                 const PutHint* hint_ptr = options.put_hints || hint.last_partial ? &hint : nullptr;
-                const PutConfig pin = hints ? hints->At(index) : PutConfig{};
+                PutConfig pin;
+                if (hints && options.hint_per_batch) {
+                    if (!batch_pin) batch_pin = hints->At(index);
+                    pin = *batch_pin;
+                } else if (hints) {
+                    pin = hints->At(index);
+                }
                 Result<PutStartReply> put =
                     store.PutStart(kClient, key, size, kNoNode, hint_ptr, pin);
                 while (!put.ok() && put.status().Is(StatusCode::kNoSpace) &&

@@ -53,6 +53,10 @@ struct ReplayOptions {
     // A block is "reused soon" when its next reference comes within this many MEMORY
     // capacities' worth of references.
     double hint_window_capacities = 4;
+    // true: one hint per request's put batch, as an engine's batch_put carries one
+    // ReplicateConfig for all its blocks (drawn at the batch's first block and given to all of
+    // it); false: each block's own hint, drawn on its own.
+    bool hint_per_batch = false;
 };
 
 // What the real disk did (all zero without disk_dir).

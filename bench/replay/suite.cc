@@ -187,6 +187,7 @@ Status RunSuite(const SuiteOptions& options) {
             settings.extra = options.extra;
             settings.partial_sizes = options.partial_sizes;
             settings.hint_accuracy = options.hint_accuracy;
+            settings.hint_per_batch = options.hint_per_batch;
             Result<PolicyRun> run = RunPolicy(job.policy, workloads[job.workload].trace, settings);
             if (run.ok()) {
                 job.ok = true;

@@ -29,6 +29,7 @@ struct SuiteOptions {
     bool partial_sizes = true;  // RunSettings::partial_sizes (--no-partial-sizes)
     // >= 0: the store policies get retention hints of this accuracy (--hint-accuracy).
     double hint_accuracy = -1;
+    bool hint_per_batch = false;  // RunSettings::hint_per_batch (--hint-per-batch)
     // Non-empty: write each workload as a Mooncake-format trace NAME.jsonl here and stop.
     std::string write_dir;
 };
