@@ -73,13 +73,18 @@ NodeWorker::NodeWorker(NodeWorkerOptions options, MasterLink& master, NodeSegmen
           "while offloads free room included)",
           LatencyBucketsSeconds())) {
     if (disk_ != nullptr) {
-        // Runs on whichever thread dropped the record; queued, the next heartbeat reports it.
+        // Runs on whichever thread dropped the record; queued, the next heartbeat reports it
+        // (held while its offload's report is under way: reporting_offloads_).
         disk_->SetDropListener([this](const DiskObjectInfo& info, DropReason reason) {
             spdlog::debug("disk dropped {} gen {} ({})", QuoteKey(info.key), info.generation,
                           reason == DropReason::kCorrupt ? "corrupt" : "evicted");
             MutexLock lock(mu_);
-            dropped_.push_back({info.key, info.generation});
-            if (drop_notify_) drop_notify_();
+            auto reporting = reporting_offloads_.find({info.key, info.generation});
+            if (reporting != reporting_offloads_.end()) {
+                reporting->second.dropped = true;
+                return;
+            }
+            QueueDrop({info.key, info.generation});
         });
     }
 }
@@ -283,6 +288,11 @@ void NodeWorker::SetDropNotifier(std::function<void()> notify) {
     drop_notify_ = std::move(notify);
 }
 
+void NodeWorker::QueueDrop(DiskDelete drop) {
+    dropped_.push_back(std::move(drop));
+    if (drop_notify_) drop_notify_();
+}
+
 bool NodeWorker::has_drops() const {
     MutexLock lock(mu_);
     return !dropped_.empty();
@@ -367,17 +377,39 @@ Result<std::vector<OffloadTask>> NodeWorker::PollOffloads(NodeId id, size_t max,
     return master_.OffloadObjectHeartbeat(id, max, wait);
 }
 
+void NodeWorker::BeginOffloadReport(const OffloadTask& task) {
+    MutexLock lock(mu_);
+    ++reporting_offloads_[{task.key, task.generation}].writers;
+}
+
+bool NodeWorker::DroppedSinceWritten(const OffloadTask& task) const {
+    MutexLock lock(mu_);
+    auto it = reporting_offloads_.find({task.key, task.generation});
+    return it != reporting_offloads_.end() && it->second.dropped;
+}
+
+bool NodeWorker::EndOffloadReport(const OffloadTask& task) {
+    MutexLock lock(mu_);
+    auto it = reporting_offloads_.find({task.key, task.generation});
+    if (it == reporting_offloads_.end()) return false;
+    const bool dropped = it->second.dropped;
+    if (--it->second.writers == 0) reporting_offloads_.erase(it);
+    return dropped;
+}
+
 bool NodeWorker::RunOffload(NodeId id, const OffloadTask& task) {
     Status st;
     if (disk_ == nullptr) {
         st = Status::NotFound("this node has no LOCAL_DISK tier");
     } else {
+        BeginOffloadReport(task);
         st = segment_.ReadRange(task.key, task.generation, task.source_offset, task.size,
                                 [&](std::span<const std::byte> bytes) {
                                     MC_RETURN_IF_ERROR(Fault("disk.write"));
                                     return disk_->Write(task.key, task.generation, bytes,
                                                         IoPriority::kBackground);
                                 });
+        if (!st.ok()) (void)EndOffloadReport(task);  // no record was left
     }
     if (st.ok()) {
         (void)Fault("offload.before_report");
@@ -385,7 +417,21 @@ bool NodeWorker::RunOffload(NodeId id, const OffloadTask& task) {
         // drops before of this copy, so it never counts more on the disk than the disk holds
         // (with offloads written in parallel it did: ResourcesFaultTest.DiskFull).
         FlushDrops();
+        if (DroppedSinceWritten(task)) {
+            // Another write evicted this record already (a disk smaller than the writes in
+            // flight): nothing on the disk to offer, so the offload failed; its MEMORY copy
+            // stays.
+            (void)EndOffloadReport(task);
+            st = Status::NotFound("the disk evicted the record before the master heard of it");
+        }
+    }
+    if (st.ok()) {
         st = master_.NotifyOffloadSuccess(id, task.key, task.generation);
+        if (EndOffloadReport(task)) {
+            // Dropped while the master took it: reported now, after the copy it removes.
+            MutexLock lock(mu_);
+            QueueDrop({task.key, task.generation});
+        }
         if (st.ok()) {
             offloads_ok_.Inc();
             return true;

@@ -40,8 +40,11 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/clock.h"
@@ -148,6 +151,13 @@ private:
     Status CopyToStaging(NodeId id, const PromotionTask& task, std::span<const std::byte> bytes);
     // Between two NotReady answers; false = give up.
     bool WaitForRoom(Nanos deadline, std::chrono::milliseconds& backoff);
+    // An offload's record from its disk write until the master's answer about it: a drop of
+    // it meanwhile is held, not reported (see reporting_offloads_). End says whether it was
+    // dropped; QueueDrop reports a drop at the next flush.
+    void BeginOffloadReport(const OffloadTask& task);
+    bool DroppedSinceWritten(const OffloadTask& task) const;
+    bool EndOffloadReport(const OffloadTask& task);
+    void QueueDrop(DiskDelete drop) MC_REQUIRES(mu_);
 
     const NodeWorkerOptions options_;
     MasterLink& master_;
@@ -184,6 +194,17 @@ private:
     // queued before the call has reached the master (RunOffload relies on it).
     Mutex flush_mu_;
     std::deque<DiskDelete> dropped_ MC_GUARDED_BY(mu_);  // disk records to report
+    // Records of offloads not yet answered by the master, and whether the disk dropped them.
+    // A drop reported before the master has the copy is ignored by it (NotFound), and the
+    // copy it then takes is a record the disk no longer holds (ResourcesFaultTest.DiskFull, a
+    // small disk with offloads written in parallel). So such a drop waits for the answer, and
+    // one before the report turns the offload into a failure (the MEMORY copy stays).
+    struct OffloadReport {
+        int writers = 0;  // offloads of this record under way (a task handed out again)
+        bool dropped = false;
+    };
+    std::map<std::pair<std::string, Generation>, OffloadReport> reporting_offloads_
+        MC_GUARDED_BY(mu_);
     std::function<void()> drop_notify_ MC_GUARDED_BY(mu_);
 };
 

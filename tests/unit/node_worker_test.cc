@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/clock.h"
@@ -75,6 +76,7 @@ public:
                  IoPriority) override {
         if (fail_writes) return Status::IoError("injected write failure");
         records[{std::string(key), generation}] = {data.begin(), data.end()};
+        if (after_write) after_write(std::string(key), generation);
         return Status::Ok();
     }
     Status Read(std::string_view key, Generation generation, std::span<std::byte> out,
@@ -117,6 +119,8 @@ public:
     }
 
     bool fail_writes = false, fail_reads = false;
+    // Runs after every write (another thread's write evicting this record, say).
+    std::function<void(const std::string&, Generation)> after_write;
     std::map<Id, std::vector<std::byte>> records;
     std::map<Id, int> pins;
     std::function<void(const DiskObjectInfo&, DropReason)> listener;
@@ -191,6 +195,10 @@ public:
         return inner_->OffloadObjectHeartbeat(node, max, wait);
     }
     Status NotifyOffloadSuccess(NodeId node, std::string_view key, Generation gen) override {
+        if (before_offload_success) {
+            auto hook = std::exchange(before_offload_success, nullptr);  // once
+            hook();
+        }
         if (offload_success_answer) return *offload_success_answer;
         return inner_->NotifyOffloadSuccess(node, key, gen);
     }
@@ -242,6 +250,8 @@ public:
     std::optional<std::pair<NodeId, std::string>> stage_on_peer;
     // Runs as soon as the master registered the node, before the worker hears back.
     std::function<void(NodeId)> after_register;
+    // Runs once, when an offload's success next reaches the link, before the master has it.
+    std::function<void()> before_offload_success;
 
 private:
     std::unique_ptr<LocalMasterLink> inner_;
@@ -391,6 +401,42 @@ TEST_F(NodeWorkerTest, OffloadSuccessWhoseAnswerIsLostKeepsTheRecord) {
     EXPECT_EQ(w.RunOffloads(100).done, 0u);
     // The master may have taken it: the record stays for re-registration to reconcile.
     EXPECT_TRUE(disk_.Has("k", gen));
+}
+
+// A disk smaller than the writes in flight: another offload's write evicts this record
+// before its success is reported. The master must not take a copy the disk no longer holds:
+// the offload fails, the object stays in MEMORY, and no drop of a copy the master never had
+// is reported.
+TEST_F(NodeWorkerTest, OffloadWhoseRecordTheDiskEvictedBeforeItsReportFails) {
+    NodeWorker& w = Worker();
+    Put("k", 'x');
+    ASSERT_EQ(*store_->Offload("k"), ManualOutcome::kQueued);
+    disk_.after_write = [this](const std::string& key, Generation g) { disk_.Drop(key, g); };
+    EXPECT_EQ(w.RunOffloads(100).done, 0u);
+    EXPECT_EQ(link_->offload_failures, 1);
+    EXPECT_EQ(Tiers("k"), std::vector<Tier>{Tier::kMemory});
+    EXPECT_EQ(w.FlushDrops(), 0u);
+    EXPECT_EQ(Metric("offload_in_flight"), 0);
+    EXPECT_TRUE(Violations().empty());
+}
+
+// The record is evicted while the master takes the offload, and the heartbeat thread flushes
+// drops meanwhile. Reported then, the drop would reach the master before the copy (ignored:
+// NotFound), and the master would serve a record the disk no longer holds. It is held until
+// the master has answered, and reported after.
+TEST_F(NodeWorkerTest, ARecordDroppedWhileTheMasterTakesItsOffloadIsReportedAfterIt) {
+    NodeWorker& w = Worker();
+    Generation gen = Put("k", 'x');
+    ASSERT_EQ(*store_->Offload("k"), ManualOutcome::kQueued);
+    link_->before_offload_success = [&] {
+        disk_.Drop("k", gen);
+        w.FlushDrops();  // as the heartbeat thread, woken by the drop, would
+    };
+    EXPECT_EQ(w.RunOffloads(100).done, 1u);
+    EXPECT_EQ(w.FlushDrops(), 1u);
+    EXPECT_EQ(Tiers("k"), std::vector<Tier>{Tier::kMemory})
+        << "the master still lists a LOCAL_DISK copy the disk dropped";
+    EXPECT_TRUE(Violations().empty());
 }
 
 // ---------------- promotion ----------------
