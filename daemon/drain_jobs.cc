@@ -370,6 +370,7 @@ bool DrainJobs::Pass(Job& job, NodeId node, const std::string& data_address,
             moved = true;
         } else if (outcome.Is(StatusCode::kBusy)) {
             ++job.view.blocked_units;
+            job.view.message = outcome.message();  // why it waits (an offload, a reporting node)
             *left = true;
         } else {
             ++job.view.failed_units;

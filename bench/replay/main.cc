@@ -132,7 +132,8 @@ int main(int argc, char** argv) {
     bool hint_per_batch = false;
     app.add_flag("--hint-per-batch", hint_per_batch,
                  "--hint-accuracy: one hint for a request's put batch, as an engine's batch put "
-                 "carries one config (by default each block's own hint, drawn on its own)");
+                 "carries one config (by default each block's own hint, drawn on its own); "
+                 "also --suite");
     TtftModel ttft;
     app.add_option("--ttft-memory-gbps", ttft.memory_gbps,
                    "modeled TTFT: GB/s of a MEMORY block's copy to the GPU (PCIe 4.0 x16)")
@@ -201,6 +202,11 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         int rc = app.exit(e);
         return rc == 0 ? 0 : 2;
+    }
+    if (hint_per_batch && hint_accuracy < 0 && suite.hint_accuracy < 0) {
+        std::fprintf(stderr, "mooncake-replay: --hint-per-batch needs hints: --hint-accuracy "
+                             "(or --suite-hint-accuracy with --suite)\n");
+        return 2;
     }
     std::vector<std::pair<std::string, std::string>> extra;
     for (const std::string& s : sets) {

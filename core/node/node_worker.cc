@@ -81,7 +81,7 @@ NodeWorker::NodeWorker(NodeWorkerOptions options, MasterLink& master, NodeSegmen
             MutexLock lock(mu_);
             auto reporting = reporting_offloads_.find({info.key, info.generation});
             if (reporting != reporting_offloads_.end()) {
-                reporting->second.dropped = true;
+                ++reporting->second.drops;
                 return;
             }
             QueueDrop({info.key, info.generation});
@@ -377,39 +377,42 @@ Result<std::vector<OffloadTask>> NodeWorker::PollOffloads(NodeId id, size_t max,
     return master_.OffloadObjectHeartbeat(id, max, wait);
 }
 
-void NodeWorker::BeginOffloadReport(const OffloadTask& task) {
+uint64_t NodeWorker::BeginOffloadReport(const OffloadTask& task) {
     MutexLock lock(mu_);
-    ++reporting_offloads_[{task.key, task.generation}].writers;
+    OffloadReport& report = reporting_offloads_[{task.key, task.generation}];
+    ++report.writers;
+    return report.drops;
 }
 
-bool NodeWorker::DroppedSinceWritten(const OffloadTask& task) const {
+bool NodeWorker::DroppedSince(const OffloadTask& task, uint64_t drops_at_begin) const {
     MutexLock lock(mu_);
     auto it = reporting_offloads_.find({task.key, task.generation});
-    return it != reporting_offloads_.end() && it->second.dropped;
+    return it != reporting_offloads_.end() && it->second.drops > drops_at_begin;
 }
 
-bool NodeWorker::EndOffloadReport(const OffloadTask& task) {
+void NodeWorker::EndOffloadReport(const OffloadTask& task, uint64_t drops_at_begin) {
     MutexLock lock(mu_);
     auto it = reporting_offloads_.find({task.key, task.generation});
-    if (it == reporting_offloads_.end()) return false;
-    const bool dropped = it->second.dropped;
+    if (it == reporting_offloads_.end()) return;
+    const bool dropped = it->second.drops > drops_at_begin;
     if (--it->second.writers == 0) reporting_offloads_.erase(it);
-    return dropped;
+    if (dropped) QueueDrop({task.key, task.generation});
 }
 
 bool NodeWorker::RunOffload(NodeId id, const OffloadTask& task) {
     Status st;
+    uint64_t drops_at_begin = 0;
     if (disk_ == nullptr) {
         st = Status::NotFound("this node has no LOCAL_DISK tier");
     } else {
-        BeginOffloadReport(task);
+        drops_at_begin = BeginOffloadReport(task);
         st = segment_.ReadRange(task.key, task.generation, task.source_offset, task.size,
                                 [&](std::span<const std::byte> bytes) {
                                     MC_RETURN_IF_ERROR(Fault("disk.write"));
                                     return disk_->Write(task.key, task.generation, bytes,
                                                         IoPriority::kBackground);
                                 });
-        if (!st.ok()) (void)EndOffloadReport(task);  // no record was left
+        if (!st.ok()) EndOffloadReport(task, drops_at_begin);  // no record of ours is left
     }
     if (st.ok()) {
         (void)Fault("offload.before_report");
@@ -417,21 +420,18 @@ bool NodeWorker::RunOffload(NodeId id, const OffloadTask& task) {
         // drops before of this copy, so it never counts more on the disk than the disk holds
         // (with offloads written in parallel it did: ResourcesFaultTest.DiskFull).
         FlushDrops();
-        if (DroppedSinceWritten(task)) {
+        if (DroppedSince(task, drops_at_begin)) {
             // Another write evicted this record already (a disk smaller than the writes in
             // flight): nothing on the disk to offer, so the offload failed; its MEMORY copy
             // stays.
-            (void)EndOffloadReport(task);
+            EndOffloadReport(task, drops_at_begin);
             st = Status::NotFound("the disk evicted the record before the master heard of it");
         }
     }
     if (st.ok()) {
         st = master_.NotifyOffloadSuccess(id, task.key, task.generation);
-        if (EndOffloadReport(task)) {
-            // Dropped while the master took it: reported now, after the copy it removes.
-            MutexLock lock(mu_);
-            QueueDrop({task.key, task.generation});
-        }
+        // Dropped while the master took it: reported now, after the copy it removes.
+        EndOffloadReport(task, drops_at_begin);
         if (st.ok()) {
             offloads_ok_.Inc();
             return true;

@@ -152,11 +152,14 @@ private:
     // Between two NotReady answers; false = give up.
     bool WaitForRoom(Nanos deadline, std::chrono::milliseconds& backoff);
     // An offload's record from its disk write until the master's answer about it: a drop of
-    // it meanwhile is held, not reported (see reporting_offloads_). End says whether it was
-    // dropped; QueueDrop reports a drop at the next flush.
-    void BeginOffloadReport(const OffloadTask& task);
-    bool DroppedSinceWritten(const OffloadTask& task) const;
-    bool EndOffloadReport(const OffloadTask& task);
+    // it meanwhile is held, not reported (see reporting_offloads_). Begin returns the drops
+    // seen so far, for the other two: Dropped says whether the disk dropped the record since;
+    // End ends the hold and queues such a drop for the next flush (a copy the master took
+    // meanwhile, by this offload, a twin of it or a registration's disk list, goes; one it
+    // never had is answered NotFound). QueueDrop queues a drop.
+    uint64_t BeginOffloadReport(const OffloadTask& task);
+    bool DroppedSince(const OffloadTask& task, uint64_t drops_at_begin) const;
+    void EndOffloadReport(const OffloadTask& task, uint64_t drops_at_begin);
     void QueueDrop(DiskDelete drop) MC_REQUIRES(mu_);
 
     const NodeWorkerOptions options_;
@@ -200,8 +203,8 @@ private:
     // small disk with offloads written in parallel). So such a drop waits for the answer, and
     // one before the report turns the offload into a failure (the MEMORY copy stays).
     struct OffloadReport {
-        int writers = 0;  // offloads of this record under way (a task handed out again)
-        bool dropped = false;
+        int writers = 0;     // offloads of this record under way (a task handed out again)
+        uint64_t drops = 0;  // times the disk dropped it since the first of them began
     };
     std::map<std::pair<std::string, Generation>, OffloadReport> reporting_offloads_
         MC_GUARDED_BY(mu_);

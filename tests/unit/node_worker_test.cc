@@ -405,8 +405,8 @@ TEST_F(NodeWorkerTest, OffloadSuccessWhoseAnswerIsLostKeepsTheRecord) {
 
 // A disk smaller than the writes in flight: another offload's write evicts this record
 // before its success is reported. The master must not take a copy the disk no longer holds:
-// the offload fails, the object stays in MEMORY, and no drop of a copy the master never had
-// is reported.
+// the offload fails and the object stays in MEMORY. The drop is still reported (the master
+// might have had the copy from elsewhere; it answers NotFound here).
 TEST_F(NodeWorkerTest, OffloadWhoseRecordTheDiskEvictedBeforeItsReportFails) {
     NodeWorker& w = Worker();
     Put("k", 'x');
@@ -415,7 +415,8 @@ TEST_F(NodeWorkerTest, OffloadWhoseRecordTheDiskEvictedBeforeItsReportFails) {
     EXPECT_EQ(w.RunOffloads(100).done, 0u);
     EXPECT_EQ(link_->offload_failures, 1);
     EXPECT_EQ(Tiers("k"), std::vector<Tier>{Tier::kMemory});
-    EXPECT_EQ(w.FlushDrops(), 0u);
+    EXPECT_EQ(w.FlushDrops(), 1u);
+    EXPECT_EQ(Tiers("k"), std::vector<Tier>{Tier::kMemory});
     EXPECT_EQ(Metric("offload_in_flight"), 0);
     EXPECT_TRUE(Violations().empty());
 }
@@ -437,6 +438,31 @@ TEST_F(NodeWorkerTest, ARecordDroppedWhileTheMasterTakesItsOffloadIsReportedAfte
     EXPECT_EQ(Tiers("k"), std::vector<Tier>{Tier::kMemory})
         << "the master still lists a LOCAL_DISK copy the disk dropped";
     EXPECT_TRUE(Violations().empty());
+}
+
+// The node registers again while an offload is between its write and its report: the
+// registration offers the new record, and the master takes it under the new id. The disk then
+// evicts it, before the offload reports: the offload fails, and the drop is reported, so the
+// copy the registration gave the master goes too.
+TEST_F(NodeWorkerTest, ADropHeldForAnOffloadThatFailsIsStillReported) {
+    NodeWorker& w = Worker();
+    Generation gen = Put("k", 'x');
+    ASSERT_EQ(*store_->Offload("k"), ManualOutcome::kQueued);
+    auto tasks = w.PollOffloads(w.id(), 100, std::chrono::milliseconds(0));
+    ASSERT_TRUE(tasks.ok());
+    ASSERT_EQ(tasks->size(), 1u);
+    disk_.after_write = [&](const std::string& key, Generation g) {
+        disk_.after_write = nullptr;
+        // The master lost the node and it registered again, offering what its disk holds.
+        std::vector<DiskReplicaReport> held{{key, g, kObject}};
+        ASSERT_TRUE(store_->RegisterDiskReplicas(w.id(), held).ok());
+        ASSERT_EQ(Tiers(key), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+        disk_.Drop(key, g);
+    };
+    EXPECT_FALSE(w.RunOffload(w.id(), tasks->front()));
+    EXPECT_EQ(w.FlushDrops(), 1u);
+    EXPECT_EQ(Tiers("k"), std::vector<Tier>{Tier::kMemory})
+        << "the master still lists the dropped record " << gen;
 }
 
 // ---------------- promotion ----------------

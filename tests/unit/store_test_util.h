@@ -190,6 +190,9 @@ public:  // tests drive the fixture from helper functions too
         EXPECT_EQ(Metric("dram_used_bytes"), static_cast<double>(t.dram_used));
         EXPECT_EQ(Metric("promotion_in_flight_bytes"),
                   static_cast<double>(t.promotion_in_flight_bytes));
+        size_t reporting = 0;
+        for (const NodeInfo& n : store().Nodes()) reporting += n.reporting;
+        EXPECT_EQ(Metric("nodes_reporting"), static_cast<double>(reporting));
         ListOptions all;
         all.limit = size_t{1} << 30;
         // An object with copies (PutConfig::replicas) is one of the gauge's objects and one of
