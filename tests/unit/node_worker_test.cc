@@ -300,6 +300,15 @@ protected:
         return gen;
     }
 
+    // The offload task of `key` (queued by the master), handed to the worker: none if the
+    // master did not hand out exactly one.
+    std::optional<OffloadTask> TakeOffload(const std::string& key) {
+        EXPECT_EQ(*store_->Offload(key), ManualOutcome::kQueued);
+        auto tasks = worker_->PollOffloads(worker_->id(), 100, std::chrono::milliseconds(0));
+        if (!tasks.ok() || tasks->size() != 1) return std::nullopt;
+        return tasks->front();
+    }
+
     std::vector<Tier> Tiers(const std::string& key) {
         auto view = store_->Stat(key);
         return view.ok() ? view->CompleteTiers() : std::vector<Tier>{};
@@ -383,12 +392,10 @@ TEST_F(NodeWorkerTest, OffloadFaultPointFailsTheWriteLikeTheDisk) {
 TEST_F(NodeWorkerTest, OffloadTheMasterNoLongerWantsDeletesTheWrittenRecord) {
     NodeWorker& w = Worker();
     Generation gen = Put("k", 'x');
-    ASSERT_EQ(*store_->Offload("k"), ManualOutcome::kQueued);
-    auto tasks = w.PollOffloads(w.id(), 100, std::chrono::milliseconds(0));
-    ASSERT_TRUE(tasks.ok());
-    ASSERT_EQ(tasks->size(), 1u);
+    std::optional<OffloadTask> task = TakeOffload("k");
+    ASSERT_TRUE(task);
     ASSERT_TRUE(store_->Remove("k", /*force=*/true).ok());  // cancels the task
-    EXPECT_FALSE(w.RunOffload(w.id(), tasks->front()));
+    EXPECT_FALSE(w.RunOffload(w.id(), *task));
     EXPECT_FALSE(disk_.Has("k", gen)) << "orphan record left on disk";
     EXPECT_EQ(link_->offload_failures, 0);  // written fine: nothing to report as failed
 }
@@ -440,26 +447,23 @@ TEST_F(NodeWorkerTest, ARecordDroppedWhileTheMasterTakesItsOffloadIsReportedAfte
     EXPECT_TRUE(Violations().empty());
 }
 
-// The node registers again while an offload is between its write and its report: the
-// registration offers the new record, and the master takes it under the new id. The disk then
-// evicts it, before the offload reports: the offload fails, and the drop is reported, so the
-// copy the registration gave the master goes too.
+// While an offload is between its write and its report, the master learns of the new record
+// another way (a registration's disk list, as after the node registered again) and takes it.
+// The disk then evicts it, before the offload reports: the offload fails, and the drop is
+// still reported, so the copy the master took goes too.
 TEST_F(NodeWorkerTest, ADropHeldForAnOffloadThatFailsIsStillReported) {
     NodeWorker& w = Worker();
     Generation gen = Put("k", 'x');
-    ASSERT_EQ(*store_->Offload("k"), ManualOutcome::kQueued);
-    auto tasks = w.PollOffloads(w.id(), 100, std::chrono::milliseconds(0));
-    ASSERT_TRUE(tasks.ok());
-    ASSERT_EQ(tasks->size(), 1u);
+    std::optional<OffloadTask> task = TakeOffload("k");
+    ASSERT_TRUE(task);
     disk_.after_write = [&](const std::string& key, Generation g) {
         disk_.after_write = nullptr;
-        // The master lost the node and it registered again, offering what its disk holds.
         std::vector<DiskReplicaReport> held{{key, g, kObject}};
         ASSERT_TRUE(store_->RegisterDiskReplicas(w.id(), held).ok());
         ASSERT_EQ(Tiers(key), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
         disk_.Drop(key, g);
     };
-    EXPECT_FALSE(w.RunOffload(w.id(), tasks->front()));
+    EXPECT_FALSE(w.RunOffload(w.id(), *task));
     EXPECT_EQ(w.FlushDrops(), 1u);
     EXPECT_EQ(Tiers("k"), std::vector<Tier>{Tier::kMemory})
         << "the master still lists the dropped record " << gen;
