@@ -409,14 +409,13 @@ Status DataServer::SendReplica(Replies& out, Tier tier, const std::string& key, 
     if (tier == Tier::kMemory) {
         auto lease = segment_.BeginRead(key, generation, offset, length);
         if (!lease.ok()) return lease.status();
+        // Counted before it is sent, so a reader that has its bytes finds the read counted.
+        reads_memory_.Inc();
+        read_bytes_memory_.Inc(static_cast<double>(length));
+        read_seconds_.Observe(SecondsSince(start));
         // Sent straight from the segment while the range's read lock is held.
         *connection_ok =
             out.Send(Status::Ok(), {lease->data(), lease->size()}, served).ok();
-        if (*connection_ok) {
-            reads_memory_.Inc();
-            read_bytes_memory_.Inc(static_cast<double>(length));
-            read_seconds_.Observe(SecondsSince(start));
-        }
         return Status::Ok();
     }
     if (disk_ == nullptr) return Status::NotFound("this node has no LOCAL_DISK tier");
@@ -433,13 +432,11 @@ Status DataServer::SendReplica(Replies& out, Tier tier, const std::string& key, 
         st = disk_->Read(key, generation, buffer.span().first(*size), IoPriority::kForeground);
     }
     if (!st.ok()) return st;
+    reads_disk_.Inc();  // before it is sent, as above
+    read_bytes_disk_.Inc(static_cast<double>(length));
+    read_seconds_.Observe(SecondsSince(start));
     *connection_ok =
         out.Send(Status::Ok(), {buffer.data() + offset, length}, served).ok();
-    if (*connection_ok) {
-        reads_disk_.Inc();
-        read_bytes_disk_.Inc(static_cast<double>(length));
-        read_seconds_.Observe(SecondsSince(start));
-    }
     if (DiskReadSink* sink = disk_read_sink_.load()) {
         sink->TakeDiskRead(key, generation, buffer, *size);
     }

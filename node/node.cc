@@ -40,6 +40,10 @@ Node::Node(NodeOptions options, MasterLink& master, Segment& segment, DiskStore*
           "promotion long-polls that returned work (tasks per round trip = tasks / batches)")),
       promotion_tasks_(metrics.GetCounter("node_promotion_tasks_received_total",
                                           "promotion tasks received by long-polls")),
+      promotions_fed_(metrics.GetCounter(
+          "node_promotions_fed_total",
+          "promotions waiting for a worker that were handed the bytes of a reader's read of "
+          "the same LOCAL_DISK object (they do not read the disk again)")),
       offloads_{"offload", static_cast<size_t>(std::max(1, options_.offload_workers)), {}},
       promotions_{"promotion", static_cast<size_t>(std::max(1, options_.promotion_workers)), {}} {
     NodeWorkerOptions worker_options;
@@ -206,6 +210,7 @@ bool Node::TakeDiskRead(std::string_view key, Generation generation, AlignedBuff
     // First in line: it needs no disk slot, only a worker, and its reader's next read (or
     // another reader's) of the object then finds MEMORY.
     queued.push_front(std::move(fed));
+    promotions_fed_.Inc();
     cv_.NotifyAll();
     return true;
 }

@@ -121,6 +121,7 @@ private:
     std::unique_ptr<NodeWorker> worker_;
     Counter& promotion_batches_;  // long-polls that returned work
     Counter& promotion_tasks_;    // tasks those returned
+    Counter& promotions_fed_;     // waiting tasks handed a reader's bytes (TakeDiskRead)
 
     std::atomic<bool> running_{false};
     Mutex mu_;

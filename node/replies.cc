@@ -36,17 +36,17 @@ Status Replies::Send(const Status& status, std::span<const std::byte> payload,
                     {const_cast<std::byte*>(header.data()), header.size()},
                     {const_cast<std::byte*>(text.data()), text.size()},
                     {const_cast<std::byte*>(body.data()), body.size()}};
+    writes_.Inc();  // before the send: a client that has its answers finds the write counted
     Status st = net::SendAll(fd_, iov);
     held_.clear();
-    writes_.Inc();
     return st;
 }
 
 Status Replies::Flush() {
     if (held_.empty()) return Status::Ok();
+    writes_.Inc();  // before the send, as above
     Status st = net::SendAll(fd_, held_.data(), held_.size());
     held_.clear();
-    writes_.Inc();
     return st;
 }
 

@@ -53,10 +53,6 @@ NodeWorker::NodeWorker(NodeWorkerOptions options, MasterLink& master, NodeSegmen
       promotions_failed_(metrics.GetCounter("node_promotions_total",
                                             "promotion tasks this node did",
                                             {{"result", "failed"}})),
-      promotions_fed_(metrics.GetCounter(
-          "node_promotions_fed_total",
-          "promotions done with the bytes of a reader's read of the same LOCAL_DISK object "
-          "(the disk was not read again)")),
       registrations_(metrics.GetCounter("node_registrations_total",
                                         "times this node registered with the master")),
       promotion_work_seconds_(metrics.GetHistogram(
@@ -536,7 +532,6 @@ bool NodeWorker::RunPromotion(NodeId id, const PromotionTask& task,
         st = master_.NotifyPromotionSuccess(id, task.key, task.generation);
         if (st.ok()) {
             promotions_ok_.Inc();
-            if (!read_already.empty()) promotions_fed_.Inc();
             promotion_work_seconds_.Observe(
                 std::chrono::duration<double>(clock_.Now() - started).count());
             return true;

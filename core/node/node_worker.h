@@ -173,7 +173,6 @@ private:
     Counter& offloads_failed_;
     Counter& promotions_ok_;
     Counter& promotions_failed_;
-    Counter& promotions_fed_;
     Counter& registrations_;
     Histogram& promotion_work_seconds_;
     // The two phases of that work that can wait: the source's disk read, and the staging
