@@ -129,8 +129,7 @@ Result<DrainStep> MasterStore::DrainStart(NodeId from, const DrainUnit& unit,
         // As DramPool::Allocate: no eviction while a node that registered again is still
         // reporting what its segment holds (it could take what was just reported back).
         // Its segment opens at its next heartbeat; the unit waits for a later pass.
-        return Status::Busy("a node that registered again is still reporting the DRAM ranges "
-                            "it holds");
+        return NodeTable::StillReporting();
     }
     if (!target) {
         // Room made as a Put makes it, but only by evicting data colder than this object:
