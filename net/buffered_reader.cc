@@ -13,7 +13,7 @@ namespace mooncake::net {
 Status BufferedReader::Fill() {
     begin_ = end_ = 0;
     for (;;) {
-        ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), 0);
+        ssize_t n = ::recv(fd_, buffer_.get(), fill_limit_, 0);
         if (n > 0) {
             end_ = static_cast<size_t>(n);
             return Status::Ok();
@@ -37,12 +37,25 @@ Status BufferedReader::WaitForData(std::chrono::milliseconds idle) {
 }
 
 Status BufferedReader::RecvAll(void* data, size_t size) {
+    return Read(data, size, kDirectBytes);
+}
+
+Status BufferedReader::RecvPayload(void* data, size_t size) {
+    if (size < kSmallPayloadBytes) {
+        fill_limit_ = kBufferBytes;
+        return Read(data, size, /*direct=*/SIZE_MAX);
+    }
+    fill_limit_ = kFieldFillBytes;
+    return Read(data, size, kDirectBytes);
+}
+
+Status BufferedReader::Read(void* data, size_t size, size_t direct) {
     char* out = static_cast<char*>(data);
     const size_t take = std::min(size, buffered());
-    if (take > 0) std::memcpy(out, buffer_.data() + begin_, take);
+    if (take > 0) std::memcpy(out, buffer_.get() + begin_, take);
     begin_ += take;
     size_t got = take;
-    if (size - got >= kDirectBytes) return net::RecvAll(fd_, out + got, size - got);
+    if (size - got >= direct) return net::RecvAll(fd_, out + got, size - got);
     while (got < size) {
         Status st = Fill();
         if (!st.ok()) {
@@ -52,7 +65,7 @@ Status BufferedReader::RecvAll(void* data, size_t size) {
             return st;
         }
         const size_t more = std::min(size - got, buffered());
-        std::memcpy(out + got, buffer_.data() + begin_, more);
+        std::memcpy(out + got, buffer_.get() + begin_, more);
         begin_ += more;
         got += more;
     }

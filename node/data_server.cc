@@ -360,7 +360,7 @@ bool DataServer::HandleWrite(Replies& out, net::BufferedReader& in, const std::s
         if (!lease.ok()) return RefusePayload(out, in, lease.status(), length);
         // Straight from the socket into the segment; an incomplete write leaves nothing
         // readable (and with the end-put flag, the put is not ended).
-        if (!in.RecvAll(lease->data(), length).ok()) {
+        if (!in.RecvPayload(lease->data(), length).ok()) {
             errors_.Inc();
             return false;
         }
@@ -534,7 +534,7 @@ bool DataServer::HandleWriteByKey(Replies& out, net::BufferedReader& in, const s
             revoke();
             return RefusePayload(out, in, lease.status(), length);
         }
-        if (!in.RecvAll(lease->data(), length).ok()) {
+        if (!in.RecvPayload(lease->data(), length).ok()) {
             revoke();  // nothing readable is left of a write that ended short
             errors_.Inc();
             return false;

@@ -243,14 +243,15 @@ TEST(DataProtocolTest, RandomBytesNeverCrashTheParsers) {
 
 // Values are written trimmed (the store accepted them with surrounding blanks).
 // The data server's reader: small fields come out of one recv, a large read goes past the
-// buffer, and neither loses nor reorders a byte whichever way the bytes arrive.
+// buffer, small payloads make the recvs large and a large one small again, and none of it
+// loses or reorders a byte whichever way the bytes arrive.
 TEST(BufferedReaderTest, FieldsAndPayloadsComeOutInOrderWhateverTheArrival) {
     int sv[2];
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     net::Fd reader_fd(sv[0]);
     net::Fd writer_fd(sv[1]);
     std::string stream;
-    for (int i = 0; i < 100000; ++i) stream.push_back(static_cast<char>(i * 7 + i / 251));
+    for (int i = 0; i < 400000; ++i) stream.push_back(static_cast<char>(i * 7 + i / 251));
     // The writer sends in odd-sized pieces, with pauses, so reads see partial arrivals.
     std::thread writer([&] {
         size_t at = 0;
@@ -265,10 +266,19 @@ TEST(BufferedReaderTest, FieldsAndPayloadsComeOutInOrderWhateverTheArrival) {
     ASSERT_TRUE(in.WaitForData(std::chrono::seconds(5)).ok());
     std::string got;
     size_t at = 0;
-    // Field sizes: small (through the buffer), large (straight from the socket), skipped.
+    // Field sizes: small (through the buffer), large (straight from the socket), skipped;
+    // payloads small (copied out of large recvs) and large (straight from the socket).
     for (size_t step = 0; at < stream.size(); ++step) {
-        size_t n = std::min<size_t>(stream.size() - at, step % 4 == 3 ? 20000 : step % 13 + 1);
-        if (step % 7 == 6) {
+        const bool payload = step % 4 == 1;
+        const size_t payload_size = step % 24 == 1 ? 70000 : 2000 + step % 5 * 1000;
+        size_t n = std::min<size_t>(stream.size() - at, payload  ? payload_size
+                                                        : step % 4 == 3 ? 20000
+                                                                        : step % 13 + 1);
+        if (payload) {
+            std::string value(n, '\0');
+            ASSERT_TRUE(in.RecvPayload(value.data(), n).ok()) << "at " << at;
+            got += value;
+        } else if (step % 7 == 6) {
             ASSERT_TRUE(in.Discard(n).ok());
             got.append(stream, at, n);  // skipped bytes are the stream's by construction
         } else {
