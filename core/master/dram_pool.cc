@@ -81,7 +81,7 @@ Result<DramPool::Allocation> DramPool::Allocate(uint64_t size, NodeId preferred,
         // room, which could take the very objects it has just reported back.
         if (nodes_.AnyReporting()) {
             if (WaitForRoomEvent(seen_events, give_up_at)) continue;
-            return NodeTable::StillReporting();
+            return nodes_.StillReporting();
         }
         // Evict only when the DRAM already on its way out does not cover what the waiting
         // allocations (this one included) need. (Was: Evict on every wake-up, so a waiter that

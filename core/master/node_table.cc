@@ -115,6 +115,25 @@ bool NodeTable::EndReporting(NodeState& node) {
     return true;
 }
 
+Status NodeTable::StillReporting() const {
+    std::string names;
+    size_t count = 0;
+    {
+        ReaderLock lock(mu_);
+        for (const auto& [id, node] : nodes_) {
+            if (!node->reporting.load()) continue;
+            names += (count++ == 0 ? "" : ", ") + node->spec.name;
+        }
+    }
+    // The node may have ended its report between the caller's check and this walk.
+    const std::string who = count == 0   ? "a node"
+                            : count == 1 ? "node " + names
+                                         : "nodes " + names;
+    return Status::Busy(who + (count > 1 ? " registered again and are" : " registered again and is") +
+                        " still reporting the DRAM ranges held (no room is made by eviction "
+                        "until then); try again");
+}
+
 uint64_t NodeTable::DiskCapacity() const {
     ReaderLock lock(mu_);
     uint64_t total = 0;

@@ -156,10 +156,8 @@ public:
     size_t ReportingCount() const { return static_cast<size_t>(reporting_.load()); }
     // The answer of whatever would evict for room meanwhile (a Put, a drain): no eviction
     // while a node reports, as it could take what was just reported back. Busy: moments.
-    static Status StillReporting() {
-        return Status::Busy("a node that registered again is still reporting the DRAM ranges "
-                            "it holds; try again");
-    }
+    // Names the nodes still reporting, so an operator knows which one to look at.
+    Status StillReporting() const;
     // The node has reported all it holds: its segment takes new data. False if it had already.
     bool EndReporting(NodeState& node);
 

@@ -129,7 +129,7 @@ Result<DrainStep> MasterStore::DrainStart(NodeId from, const DrainUnit& unit,
         // As DramPool::Allocate: no eviction while a node that registered again is still
         // reporting what its segment holds (it could take what was just reported back).
         // Its segment opens at its next heartbeat; the unit waits for a later pass.
-        return NodeTable::StillReporting();
+        return nodes_.StillReporting();
     }
     if (!target) {
         // Room made as a Put makes it, but only by evicting data colder than this object:

@@ -191,6 +191,8 @@ TEST_F(DrainTest, NoRoomIsMadeForAUnitWhileANodeReportsWhatItHolds) {
     ASSERT_EQ(units.size(), 1u);
     Result<DrainStep> waiting = store().DrainStart(a, units[0]);
     EXPECT_TRUE(waiting.status().Is(StatusCode::kBusy)) << waiting.status().ToString();
+    EXPECT_NE(waiting.status().message().find("node c "), std::string::npos)
+        << waiting.status().ToString();
     EXPECT_EQ(MemoryNodes("b-cold"), std::vector<NodeId>{b}) << "evicted for the drain";
 
     ASSERT_TRUE(store().Heartbeat(*c, 0).ok());  // its reports are in

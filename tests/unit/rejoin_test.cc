@@ -107,6 +107,8 @@ TEST_F(RejoinTest, NothingIsPlacedInASegmentBeforeTheRangesItHoldsAreReported) {
     EXPECT_EQ(Metric("nodes_reporting"), 1);
     Result<PutStartReply> early = store().PutStart(1, "after", kObject, kNoNode);
     EXPECT_TRUE(early.status().Is(StatusCode::kBusy)) << early.status().ToString();
+    EXPECT_NE(early.status().message().find("node a registered again"), std::string::npos)
+        << "the Busy names the node to look at: " << early.status().ToString();
 
     EXPECT_EQ(RegisterMemory(*again, held), (Codes{kOk}));
     ASSERT_TRUE(store().Heartbeat(*again, 0).ok());
