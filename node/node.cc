@@ -167,6 +167,10 @@ void Node::Stop() {
     // so the wake-up cannot fall between its check and its sleep (a lost one hung Stop's join).
     { MutexLock lock(mu_); }
     cv_.NotifyAll();
+    for (CondVar* cv : {&offloads_.has_work, &offloads_.runs_low, &promotions_.has_work,
+                        &promotions_.runs_low}) {
+        cv->NotifyAll();
+    }
     // Leaving wakes our long-polls on the master at once (it marks the node gone).
     Status st = worker_->Leave();
     if (!st.ok()) spdlog::warn("leaving the master: {}", st.ToString());
@@ -211,7 +215,7 @@ bool Node::TakeDiskRead(std::string_view key, Generation generation, AlignedBuff
     // another reader's) of the object then finds MEMORY.
     queued.push_front(std::move(fed));
     promotions_fed_.Inc();
-    cv_.NotifyAll();
+    promotions_.has_work.NotifyOne();
     return true;
 }
 
@@ -221,7 +225,9 @@ void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
         {
             // Fetch only when the workers are about to run dry.
             MutexLock lock(mu_);
-            while (running_.load() && lane.queued.size() >= lane.workers) cv_.Wait(mu_);
+            while (running_.load() && lane.queued.size() >= lane.workers) {
+                lane.runs_low.Wait(mu_);
+            }
         }
         NodeId id = worker_->id();
         if (id == kNoNode) {
@@ -239,7 +245,11 @@ void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
             received(tasks->size());
             MutexLock lock(mu_);
             for (Task& task : *tasks) lane.queued.push_back({id, std::move(task), {}});
-            cv_.NotifyAll();
+            if (tasks->size() == 1) {
+                lane.has_work.NotifyOne();
+            } else {
+                lane.has_work.NotifyAll();
+            }
         } else if (std::chrono::steady_clock::now() - started < options_.poll_wait / 2) {
             // Empty well before the wait: the master does not know us (yet). Do not spin.
             Pause(std::chrono::milliseconds(50));
@@ -253,11 +263,12 @@ void Node::WorkLoop(Lane<Task>& lane, Run run) {
         Queued<Task> work;
         {
             MutexLock lock(mu_);
-            while (running_.load() && lane.queued.empty()) cv_.Wait(mu_);
+            while (running_.load() && lane.queued.empty()) lane.has_work.Wait(mu_);
             if (!running_.load()) return;
             work = std::move(lane.queued.front());
             lane.queued.pop_front();
-            cv_.NotifyAll();  // the poller may want more
+            // The poller waits for the queue to fall under `workers`: wake it at that step only.
+            if (lane.queued.size() + 1 == lane.workers) lane.runs_low.NotifyOne();
         }
         run(work);
     }

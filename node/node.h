@@ -92,12 +92,19 @@ private:
         Task task;
         AlignedBuffer read_already;
     };
-    // Tasks a long-poll handed this node, waiting for one of `workers` threads.
+    // Tasks a long-poll handed this node, waiting for one of `workers` threads. Each waiter
+    // has a condition of its own (all under mu_): a task taken wakes the poller only when the
+    // queue runs low, and a task queued wakes a worker of its lane, not every thread of the
+    // node. (Was one condition for all: every task taken woke all 16 workers, both pollers and
+    // the heartbeat; under the engine load at 4 KiB pages the daemon switched threads 100k
+    // times a second, 74k after, and used 1.12 CPUs against 0.91 for the same work.)
     template <typename Task>
     struct Lane {
         const char* what;  // "offload" / "promotion", for logs
         size_t workers;
         std::deque<Queued<Task>> queued;  // GUARDED_BY(mu_)
+        CondVar has_work;                 // a task was queued, or stopping
+        CondVar runs_low;                 // queued fell under `workers`, or stopping
     };
 
     void HeartbeatLoop() MC_EXCLUDES(mu_);
