@@ -1,6 +1,7 @@
 #include "bench/replay/run_policy.h"
 
 #include "bench/replay/belady.h"
+#include "core/disk/format.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -23,13 +24,15 @@ const std::vector<std::string> kPolicyList = {
     "promotion-density", "belady"};
 
 // A multiple of 1 MiB whose data region holds `data` bytes in `objects` objects: the store
-// takes 1 MiB of header and a journal of capacity/32 (2 MiB..1 GiB), and its index (a quarter
-// of the journal, about 100 B per object) must hold every object too, which binds for objects
-// under ~12 KiB.
+// takes 1 MiB of header and a journal of capacity/8 (disk_format::kJournalShare; 2 MiB..8 GiB),
+// and its index (a quarter of the journal, about 100 B per object) must hold every object too,
+// which binds for objects under ~3 KiB.
 uint64_t DiskCapacityFor(uint64_t data, uint64_t objects) {
     const uint64_t mib = uint64_t{1} << 20;
-    uint64_t journal = std::clamp<uint64_t>(data / 31, 2 * mib, 1024 * mib);
-    uint64_t total = std::max(data + journal + 2 * mib, objects * 100 * 128);
+    const uint64_t share = disk_format::kJournalShare;
+    uint64_t journal = std::clamp<uint64_t>(data / (share - 1) + mib, 2 * mib,
+                                            disk_format::kMaxJournalBytes);
+    uint64_t total = std::max(data + journal + 2 * mib, objects * 100 * 4 * share);
     return std::max<uint64_t>(4 * mib, (total + mib - 1) / mib * mib);
 }
 

@@ -948,21 +948,39 @@ Result<uint64_t> DiskStore::SizeOf(std::string_view key, Generation gen) const {
 }
 
 Status DiskStore::Remove(std::string_view key, Generation gen) {
+    const DiskRemoval item{key, gen};
+    return RemoveMany(std::span(&item, 1)).front();
+}
+
+std::vector<Status> DiskStore::RemoveMany(std::span<const DiskRemoval> items) {
     Impl& s = *impl_;
+    std::vector<Status> out(items.size());
     std::vector<ObjectPtr> victims;
+    std::vector<size_t> removed;  // victims[j] is items[removed[j]]
     {
         MutexLock lock(s.mu);
-        auto it = s.index.find(key);
-        if (it == s.index.end()) return Status::NotFound("disk store has no " + QuoteKey(key));
-        if (it->second->gen != gen) {
-            return Status::StaleGeneration("disk store holds " + Describe(key, it->second->gen) +
-                                           ", not generation " + std::to_string(gen));
+        for (size_t i = 0; i < items.size(); ++i) {
+            const DiskRemoval& item = items[i];
+            auto it = s.index.find(item.key);
+            if (it == s.index.end()) {
+                out[i] = Status::NotFound("disk store has no " + QuoteKey(item.key));
+                continue;
+            }
+            if (it->second->gen != item.generation) {
+                out[i] = Status::StaleGeneration(
+                    "disk store holds " + Describe(item.key, it->second->gen) +
+                    ", not generation " + std::to_string(item.generation));
+                continue;
+            }
+            victims.push_back(it->second);
+            s.DetachLocked(*victims.back());
+            removed.push_back(i);
         }
-        victims.push_back(it->second);
-        s.DetachLocked(*victims.back());
     }
-    s.removes.fetch_add(1, std::memory_order_relaxed);
-    return s.Drop(victims, std::nullopt);
+    s.removes.fetch_add(victims.size(), std::memory_order_relaxed);
+    const Status dropped = s.Drop(victims, std::nullopt);
+    for (size_t i : removed) out[i] = dropped;
+    return out;
 }
 
 void DiskStore::Pin(std::string_view key, Generation gen) {

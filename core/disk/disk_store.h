@@ -6,7 +6,7 @@
 //   [0, 4K)  [4K, 8K)   superblock, two copies: magic "MCTIERDK", format version, the region
 //                       offsets below, a random store id; XXH3-hashed
 //   [8K, 1M)            reserved
-//   [1M, 1M + J)        index journal, two halves of J/2 (J = capacity/32, 2 MiB..1 GiB)
+//   [1M, 1M + J)        index journal, two halves of J/2 (J = capacity/8, 2 MiB..8 GiB)
 //   [1M + J, capacity)  data region: objects as extents of whole 4 KiB blocks
 //
 // An object's bytes sit alone in its extents (usually one; up to 128 when free space is
@@ -110,6 +110,12 @@ struct DiskObjectInfo {
     uint64_t size = 0;
 };
 
+// One object to remove (DiskStore::RemoveMany).
+struct DiskRemoval {
+    std::string_view key;
+    Generation generation = kNoGeneration;
+};
+
 // What Scrub found.
 struct ScrubReport {
     uint64_t checked = 0;        // objects read
@@ -186,6 +192,10 @@ class DiskStore {
 
     // Durable: a restart never brings it back. Pinned objects are removed too.
     Status Remove(std::string_view key, Generation generation);
+    // Remove of each item (answers in order, each as Remove's), with one journal commit for
+    // all of them: the master's deletes come in batches (a heartbeat's), and one flush per
+    // object held writers waiting for the space behind hundreds of flushes in a row.
+    std::vector<Status> RemoveMany(std::span<const DiskRemoval> items);
 
     // Counted pins; a pinned object is never evicted. Unknown (key, generation): no effect.
     void Pin(std::string_view key, Generation generation);

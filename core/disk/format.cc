@@ -41,7 +41,7 @@ uint64_t Hash(std::span<const std::byte> bytes, uint64_t seed) {
 Superblock Superblock::ForCapacity(uint64_t capacity, uint64_t store_id) {
     Superblock sb;
     sb.capacity = capacity;
-    uint64_t journal = capacity / 32 / (1 << 20) * (1 << 20);
+    uint64_t journal = capacity / kJournalShare / (1 << 20) * (1 << 20);
     journal = std::clamp(journal, kMinJournalBytes, kMaxJournalBytes);
     sb.journal_offset = kMetaAreaBytes;
     sb.journal_size = journal;

@@ -22,6 +22,9 @@ public:
     Status Remove(std::string_view key, Generation generation) override {
         return disk_.Remove(key, generation);
     }
+    std::vector<Status> RemoveMany(std::span<const DiskRemoval> items) override {
+        return disk_.RemoveMany(items);
+    }
     void Pin(std::string_view key, Generation generation) override { disk_.Pin(key, generation); }
     void Unpin(std::string_view key, Generation generation) override {
         disk_.Unpin(key, generation);

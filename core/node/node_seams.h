@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/disk/disk_store.h"  // DiskObjectInfo, IoPriority, DropReason (types only)
+#include "core/disk/disk_store.h"  // DiskObjectInfo, DiskRemoval, IoPriority, DropReason (types only)
 #include "core/base/status.h"
 #include "core/base/types.h"
 
@@ -60,6 +60,13 @@ public:
                         IoPriority priority) = 0;
     // NotFound when the record is not there.
     virtual Status Remove(std::string_view key, Generation generation) = 0;
+    // Remove of each, answers in order; a real disk makes them durable together.
+    virtual std::vector<Status> RemoveMany(std::span<const DiskRemoval> items) {
+        std::vector<Status> out;
+        out.reserve(items.size());
+        for (const DiskRemoval& item : items) out.push_back(Remove(item.key, item.generation));
+        return out;
+    }
     // Counted; a pinned record is never evicted.
     virtual void Pin(std::string_view key, Generation generation) = 0;
     virtual void Unpin(std::string_view key, Generation generation) = 0;

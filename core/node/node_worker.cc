@@ -346,11 +346,17 @@ Status NodeWorker::BeatOnce() {
     for (const ReleasedRange& r : reply->released) {
         segment_.Release(r.key, r.generation, r.offset);
     }
-    if (disk_ != nullptr) {
-        for (const DiskDelete& d : reply->disk_deletes) {
-            Status st = disk_->Remove(d.key, d.generation);
+    if (disk_ != nullptr && !reply->disk_deletes.empty()) {
+        // Together: one journal flush for the whole list, not one per record.
+        std::vector<DiskRemoval> removals;
+        removals.reserve(reply->disk_deletes.size());
+        for (const DiskDelete& d : reply->disk_deletes) removals.push_back({d.key, d.generation});
+        std::vector<Status> removed = disk_->RemoveMany(removals);
+        for (size_t i = 0; i < removed.size(); ++i) {
+            const Status& st = removed[i];
             if (!st.ok() && !st.Is(StatusCode::kNotFound)) {
-                spdlog::warn("deleting disk record {}: {}", QuoteKey(d.key), st.ToString());
+                spdlog::warn("deleting disk record {}: {}", QuoteKey(removals[i].key),
+                             st.ToString());
             }
         }
     }

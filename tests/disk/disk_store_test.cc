@@ -260,6 +260,48 @@ TEST_F(DiskStoreTest, RemoveIsDurable) {
     EXPECT_TRUE(Check("a", 2, 100).ok());
 }
 
+// An engine's pages are small (4-64 KiB) and its keys long: a disk filled with 4 KiB pages
+// under 60-byte keys holds them in its data region, not in a fifth of it. (With a journal of
+// 1/32 of the capacity the index filled first, and from then on every write evicted a record
+// for index room, one journal flush each.)
+TEST_F(DiskStoreTest, SmallPagesFillTheDataRegionBeforeTheIndex) {
+    OpenFresh(48 * kMiB);
+    const uint64_t pages = store_->capacity() / (4 * kKiB);
+    for (uint64_t i = 0; i < pages * 95 / 100; ++i) {
+        char key[64];
+        std::snprintf(key, sizeof key, "model-7b@tp0@layer-group-3@%032llu",
+                      static_cast<unsigned long long>(i));
+        ASSERT_TRUE(Put(key, 1, 4 * kKiB).ok()) << i;
+    }
+    EXPECT_EQ(store_->stats().evictions, 0u) << "evicted while the data region had room";
+    EXPECT_GE(store_->used(), store_->capacity() * 9 / 10);
+}
+
+// A heartbeat's deletes go as one RemoveMany: one journal commit for all of them (one flush,
+// not one per record), each item answered as Remove would be, and durable like Remove.
+TEST_F(DiskStoreTest, RemoveManyCommitsOnceAndAnswersEachItem) {
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(Put("k" + std::to_string(i), 3, 5000).ok());
+    std::vector<std::string> keys;
+    for (int i = 0; i < 10; ++i) keys.push_back("k" + std::to_string(i));
+    keys.push_back("missing");
+    keys.push_back("k10");
+    std::vector<DiskRemoval> items;
+    for (const std::string& key : keys) items.push_back({key, 3});
+    items.back().generation = 2;  // k10 is held as generation 3
+    const uint64_t commits = store_->stats().journal_commits;
+    std::vector<Status> answers = store_->RemoveMany(items);
+    EXPECT_EQ(store_->stats().journal_commits, commits + 1);
+    ASSERT_EQ(answers.size(), items.size());
+    for (int i = 0; i < 10; ++i) EXPECT_TRUE(answers[i].ok()) << answers[i].ToString();
+    EXPECT_EQ(answers[10].code(), StatusCode::kNotFound);
+    EXPECT_EQ(answers[11].code(), StatusCode::kStaleGeneration);
+    EXPECT_EQ(store_->stats().removes, 10u);
+    Reopen();
+    EXPECT_EQ(store_->object_count(), 10u);
+    EXPECT_EQ(Check("k0", 3, 5000).code(), StatusCode::kNotFound);
+    EXPECT_TRUE(Check("k10", 3, 5000).ok());
+}
+
 TEST_F(DiskStoreTest, TombstonesSurviveJournalCheckpoints) {
     // Enough commits to wrap the 1 MiB journal halves several times.
     std::map<std::string, Generation> expect;
