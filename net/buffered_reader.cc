@@ -42,6 +42,14 @@ Status BufferedReader::RecvAll(void* data, size_t size) {
 
 Status BufferedReader::RecvPayload(void* data, size_t size) {
     if (size < kSmallPayloadBytes) {
+        if (capacity_ < kBufferBytes) {
+            auto larger = std::make_unique_for_overwrite<char[]>(kBufferBytes);
+            std::memcpy(larger.get(), buffer_.get() + begin_, buffered());
+            end_ -= begin_;
+            begin_ = 0;
+            buffer_ = std::move(larger);
+            capacity_ = kBufferBytes;
+        }
         fill_limit_ = kBufferBytes;
         return Read(data, size, /*direct=*/SIZE_MAX);
     }

@@ -57,7 +57,10 @@ private:
     static constexpr size_t kBufferBytes = 256 * 1024;
 
     const int fd_;
-    std::unique_ptr<char[]> buffer_ = std::make_unique<char[]>(kBufferBytes);
+    // kFieldFillBytes until the first small payload, then kBufferBytes: a connection that
+    // only moves large values (or only reads) never holds the large buffer.
+    std::unique_ptr<char[]> buffer_ = std::make_unique_for_overwrite<char[]>(kFieldFillBytes);
+    size_t capacity_ = kFieldFillBytes;
     size_t fill_limit_ = kFieldFillBytes;
     size_t begin_ = 0;
     size_t end_ = 0;

@@ -358,8 +358,9 @@ bool DataServer::HandleWrite(Replies& out, net::BufferedReader& in, const std::s
     {
         auto lease = segment_.BeginWrite(key, generation, offset, length);
         if (!lease.ok()) return RefusePayload(out, in, lease.status(), length);
-        // Straight from the socket into the segment; an incomplete write leaves nothing
-        // readable (and with the end-put flag, the put is not ended).
+        // Into the segment (a large payload straight from the socket, a small one out of the
+        // reader's buffer); an incomplete write leaves nothing readable (and with the end-put
+        // flag, the put is not ended).
         if (!in.RecvPayload(lease->data(), length).ok()) {
             errors_.Inc();
             return false;

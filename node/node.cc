@@ -245,10 +245,9 @@ void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
             received(tasks->size());
             MutexLock lock(mu_);
             for (Task& task : *tasks) lane.queued.push_back({id, std::move(task), {}});
-            if (tasks->size() == 1) {
+            // A worker per task, not every worker for two tasks.
+            for (size_t i = 0; i < std::min(tasks->size(), lane.workers); ++i) {
                 lane.has_work.NotifyOne();
-            } else {
-                lane.has_work.NotifyAll();
             }
         } else if (std::chrono::steady_clock::now() - started < options_.poll_wait / 2) {
             // Empty well before the wait: the master does not know us (yet). Do not spin.

@@ -24,9 +24,9 @@ const std::vector<std::string> kPolicyList = {
     "promotion-density", "belady"};
 
 // A multiple of 1 MiB whose data region holds `data` bytes in `objects` objects: the store
-// takes 1 MiB of header and a journal of capacity/8 (disk_format::kJournalShare; 2 MiB..8 GiB),
+// takes 1 MiB of header and a journal of capacity/8 (disk_format::kJournalShare; 2 MiB..2 GiB),
 // and its index (a quarter of the journal, about 100 B per object) must hold every object too,
-// which binds for objects under ~3 KiB.
+// which binds for objects under ~3 KiB (below the cap: the replay's traces are far smaller).
 uint64_t DiskCapacityFor(uint64_t data, uint64_t objects) {
     const uint64_t mib = uint64_t{1} << 20;
     const uint64_t share = disk_format::kJournalShare;

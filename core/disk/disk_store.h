@@ -6,7 +6,7 @@
 //   [0, 4K)  [4K, 8K)   superblock, two copies: magic "MCTIERDK", format version, the region
 //                       offsets below, a random store id; XXH3-hashed
 //   [8K, 1M)            reserved
-//   [1M, 1M + J)        index journal, two halves of J/2 (J = capacity/8, 2 MiB..8 GiB)
+//   [1M, 1M + J)        index journal, two halves of J/2 (J = capacity/8, 2 MiB..2 GiB)
 //   [1M + J, capacity)  data region: objects as extents of whole 4 KiB blocks
 //
 // An object's bytes sit alone in its extents (usually one; up to 128 when free space is

@@ -24,13 +24,16 @@ inline constexpr char kSuperblockMagic[8] = {'M', 'C', 'T', 'I', 'E', 'R', 'D', 
 inline constexpr uint64_t kSuperblockCopies = 2;     // blocks 0 and 1
 inline constexpr uint64_t kMetaAreaBytes = 1 << 20;  // superblocks + reserved
 inline constexpr uint64_t kMinJournalBytes = 2 << 20;
-inline constexpr uint64_t kMaxJournalBytes = uint64_t{8} << 30;
+// The cap bounds what a large disk pays for its index: an open reads both halves of the
+// journal (~1.5x it), and a checkpoint holds a few copies of the index (a quarter of it) in
+// memory while it writes. At 2 GiB the index takes ~4 M objects of ~60-byte keys: 256 GiB of
+// 64 KiB pages.
+inline constexpr uint64_t kMaxJournalBytes = uint64_t{2} << 30;
 // A new store's journal is this share of its capacity (Superblock::ForCapacity). The index
 // may fill a quarter of the journal (Journal::index_budget), and an object's entry is ~60 B
-// plus its key: at 1/8, a disk full of 4 KiB pages with keys of ~60 B fits its index. (Was
-// 1/32 and at most 1 GiB: 4 KiB pages filled a fifth of an 85 MiB disk and then every
-// offload evicted a record for index room, one journal flush each; a 1 TiB disk took at most
-// ~2 M objects, an eighth of it in 64 KiB pages.)
+// plus its key: at 1/8, a disk of up to 16 GiB (the cap) full of 4 KiB pages with keys of
+// ~60 B fits its index. (Was 1/32 and at most 1 GiB: 4 KiB pages filled a fifth of an 85 MiB
+// disk and then every offload evicted a record for index room, one journal flush each.)
 inline constexpr uint64_t kJournalShare = 8;
 inline constexpr uint64_t kMinCapacity = 4 << 20;
 inline constexpr size_t kMaxExtentsPerObject = 128;

@@ -122,13 +122,17 @@ Status NodeTable::StillReporting() const {
         ReaderLock lock(mu_);
         for (const auto& [id, node] : nodes_) {
             if (!node->reporting.load()) continue;
-            names += (count++ == 0 ? "" : ", ") + node->spec.name;
+            // A long list is cut: the first few name where to look, the count says how many.
+            if (count < 8) names += (count == 0 ? "" : ", ") + node->spec.name;
+            ++count;
         }
     }
     // The node may have ended its report between the caller's check and this walk.
     const std::string who = count == 0   ? "a node"
                             : count == 1 ? "node " + names
-                                         : "nodes " + names;
+                            : count <= 8 ? "nodes " + names
+                                         : "nodes " + names + " and " + std::to_string(count - 8) +
+                                               " more";
     return Status::Busy(who + (count > 1 ? " registered again and are" : " registered again and is") +
                         " still reporting the DRAM ranges held (no room is made by eviction "
                         "until then); try again");

@@ -157,7 +157,7 @@ public:
     // The answer of whatever would evict for room meanwhile (a Put, a drain): no eviction
     // while a node reports, as it could take what was just reported back. Busy: moments.
     // Names the nodes still reporting, so an operator knows which one to look at.
-    Status StillReporting() const;
+    Status StillReporting() const MC_EXCLUDES(mu_);
     // The node has reported all it holds: its segment takes new data. False if it had already.
     bool EndReporting(NodeState& node);
 

@@ -352,7 +352,7 @@ Status NodeWorker::BeatOnce() {
         removals.reserve(reply->disk_deletes.size());
         for (const DiskDelete& d : reply->disk_deletes) removals.push_back({d.key, d.generation});
         std::vector<Status> removed = disk_->RemoveMany(removals);
-        for (size_t i = 0; i < removed.size(); ++i) {
+        for (size_t i = 0; i < std::min(removed.size(), removals.size()); ++i) {
             const Status& st = removed[i];
             if (!st.ok() && !st.Is(StatusCode::kNotFound)) {
                 spdlog::warn("deleting disk record {}: {}", QuoteKey(removals[i].key),
