@@ -407,11 +407,17 @@ Status DataServer::SendReplica(Replies& out, Tier tier, const std::string& key, 
                                bool* connection_ok) {
     auto start = WallTimer::now();
     const std::optional<Tier> served = name_tier ? std::optional(tier) : std::nullopt;
+    // A by-key read (the only one that names its tier) is counted, as every read here, before
+    // its answer goes: a reader holding its bytes finds it counted.
+    auto count_by_key = [&] {
+        if (name_tier) by_key_reads_.Inc();
+    };
     if (tier == Tier::kMemory) {
         auto lease = segment_.BeginRead(key, generation, offset, length);
         if (!lease.ok()) return lease.status();
         // Counted before it is sent, so a reader that has its bytes finds the read counted.
         reads_memory_.Inc();
+        count_by_key();
         read_bytes_memory_.Inc(static_cast<double>(length));
         read_seconds_.Observe(SecondsSince(start));
         // Sent straight from the segment while the range's read lock is held.
@@ -434,6 +440,7 @@ Status DataServer::SendReplica(Replies& out, Tier tier, const std::string& key, 
     }
     if (!st.ok()) return st;
     reads_disk_.Inc();  // before it is sent, as above
+    count_by_key();
     read_bytes_disk_.Inc(static_cast<double>(length));
     read_seconds_.Observe(SecondsSince(start));
     *connection_ok =
@@ -496,10 +503,7 @@ bool DataServer::HandleReadByKey(Replies& out, const std::string& key, uint64_t 
         }
         return reads.Answer();
     });
-    if (sent) {
-        if (connection_ok) by_key_reads_.Inc();
-        return connection_ok;
-    }
+    if (sent) return connection_ok;  // counted in SendReplica
     if (!(master_answered && AnswerAboutTheKey(st))) errors_.Inc();
     return out.Send(st).ok();
 }
