@@ -133,7 +133,8 @@ Status NodeTable::StillReporting() const {
                             : count <= 8 ? "nodes " + names
                                          : "nodes " + names + " and " + std::to_string(count - 8) +
                                                " more";
-    return Status::Busy(who + (count > 1 ? " registered again and are" : " registered again and is") +
+    const char* verb = count > 1 ? " registered again and are" : " registered again and is";
+    return Status::Busy(who + verb +
                         " still reporting the DRAM ranges held (no room is made by eviction "
                         "until then); try again");
 }

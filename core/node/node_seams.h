@@ -18,7 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/disk/disk_store.h"  // DiskObjectInfo, DiskRemoval, IoPriority, DropReason (types only)
+// DiskObjectInfo, DiskRemoval, IoPriority, DropReason (types only)
+#include "core/disk/disk_store.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
 
