@@ -12,6 +12,17 @@
 #include "net/data_transport.h"
 
 namespace mooncake {
+namespace {
+
+// NodeOptions::offload_workers, 0 resolved: one per background slot of the disk store, so its
+// journal's group commits take as many writes as it can run (without a disk there is nothing
+// to write; one worker answers the master's tasks with the error).
+size_t OffloadWorkers(const NodeOptions& options, const DiskStore* disk) {
+    if (options.offload_workers > 0) return static_cast<size_t>(options.offload_workers);
+    return disk != nullptr ? disk->background_slots() : 1;
+}
+
+}  // namespace
 
 // The worker's PeerWriter seam over the daemon's data channel.
 class Node::TransportPeers final : public PeerWriter {
@@ -44,7 +55,7 @@ Node::Node(NodeOptions options, MasterLink& master, Segment& segment, DiskStore*
           "node_promotions_fed_total",
           "promotions waiting for a worker that were handed the bytes of a reader's read of "
           "the same LOCAL_DISK object (they do not read the disk again)")),
-      offloads_{"offload", static_cast<size_t>(std::max(1, options_.offload_workers)), {}},
+      offloads_{"offload", OffloadWorkers(options_, disk), {}},
       promotions_{"promotion", static_cast<size_t>(std::max(1, options_.promotion_workers)), {}} {
     NodeWorkerOptions worker_options;
     worker_options.spec = options_.spec;

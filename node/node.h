@@ -52,9 +52,10 @@ struct NodeOptions {
     int promotion_workers = 8;                  // promotions worked on at once
     // Offloads written at once. Each is a durable disk write; written together they share
     // the disk store's journal flushes (group commit), so N workers write up to N objects per
-    // fdatasync instead of one. As many as the disk store's background slots (queue_depth/4
-    // of the default 32); promotion reads have slots of their own (IoPriority::kPromotion).
-    int offload_workers = 8;
+    // fdatasync instead of one. 0: as many as the disk store has background slots
+    // (DiskStore::background_slots, a quarter of disk_queue_depth); promotion reads have
+    // slots of their own (IoPriority::kPromotion).
+    int offload_workers = 0;
     // The disk's corruption count, reported to the master with the disk figures (may be null).
     const DiskHealth* disk_health = nullptr;
 };

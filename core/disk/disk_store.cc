@@ -42,6 +42,10 @@ constexpr char kLockFile[] = "LOCK";
 constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kMaxIoBytes = 1 << 20;  // one libaio request at most
 
+// Device slots of each of the two limited classes (background, promotion): a quarter of the
+// queue each, so foreground reads always find half of it.
+int BackgroundSlots(int queue_depth) { return std::max(1, queue_depth / 4); }
+
 struct StringHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
@@ -545,9 +549,9 @@ Result<std::unique_ptr<DiskStore>> DiskStore::OpenOnDevice(std::unique_ptr<Devic
     impl->clock = options.clock ? options.clock : &impl->steady_clock;
     impl->limiter = std::make_unique<RateLimiter>(options.background_bytes_per_sec);
     impl->background_slots =
-        std::make_unique<std::counting_semaphore<>>(std::max(1, options.queue_depth / 4));
+        std::make_unique<std::counting_semaphore<>>(BackgroundSlots(options.queue_depth));
     impl->promotion_slots =
-        std::make_unique<std::counting_semaphore<>>(std::max(1, options.queue_depth / 4));
+        std::make_unique<std::counting_semaphore<>>(BackgroundSlots(options.queue_depth));
     MC_RETURN_IF_ERROR(impl->Init(capacity));
     return std::unique_ptr<DiskStore>(new DiskStore(std::move(impl)));
 }
@@ -1041,6 +1045,10 @@ uint64_t DiskStore::allocated_bytes() const {
 }
 
 uint64_t DiskStore::capacity() const { return impl_->DataSize(); }
+
+size_t DiskStore::background_slots() const {
+    return static_cast<size_t>(BackgroundSlots(impl_->options.queue_depth));
+}
 
 uint64_t DiskStore::used() const {
     MutexLock lock(impl_->mu);

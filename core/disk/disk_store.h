@@ -91,8 +91,9 @@ struct DiskStoreOptions {
     // Bytes of disk the store takes, a multiple of 1 MiB, at least 4 MiB. Fixed at creation.
     // OpenOnDevice: 0 means the whole device.
     uint64_t capacity = 0;
-    // libaio queue depth (device slots in flight), 1..1024.
-    int queue_depth = 32;
+    // libaio queue depth (device slots in flight), 1..1024. The default of the
+    // disk_queue_depth knob (core/base/knobs.def); see there for why 128.
+    int queue_depth = 128;
     // Bytes per second of background I/O; 0 = unlimited.
     uint64_t background_bytes_per_sec = 0;
     // Time source for the rate limiter; nullptr = a steady clock.
@@ -211,6 +212,9 @@ class DiskStore {
 
     // Bytes of the data region (capacity less superblock and journal).
     uint64_t capacity() const;
+    // Background operations (offload writes, scrubs) the store runs at once: queue_depth/4.
+    // A writer beyond them waits for a slot, so this many offload workers keep it busy.
+    size_t background_slots() const;
     // Bytes of the data region in use (whole blocks), counting writes in flight and dropped
     // objects whose space is not yet reusable.
     uint64_t used() const;

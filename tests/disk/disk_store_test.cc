@@ -539,6 +539,19 @@ TEST(DiskStoreBackgroundTest, BackgroundIoPassesTheRateLimiter) {
     EXPECT_EQ((*store)->object_count(), 80u);
 }
 
+// The node runs one offload worker per background slot (node/node.cc OffloadWorkers): a
+// quarter of the queue, at least one, and 32 at the daemon's default depth of 128.
+TEST(DiskStoreBackgroundTest, BackgroundSlotsAreAQuarterOfTheQueueDepth) {
+    for (auto [depth, slots] : {std::pair{128, 32u}, {32, 8u}, {4, 1u}, {1, 1u}}) {
+        DiskStoreOptions options;
+        options.queue_depth = depth;
+        auto device = std::make_unique<MemoryDevice>(kSmall);
+        auto store = DiskStore::OpenOnDevice(device->OpenHandle(), options);
+        ASSERT_TRUE(store.ok()) << store.status().ToString();
+        EXPECT_EQ((*store)->background_slots(), slots) << "queue depth " << depth;
+    }
+}
+
 // A promotion's read has slots of its own: an offload write holding the only background slot
 // (queue_depth 4 -> one of each) through its I/O does not hold a hot object off DRAM.
 TEST(DiskStoreBackgroundTest, PromotionReadsDoNotWaitForBackgroundWrites) {
