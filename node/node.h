@@ -113,8 +113,30 @@ private:
     // the rest stay queued on the master (where Remove and eviction can still cancel them).
     template <typename Task, typename Poll, typename Received>
     void PollLoop(Lane<Task>& lane, Poll poll, Received received) MC_EXCLUDES(mu_);
-    template <typename Task, typename Run>
-    void WorkLoop(Lane<Task>& lane, Run run) MC_EXCLUDES(mu_);
+    // A worker of `lane`: takes the first task queued, and the ones after it (of the same
+    // registration) while `more(taken, next)` says so, and runs them together.
+    template <typename Task, typename More, typename Run>
+    void WorkLoop(Lane<Task>& lane, More more, Run run) MC_EXCLUDES(mu_);
+    // Promotions: one at a time (each its own read, staging and copy).
+    struct TakeOne {
+        template <typename Taken, typename Task>
+        bool operator()(const Taken&, const Task&) const {
+            return false;
+        }
+    };
+    // Offloads of small values: several at a time, written with one journal commit
+    // (NodeWorker::RunOffloadBatch). Each page its own commit held an engine's puts, which
+    // wait for offloads to free DRAM, behind one flush per page (bench/results/engine.md).
+    // Values are copied out of the segment for a batch, and a large batch is one long write
+    // that readers and lookups wait behind: up to 256 KiB (64 pages of 4 KiB); a larger value
+    // goes alone, uncopied. (4 MiB batches of 64 KiB pages: 2-3 calls over 100 ms a run and
+    // lookups' p99 2.6-3.4 ms; 256 KiB: none, 1.8-1.9 ms, and more requests/s.)
+    struct TakeOffloads {
+        static constexpr size_t kMaxTasks = 64;
+        static constexpr uint64_t kMaxBytes = 256 << 10;
+        bool operator()(const std::vector<Queued<OffloadTask>>& taken,
+                        const OffloadTask& next) const;
+    };
     // Sleeps up to `d` unless stopping; false when stopping.
     bool Pause(std::chrono::milliseconds d) MC_EXCLUDES(mu_);
 

@@ -303,9 +303,14 @@ struct DiskStore::Impl {
     Status ReadData(const Object& o, std::span<std::byte> out);
     // Reserves space for a write (evicting as needed). Releases mu while it waits or drops
     // victims; holds it again on return.
+    // `twin_in_flight` null: a write of the same (key, generation) in flight is waited for
+    // (its outcome decides this one's). Non-null: set instead, nothing reserved, for a caller
+    // that holds reservations of its own and so must not wait for another writer's.
     Status Reserve(std::string_view key, Generation gen, uint64_t size,
-                   std::vector<Extent>* extents, uint64_t* index_cost, bool* already_stored)
-        MC_REQUIRES(mu);
+                   std::vector<Extent>* extents, uint64_t* index_cost, bool* already_stored,
+                   bool* twin_in_flight = nullptr) MC_REQUIRES(mu);
+    std::vector<Status> WriteBatch(std::span<const DiskWrite> items, IoPriority priority,
+                                   bool wait_for_twins);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -699,7 +704,7 @@ Status DiskStore::Impl::ReadData(const Object& o, std::span<std::byte> out) {
 
 Status DiskStore::Impl::Reserve(std::string_view key, Generation gen, uint64_t size,
                                 std::vector<Extent>* extents, uint64_t* index_cost,
-                                bool* already_stored) {
+                                bool* already_stored, bool* twin_in_flight) {
     const uint64_t need = AlignUp(size);
     const uint64_t min_index = disk_format::EncodedPutSize(key.size(), size > 0 ? 1 : 0);
     for (;;) {
@@ -722,6 +727,10 @@ Status DiskStore::Impl::Reserve(std::string_view key, Generation gen, uint64_t s
                 return Status::StaleGeneration("a write of " + Describe(key, w->second) +
                                                " is in flight");
             }
+        }
+        if (wait_for_twin && twin_in_flight != nullptr) {
+            *twin_in_flight = true;
+            return Status::Ok();
         }
         if (wait_for_twin) {  // the same write is in flight: its outcome decides ours
             cv.Wait(mu);
@@ -784,96 +793,165 @@ Status DiskStore::Impl::Reserve(std::string_view key, Generation gen, uint64_t s
 
 Status DiskStore::Write(std::string_view key, Generation gen, std::span<const std::byte> data,
                         IoPriority priority) {
-    Impl& s = *impl_;
-    MC_RETURN_IF_ERROR(ValidateKey(key));
-    if (gen == kNoGeneration) return Status::InvalidArgument("generation 0 names no incarnation");
-    if (AlignUp(data.size()) > s.DataSize()) {
-        return Status::NoSpace("object of " + std::to_string(data.size()) +
-                               " bytes is larger than the disk store (" +
-                               std::to_string(s.DataSize()) + " bytes)");
-    }
-    if (disk_format::EncodedPutSize(key.size(), 1) > s.index_budget) {
-        return Status::NoSpace("disk store index is too small for a key of this size");
-    }
-    std::vector<Extent> extents;
-    uint64_t index_cost = 0;
-    uint64_t object_id = 0;
-    {
-        MutexLock lock(s.mu);
-        bool already = false;
-        MC_RETURN_IF_ERROR(s.Reserve(key, gen, data.size(), &extents, &index_cost, &already));
-        if (already) return Status::Ok();
-        object_id = s.next_object_id++;
-        s.writing.emplace(std::string(key), gen);
+    const DiskWrite item{key, gen, data};
+    return impl_->WriteBatch({&item, 1}, priority, /*wait_for_twins=*/true).front();
+}
+
+std::vector<Status> DiskStore::WriteMany(std::span<const DiskWrite> items, IoPriority priority) {
+    if (items.size() == 1) return impl_->WriteBatch(items, priority, /*wait_for_twins=*/true);
+    return impl_->WriteBatch(items, priority, /*wait_for_twins=*/false);
+}
+
+std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items,
+                                                IoPriority priority, bool wait_for_twins) {
+    Impl& s = *this;
+    std::vector<Status> out(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+        const DiskWrite& w = items[i];
+        if (Status st = ValidateKey(w.key); !st.ok()) {
+            out[i] = st;
+        } else if (w.generation == kNoGeneration) {
+            out[i] = Status::InvalidArgument("generation 0 names no incarnation");
+        } else if (AlignUp(w.data.size()) > s.DataSize()) {
+            out[i] = Status::NoSpace("object of " + std::to_string(w.data.size()) +
+                                     " bytes is larger than the disk store (" +
+                                     std::to_string(s.DataSize()) + " bytes)");
+        } else if (disk_format::EncodedPutSize(w.key.size(), 1) > s.index_budget) {
+            out[i] = Status::NoSpace("disk store index is too small for a key of this size");
+        }
     }
 
-    // Data and Put go to the journal together: it writes the data either alongside its batch
-    // (one round trip when idle) or at once, overlapping the commit in flight.
-    const uint64_t hash = disk_format::Hash(data);
-    Impl::WritePlan plan = Impl::PlanWrite(extents, data);
-    PutEntry put;
-    put.object_id = object_id;
-    put.generation = gen;
-    put.size = data.size();
-    put.data_hash = hash;
-    put.extents = extents;
-    put.key = std::string(key);
-    std::vector<PutEntry> puts;
-    puts.push_back(std::move(put));
-    s.Admit(priority, data.size());
-    bool data_failed = false;
-    Status st = s.journal->Commit(std::move(puts), {}, plan.reqs, &data_failed);
-    s.Done(priority);
-
-    auto o = std::make_shared<Object>();
-    o->key = std::string(key);
-    o->gen = gen;
-    o->size = data.size();
-    o->hash = hash;
-    o->id = object_id;
-    o->extents = std::move(extents);
-    o->index_bytes = index_cost;
-    std::vector<ObjectPtr> to_drop;
-    Status result = st;
+    // Space for each, in order. A write of the same (key, generation) in flight elsewhere
+    // (or earlier in this batch) is not waited for while this batch holds reservations: two
+    // batches could each wait for the other. Such an item is written alone afterwards.
+    struct Reserved {
+        size_t item;
+        std::vector<Extent> extents;
+        uint64_t index_cost = 0;
+        uint64_t object_id = 0;
+    };
+    std::vector<Reserved> reserved;
+    std::vector<size_t> twins;
     {
         MutexLock lock(s.mu);
-        auto [first, last] = s.writing.equal_range(key);
-        for (auto w = first; w != last; ++w) {
-            if (w->second == gen) {
-                s.writing.erase(w);
-                break;
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (!out[i].ok()) continue;
+            const DiskWrite& w = items[i];
+            Reserved r{i, {}, 0, 0};
+            bool already = false, twin = false;
+            out[i] = s.Reserve(w.key, w.generation, w.data.size(), &r.extents, &r.index_cost,
+                               &already, wait_for_twins ? nullptr : &twin);
+            if (!out[i].ok() || already) continue;
+            if (twin) {
+                twins.push_back(i);
+                continue;
             }
+            r.object_id = s.next_object_id++;
+            s.writing.emplace(std::string(w.key), w.generation);
+            reserved.push_back(std::move(r));
         }
-        s.cv.NotifyAll();
-        if (!st.ok()) {
-            if (!data_failed) return st;  // the Put may be on disk: leave its space alone
-            for (const Extent& e : o->extents) s.allocator->Free(e);
-            s.index_bytes -= index_cost;
-            return st;
-        }
-        auto it = s.index.find(key);
-        if (it != s.index.end() && it->second->gen > gen) {
-            // A newer generation landed while this one was written: this one is stale.
-            s.DetachLocked(*o);
-            to_drop.push_back(o);
-            result = Status::StaleGeneration("disk store holds " + Describe(key, it->second->gen) +
-                                             ", newer than " + std::to_string(gen));
-        } else {
+    }
+
+    // Data and Puts go to the journal together, one commit for the batch: it writes the data
+    // either alongside its batch (one round trip when idle) or at once, overlapping the commit
+    // in flight.
+    std::vector<uint64_t> hashes;
+    std::vector<WritePlan> plans;
+    plans.reserve(reserved.size());  // the requests point into the plans' bounce buffers
+    std::vector<IoRequest> reqs;
+    std::vector<PutEntry> puts;
+    uint64_t bytes = 0;
+    for (const Reserved& r : reserved) {
+        const DiskWrite& w = items[r.item];
+        hashes.push_back(disk_format::Hash(w.data));
+        plans.push_back(PlanWrite(r.extents, w.data));
+        reqs.insert(reqs.end(), plans.back().reqs.begin(), plans.back().reqs.end());
+        PutEntry put;
+        put.object_id = r.object_id;
+        put.generation = w.generation;
+        put.size = w.data.size();
+        put.data_hash = hashes.back();
+        put.extents = r.extents;
+        put.key = std::string(w.key);
+        puts.push_back(std::move(put));
+        bytes += w.data.size();
+    }
+    Status st;
+    bool data_failed = false;
+    if (!reserved.empty()) {
+        s.Admit(priority, bytes);
+        st = s.journal->Commit(std::move(puts), {}, reqs, &data_failed);
+        s.Done(priority);
+    }
+
+    std::vector<ObjectPtr> to_drop;
+    std::vector<size_t> dropping;  // the items whose write replaced or lost to a record
+    {
+        MutexLock lock(s.mu);
+        for (size_t j = 0; j < reserved.size(); ++j) {
+            Reserved& r = reserved[j];
+            const DiskWrite& w = items[r.item];
+            auto [first, last] = s.writing.equal_range(w.key);
+            for (auto it = first; it != last; ++it) {
+                if (it->second == w.generation) {
+                    s.writing.erase(it);
+                    break;
+                }
+            }
+            if (!st.ok()) {
+                out[r.item] = st;
+                // The Puts may be on disk unless only the data write failed: then the space
+                // is free again; otherwise it is left alone.
+                if (data_failed) {
+                    for (const Extent& e : r.extents) s.allocator->Free(e);
+                    s.index_bytes -= r.index_cost;
+                }
+                continue;
+            }
+            s.writes.fetch_add(1, std::memory_order_relaxed);  // written, if perhaps stale
+            s.write_bytes.fetch_add(w.data.size(), std::memory_order_relaxed);
+            auto o = std::make_shared<Object>();
+            o->key = std::string(w.key);
+            o->gen = w.generation;
+            o->size = w.data.size();
+            o->hash = hashes[j];
+            o->id = r.object_id;
+            o->extents = std::move(r.extents);
+            o->index_bytes = r.index_cost;
+            auto it = s.index.find(w.key);
+            if (it != s.index.end() && it->second->gen > w.generation) {
+                // A newer generation landed while this one was written: this one is stale.
+                s.DetachLocked(*o);
+                to_drop.push_back(o);
+                dropping.push_back(r.item);
+                out[r.item] =
+                    Status::StaleGeneration("disk store holds " + Describe(w.key, it->second->gen) +
+                                            ", newer than " + std::to_string(w.generation));
+                continue;
+            }
             if (it != s.index.end()) {
                 ObjectPtr old = it->second;
                 s.DetachLocked(*old);
                 to_drop.push_back(old);
+                dropping.push_back(r.item);
             }
             s.InsertLocked(o);
         }
+        s.cv.NotifyAll();
     }
-    s.writes.fetch_add(1, std::memory_order_relaxed);
-    s.write_bytes.fetch_add(data.size(), std::memory_order_relaxed);
     if (!to_drop.empty()) {
         Status dropped = s.Drop(to_drop, std::nullopt);
-        if (result.ok() && !dropped.ok()) result = dropped;
+        if (!dropped.ok()) {
+            for (size_t i : dropping) {
+                if (out[i].ok()) out[i] = dropped;
+            }
+        }
     }
-    return result;
+    // Alone now, holding nothing: a twin's outcome decides each of these.
+    for (size_t i : twins) {
+        out[i] = WriteBatch(items.subspan(i, 1), priority, /*wait_for_twins=*/true).front();
+    }
+    return out;
 }
 
 Status DiskStore::Read(std::string_view key, Generation gen, std::span<std::byte> out,

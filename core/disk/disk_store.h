@@ -111,6 +111,13 @@ struct DiskObjectInfo {
     uint64_t size = 0;
 };
 
+// One object to write (DiskStore::WriteMany).
+struct DiskWrite {
+    std::string_view key;
+    Generation generation = kNoGeneration;
+    std::span<const std::byte> data;
+};
+
 // One object to remove (DiskStore::RemoveMany).
 struct DiskRemoval {
     std::string_view key;
@@ -174,6 +181,10 @@ class DiskStore {
     // of the key is replaced (silently: its owner asked for that); a newer one -> kStaleGeneration.
     Status Write(std::string_view key, Generation generation, std::span<const std::byte> data,
                  IoPriority priority);
+    // Write of each item (answers in order, each as Write's), with one journal commit and one
+    // submission of data for all of them: a node's offloads of small pages, each its own
+    // commit, held puts waiting for DRAM behind one flush per page (bench/results/engine.md).
+    std::vector<Status> WriteMany(std::span<const DiskWrite> items, IoPriority priority);
 
     // The whole object into `out` (out.size() == the stored size; any alignment, 4 KiB-aligned
     // buffers are read into directly). The checksum is verified: on a mismatch the object is

@@ -15,6 +15,9 @@ public:
                  IoPriority priority) override {
         return disk_.Write(key, generation, data, priority);
     }
+    std::vector<Status> WriteMany(std::span<const DiskWrite> items, IoPriority priority) override {
+        return disk_.WriteMany(items, priority);
+    }
     Status Read(std::string_view key, Generation generation, std::span<std::byte> out,
                 IoPriority priority) override {
         return disk_.Read(key, generation, out, priority);

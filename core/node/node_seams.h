@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-// DiskObjectInfo, DiskRemoval, IoPriority, DropReason (types only)
+// DiskObjectInfo, DiskRemoval, DiskWrite, IoPriority, DropReason (types only)
 #include "core/disk/disk_store.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
@@ -56,6 +56,15 @@ public:
     virtual ~NodeDisk() = default;
     virtual Status Write(std::string_view key, Generation generation,
                          std::span<const std::byte> data, IoPriority priority) = 0;
+    // Write of each, answers in order; a real disk makes them durable together.
+    virtual std::vector<Status> WriteMany(std::span<const DiskWrite> items, IoPriority priority) {
+        std::vector<Status> out;
+        out.reserve(items.size());
+        for (const DiskWrite& item : items) {
+            out.push_back(Write(item.key, item.generation, item.data, priority));
+        }
+        return out;
+    }
     // out.size() is the stored size.
     virtual Status Read(std::string_view key, Generation generation, std::span<std::byte> out,
                         IoPriority priority) = 0;

@@ -416,6 +416,46 @@ bool NodeWorker::RunOffload(NodeId id, const OffloadTask& task) {
                                 });
         if (!st.ok()) EndOffloadReport(task, drops_at_begin);  // no record of ours is left
     }
+    return ReportOffload(id, task, std::move(st), drops_at_begin);
+}
+
+size_t NodeWorker::RunOffloadBatch(NodeId id, std::span<const OffloadTask> tasks) {
+    size_t taken = 0;
+    if (disk_ == nullptr || tasks.size() < 2) {
+        for (const OffloadTask& task : tasks) taken += RunOffload(id, task) ? 1 : 0;
+        return taken;
+    }
+    // Each task's bytes are copied out of its range (a range is held steady only while
+    // ReadRange runs), then all are written with one journal commit.
+    std::vector<uint64_t> drops_at_begin(tasks.size());
+    std::vector<Status> written(tasks.size());
+    std::vector<std::vector<std::byte>> copies(tasks.size());
+    std::vector<DiskWrite> items;
+    std::vector<size_t> item_task;  // items[j] is tasks[item_task[j]]
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        const OffloadTask& task = tasks[i];
+        drops_at_begin[i] = BeginOffloadReport(task);
+        written[i] = segment_.ReadRange(task.key, task.generation, task.source_offset, task.size,
+                                        [&](std::span<const std::byte> bytes) {
+                                            MC_RETURN_IF_ERROR(Fault("disk.write"));
+                                            copies[i].assign(bytes.begin(), bytes.end());
+                                            return Status::Ok();
+                                        });
+        if (!written[i].ok()) continue;
+        items.push_back({task.key, task.generation, copies[i]});
+        item_task.push_back(i);
+    }
+    std::vector<Status> answers = disk_->WriteMany(items, IoPriority::kBackground);
+    for (size_t j = 0; j < answers.size(); ++j) written[item_task[j]] = std::move(answers[j]);
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        if (!written[i].ok()) EndOffloadReport(tasks[i], drops_at_begin[i]);  // none of ours
+        taken += ReportOffload(id, tasks[i], std::move(written[i]), drops_at_begin[i]) ? 1 : 0;
+    }
+    return taken;
+}
+
+bool NodeWorker::ReportOffload(NodeId id, const OffloadTask& task, Status st,
+                               uint64_t drops_at_begin) {
     if (st.ok()) {
         (void)Fault("offload.before_report");
         // The write may have evicted older records to make room: the master hears of those

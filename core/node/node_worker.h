@@ -124,6 +124,10 @@ public:
                                                       std::chrono::milliseconds wait);
     // One task of node `id` (the id it was handed out to); true when the master took it.
     bool RunOffload(NodeId id, const OffloadTask& task);
+    // Several, written to disk together (one journal commit: DiskStore::WriteMany), each
+    // then answered to the master as RunOffload does; how many the master took. The bytes
+    // are copied out of the segment first, so keep a batch's total small.
+    size_t RunOffloadBatch(NodeId id, std::span<const OffloadTask> tasks);
     bool RunPromotion(NodeId id, const PromotionTask& task);
     // The same with the object's bytes already read (a reader's read of the same LOCAL_DISK
     // object, Node::TakeDiskRead): the disk is not read again.
@@ -158,6 +162,9 @@ private:
     // meanwhile, by this offload, a twin of it or a registration's disk list, goes; one it
     // never had is answered NotFound). QueueDrop queues a drop.
     uint64_t BeginOffloadReport(const OffloadTask& task);
+    // An offload's end, its disk write done (`st`): the drops it caused first, then the
+    // master's answer (or the failure told); true when the master took the copy.
+    bool ReportOffload(NodeId id, const OffloadTask& task, Status st, uint64_t drops_at_begin);
     bool DroppedSince(const OffloadTask& task, uint64_t drops_at_begin) const;
     void EndOffloadReport(const OffloadTask& task, uint64_t drops_at_begin);
     void QueueDrop(DiskDelete drop) MC_REQUIRES(mu_);

@@ -302,6 +302,83 @@ TEST_F(DiskStoreTest, RemoveManyCommitsOnceAndAnswersEachItem) {
     EXPECT_TRUE(Check("k10", 3, 5000).ok());
 }
 
+TEST_F(DiskStoreTest, WriteManyCommitsOnceAndAnswersEachItem) {
+    ASSERT_TRUE(Put("held", 5, 3000).ok());
+    struct Item {
+        std::string key;
+        Generation generation;
+        size_t size;
+    };
+    std::vector<Item> plan;
+    for (int i = 0; i < 12; ++i) plan.push_back({"w" + std::to_string(i), 3, 1000 + 517u * i});
+    plan.push_back({"held", 4, 100});   // older than the record held: stale
+    plan.push_back({"held", 5, 3000});  // the record held: already stored
+    plan.push_back({"w0", 3, 1000});    // twice in the batch: written once
+    plan.push_back({"", 3, 10});        // no key
+    std::vector<std::vector<std::byte>> bytes;
+    std::vector<DiskWrite> items;
+    for (const Item& it : plan) {
+        bytes.push_back(Pattern(it.size, std::hash<std::string>{}(it.key) + it.generation));
+    }
+    for (size_t i = 0; i < plan.size(); ++i) {
+        items.push_back({plan[i].key, plan[i].generation, bytes[i]});
+    }
+    const uint64_t commits = store_->stats().journal_commits;
+    std::vector<Status> answers = store_->WriteMany(items, IoPriority::kBackground);
+    EXPECT_EQ(store_->stats().journal_commits, commits + 1);
+    ASSERT_EQ(answers.size(), items.size());
+    for (int i = 0; i < 12; ++i) EXPECT_TRUE(answers[i].ok()) << i << ": " << answers[i].ToString();
+    EXPECT_EQ(answers[12].code(), StatusCode::kStaleGeneration);
+    EXPECT_TRUE(answers[13].ok()) << answers[13].ToString();
+    EXPECT_TRUE(answers[14].ok()) << answers[14].ToString();
+    EXPECT_EQ(answers[15].code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(store_->stats().writes, 1u + 12u);
+    Reopen();
+    EXPECT_EQ(store_->object_count(), 13u);
+    for (int i = 0; i < 12; ++i) {
+        EXPECT_TRUE(Check(plan[i].key, 3, plan[i].size).ok()) << plan[i].key;
+    }
+    EXPECT_TRUE(Check("held", 5, 3000).ok());
+}
+
+// Two batches that each hold the other's key in flight: neither waits for the other while it
+// holds reservations (each writes its twin alone afterwards), so both finish.
+TEST_F(DiskStoreTest, WriteManyBatchesSharingKeysDoNotWaitForEachOther) {
+    std::vector<std::vector<std::byte>> bytes;
+    std::vector<std::string> keys;
+    for (int i = 0; i < 64; ++i) {
+        keys.push_back("shared" + std::to_string(i));
+        bytes.push_back(Pattern(4096, std::hash<std::string>{}(keys.back())));
+    }
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (int round = 0; round < 20; ++round) {
+                std::vector<DiskWrite> items;
+                // Each thread walks the keys in its own order, so batches overlap both ways.
+                for (int i = 0; i < 64; ++i) {
+                    const int k = t % 2 == 0 ? i : 63 - i;
+                    // A new generation each round: every round writes (a newer one
+                    // replaces, an older one is stale; both are answers, not failures).
+                    items.push_back({keys[k], static_cast<Generation>(2 + round), bytes[k]});
+                }
+                for (const Status& st : store_->WriteMany(items, IoPriority::kBackground)) {
+                    if (!st.ok() && !st.Is(StatusCode::kStaleGeneration)) ++failures;
+                }
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(store_->object_count(), 64u);
+    for (size_t k = 0; k < keys.size(); ++k) {
+        std::vector<std::byte> out(4096);
+        ASSERT_TRUE(store_->Read(keys[k], 21, out, IoPriority::kForeground).ok()) << keys[k];
+        EXPECT_TRUE(out == bytes[k]) << keys[k];
+    }
+}
+
 TEST_F(DiskStoreTest, TombstonesSurviveJournalCheckpoints) {
     // Enough commits to wrap the 1 MiB journal halves several times.
     std::map<std::string, Generation> expect;

@@ -79,6 +79,10 @@ public:
         if (after_write) after_write(std::string(key), generation);
         return Status::Ok();
     }
+    std::vector<Status> WriteMany(std::span<const DiskWrite> items, IoPriority p) override {
+        ++write_many_calls;
+        return NodeDisk::WriteMany(items, p);  // Write each
+    }
     Status Read(std::string_view key, Generation generation, std::span<std::byte> out,
                 IoPriority) override {
         if (fail_reads) return Status::IoError("injected read failure");
@@ -119,6 +123,7 @@ public:
     }
 
     bool fail_writes = false, fail_reads = false;
+    int write_many_calls = 0;
     // Runs after every write (another thread's write evicting this record, say).
     std::function<void(const std::string&, Generation)> after_write;
     std::map<Id, std::vector<std::byte>> records;
@@ -398,6 +403,34 @@ TEST_F(NodeWorkerTest, OffloadTheMasterNoLongerWantsDeletesTheWrittenRecord) {
     EXPECT_FALSE(w.RunOffload(w.id(), *task));
     EXPECT_FALSE(disk_.Has("k", gen)) << "orphan record left on disk";
     EXPECT_EQ(link_->offload_failures, 0);  // written fine: nothing to report as failed
+}
+
+// Offloads run as a batch: their bytes go to the disk in one WriteMany, and each is answered
+// to the master on its own (one the master no longer wants is deleted, the others taken).
+TEST_F(NodeWorkerTest, OffloadBatchWritesTogetherAndAnswersEachTask) {
+    NodeWorker& w = Worker();
+    std::vector<OffloadTask> tasks;
+    std::vector<Generation> gens;
+    for (int i = 0; i < 4; ++i) {
+        const std::string key = "k" + std::to_string(i);
+        gens.push_back(Put(key, static_cast<char>('a' + i)));
+        std::optional<OffloadTask> task = TakeOffload(key);
+        ASSERT_TRUE(task) << key;
+        tasks.push_back(*task);
+    }
+    ASSERT_TRUE(store_->Remove("k2", /*force=*/true).ok());  // cancels its task
+    EXPECT_EQ(w.RunOffloadBatch(w.id(), tasks), 3u);
+    EXPECT_EQ(disk_.write_many_calls, 1);
+    for (int i : {0, 1, 3}) {
+        const std::string key = "k" + std::to_string(i);
+        ASSERT_TRUE(disk_.Has(key, gens[i])) << key;
+        EXPECT_EQ(disk_.records[FakeDisk::Id(key, gens[i])], Bytes(static_cast<char>('a' + i)))
+            << key;
+        EXPECT_EQ(Tiers(key), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk})) << key;
+    }
+    EXPECT_FALSE(disk_.Has("k2", gens[2])) << "orphan record left on disk";
+    EXPECT_EQ(link_->offload_failures, 0);
+    EXPECT_EQ(Metric("offload_in_flight"), 0);
 }
 
 TEST_F(NodeWorkerTest, OffloadSuccessWhoseAnswerIsLostKeepsTheRecord) {
