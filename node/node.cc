@@ -263,10 +263,9 @@ void Node::PollLoop(Lane<Task>& lane, Poll poll, Received received) {
             received(tasks->size());
             MutexLock lock(mu_);
             for (Task& task : *tasks) lane.queued.push_back({id, std::move(task), {}});
-            // A worker per task, not every worker for two tasks.
-            for (size_t i = 0; i < std::min(tasks->size(), lane.workers); ++i) {
-                lane.has_work.NotifyOne();
-            }
+            // One worker; a worker that leaves tasks queued wakes the next (WorkLoop), so as
+            // many wake as the tasks need however many each takes.
+            lane.has_work.NotifyOne();
         } else if (std::chrono::steady_clock::now() - started < options_.poll_wait / 2) {
             // Empty well before the wait: the master does not know us (yet). Do not spin.
             Pause(std::chrono::milliseconds(50));
@@ -293,6 +292,7 @@ void Node::WorkLoop(Lane<Task>& lane, More more, Run run) {
             if (queued >= lane.workers && lane.queued.size() < lane.workers) {
                 lane.runs_low.NotifyOne();
             }
+            if (!lane.queued.empty()) lane.has_work.NotifyOne();  // the rest, for the next
         }
         run(work);
     }

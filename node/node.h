@@ -127,13 +127,14 @@ private:
     // Offloads of small values: several at a time, written with one journal commit
     // (NodeWorker::RunOffloadBatch). Each page its own commit held an engine's puts, which
     // wait for offloads to free DRAM, behind one flush per page (bench/results/engine.md).
-    // Values are copied out of the segment for a batch, and a large batch is one long write
-    // that readers and lookups wait behind: up to 256 KiB (64 pages of 4 KiB); a larger value
-    // goes alone, uncopied. (4 MiB batches of 64 KiB pages: 2-3 calls over 100 ms a run and
-    // lookups' p99 2.6-3.4 ms; 256 KiB: none, 1.8-1.9 ms, and more requests/s.)
+    // Values are copied out of the segment for a batch, and batches in flight are writes
+    // that LOCAL_DISK reads wait behind: up to 128 KiB (32 pages of 4 KiB); a larger value
+    // goes alone, uncopied. (Engine load at 64 KiB pages: 4 MiB batches had 2-3 calls over
+    // 100 ms a run; 256 KiB none but reads' p99 25-28 ms; 128 KiB 20-26 ms and as many
+    // requests/s; 64 KiB, no batching of such pages, 19-20 ms but puts' p99 25-30 ms.)
     struct TakeOffloads {
-        static constexpr size_t kMaxTasks = 64;
-        static constexpr uint64_t kMaxBytes = 256 << 10;
+        static constexpr size_t kMaxTasks = 32;
+        static constexpr uint64_t kMaxBytes = 128 << 10;
         bool operator()(const std::vector<Queued<OffloadTask>>& taken,
                         const OffloadTask& next) const;
     };

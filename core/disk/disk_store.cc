@@ -823,7 +823,9 @@ std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items
 
     // Space for each, in order. A write of the same (key, generation) in flight elsewhere
     // (or earlier in this batch) is not waited for while this batch holds reservations: two
-    // batches could each wait for the other. Such an item is written alone afterwards.
+    // batches could each wait for the other. Such an item is written alone afterwards, and so
+    // is one refused for room while earlier items of the batch hold some (space in flight
+    // cannot be evicted; alone, after the batch, it is as a single Write would find it).
     struct Reserved {
         size_t item;
         std::vector<Extent> extents;
@@ -831,7 +833,7 @@ std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items
         uint64_t object_id = 0;
     };
     std::vector<Reserved> reserved;
-    std::vector<size_t> twins;
+    std::vector<size_t> twins;  // and those refused room while the batch held some
     {
         MutexLock lock(s.mu);
         for (size_t i = 0; i < items.size(); ++i) {
@@ -841,11 +843,12 @@ std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items
             bool already = false, twin = false;
             out[i] = s.Reserve(w.key, w.generation, w.data.size(), &r.extents, &r.index_cost,
                                &already, wait_for_twins ? nullptr : &twin);
-            if (!out[i].ok() || already) continue;
+            if (out[i].Is(StatusCode::kNoSpace) && !reserved.empty()) twin = true;
             if (twin) {
                 twins.push_back(i);
                 continue;
             }
+            if (!out[i].ok() || already) continue;
             r.object_id = s.next_object_id++;
             s.writing.emplace(std::string(w.key), w.generation);
             reserved.push_back(std::move(r));
@@ -947,7 +950,7 @@ std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items
             }
         }
     }
-    // Alone now, holding nothing: a twin's outcome decides each of these.
+    // Alone now, holding nothing: a twin's outcome decides each of these (or the room left).
     for (size_t i : twins) {
         out[i] = WriteBatch(items.subspan(i, 1), priority, /*wait_for_twins=*/true).front();
     }

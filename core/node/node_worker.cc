@@ -1,6 +1,7 @@
 #include "core/node/node_worker.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 #include <thread>
@@ -426,10 +427,11 @@ size_t NodeWorker::RunOffloadBatch(NodeId id, std::span<const OffloadTask> tasks
         return taken;
     }
     // Each task's bytes are copied out of its range (a range is held steady only while
-    // ReadRange runs), then all are written with one journal commit.
+    // ReadRange runs), aligned so the disk writes them without another copy, then all are
+    // written with one journal commit.
     std::vector<uint64_t> drops_at_begin(tasks.size());
     std::vector<Status> written(tasks.size());
-    std::vector<std::vector<std::byte>> copies(tasks.size());
+    std::vector<AlignedBuffer> copies(tasks.size());
     std::vector<DiskWrite> items;
     std::vector<size_t> item_task;  // items[j] is tasks[item_task[j]]
     for (size_t i = 0; i < tasks.size(); ++i) {
@@ -438,11 +440,14 @@ size_t NodeWorker::RunOffloadBatch(NodeId id, std::span<const OffloadTask> tasks
         written[i] = segment_.ReadRange(task.key, task.generation, task.source_offset, task.size,
                                         [&](std::span<const std::byte> bytes) {
                                             MC_RETURN_IF_ERROR(Fault("disk.write"));
-                                            copies[i].assign(bytes.begin(), bytes.end());
+                                            if (bytes.empty()) return Status::Ok();
+                                            copies[i] = AlignedBuffer(bytes.size());
+                                            std::memcpy(copies[i].data(), bytes.data(),
+                                                        bytes.size());
                                             return Status::Ok();
                                         });
         if (!written[i].ok()) continue;
-        items.push_back({task.key, task.generation, copies[i]});
+        items.push_back({task.key, task.generation, copies[i].span().first(task.size)});
         item_task.push_back(i);
     }
     std::vector<Status> answers = disk_->WriteMany(items, IoPriority::kBackground);

@@ -341,6 +341,24 @@ TEST_F(DiskStoreTest, WriteManyCommitsOnceAndAnswersEachItem) {
     EXPECT_TRUE(Check("held", 5, 3000).ok());
 }
 
+// Space held by a batch's own earlier items cannot be evicted: an item refused room for that
+// is written alone after the batch, where it evicts as a single Write would.
+TEST_F(DiskStoreTest, WriteManyItemRefusedRoomHeldByItsBatchIsWrittenAfterIt) {
+    const uint64_t size = store_->capacity() * 45 / 100 / (4 * kKiB) * (4 * kKiB);
+    const std::vector<std::string> keys = {"a", "b", "c"};  // together 135% of the disk
+    std::vector<std::vector<std::byte>> bytes;
+    std::vector<DiskWrite> items;
+    for (const std::string& key : keys) {
+        bytes.push_back(Pattern(size, std::hash<std::string>{}(key) + 1));
+    }
+    for (size_t i = 0; i < keys.size(); ++i) items.push_back({keys[i], 1, bytes[i]});
+    std::vector<Status> answers = store_->WriteMany(items, IoPriority::kBackground);
+    for (const Status& st : answers) EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(Check("a", 1, size).code(), StatusCode::kNotFound);  // evicted for "c"
+    EXPECT_TRUE(Check("b", 1, size).ok());
+    EXPECT_TRUE(Check("c", 1, size).ok());
+}
+
 // Two batches that each hold the other's key in flight: neither waits for the other while it
 // holds reservations (each writes its twin alone afterwards), so both finish.
 TEST_F(DiskStoreTest, WriteManyBatchesSharingKeysDoNotWaitForEachOther) {
