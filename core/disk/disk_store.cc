@@ -798,13 +798,12 @@ Status DiskStore::Write(std::string_view key, Generation gen, std::span<const st
 }
 
 std::vector<Status> DiskStore::WriteMany(std::span<const DiskWrite> items, IoPriority priority) {
-    if (items.size() == 1) return impl_->WriteBatch(items, priority, /*wait_for_twins=*/true);
-    return impl_->WriteBatch(items, priority, /*wait_for_twins=*/false);
+    // One item holds no other reservation while it waits: it may wait as Write does.
+    return impl_->WriteBatch(items, priority, /*wait_for_twins=*/items.size() == 1);
 }
 
 std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items,
                                                 IoPriority priority, bool wait_for_twins) {
-    Impl& s = *this;
     std::vector<Status> out(items.size());
     for (size_t i = 0; i < items.size(); ++i) {
         const DiskWrite& w = items[i];
@@ -812,11 +811,11 @@ std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items
             out[i] = st;
         } else if (w.generation == kNoGeneration) {
             out[i] = Status::InvalidArgument("generation 0 names no incarnation");
-        } else if (AlignUp(w.data.size()) > s.DataSize()) {
+        } else if (AlignUp(w.data.size()) > DataSize()) {
             out[i] = Status::NoSpace("object of " + std::to_string(w.data.size()) +
                                      " bytes is larger than the disk store (" +
-                                     std::to_string(s.DataSize()) + " bytes)");
-        } else if (disk_format::EncodedPutSize(w.key.size(), 1) > s.index_budget) {
+                                     std::to_string(DataSize()) + " bytes)");
+        } else if (disk_format::EncodedPutSize(w.key.size(), 1) > index_budget) {
             out[i] = Status::NoSpace("disk store index is too small for a key of this size");
         }
     }
@@ -831,26 +830,27 @@ std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items
         std::vector<Extent> extents;
         uint64_t index_cost = 0;
         uint64_t object_id = 0;
+        uint64_t hash = 0;  // of the data, taken once the lock is released
     };
     std::vector<Reserved> reserved;
     std::vector<size_t> twins;  // and those refused room while the batch held some
     {
-        MutexLock lock(s.mu);
+        MutexLock lock(mu);
         for (size_t i = 0; i < items.size(); ++i) {
             if (!out[i].ok()) continue;
             const DiskWrite& w = items[i];
-            Reserved r{i, {}, 0, 0};
+            Reserved r{i, {}, 0, 0, 0};
             bool already = false, twin = false;
-            out[i] = s.Reserve(w.key, w.generation, w.data.size(), &r.extents, &r.index_cost,
-                               &already, wait_for_twins ? nullptr : &twin);
+            out[i] = Reserve(w.key, w.generation, w.data.size(), &r.extents, &r.index_cost,
+                             &already, wait_for_twins ? nullptr : &twin);
             if (out[i].Is(StatusCode::kNoSpace) && !reserved.empty()) twin = true;
             if (twin) {
                 twins.push_back(i);
                 continue;
             }
             if (!out[i].ok() || already) continue;
-            r.object_id = s.next_object_id++;
-            s.writing.emplace(std::string(w.key), w.generation);
+            r.object_id = next_object_id++;
+            writing.emplace(std::string(w.key), w.generation);
             reserved.push_back(std::move(r));
         }
     }
@@ -858,22 +858,21 @@ std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items
     // Data and Puts go to the journal together, one commit for the batch: it writes the data
     // either alongside its batch (one round trip when idle) or at once, overlapping the commit
     // in flight.
-    std::vector<uint64_t> hashes;
     std::vector<WritePlan> plans;
     plans.reserve(reserved.size());  // the requests point into the plans' bounce buffers
     std::vector<IoRequest> reqs;
     std::vector<PutEntry> puts;
     uint64_t bytes = 0;
-    for (const Reserved& r : reserved) {
+    for (Reserved& r : reserved) {
         const DiskWrite& w = items[r.item];
-        hashes.push_back(disk_format::Hash(w.data));
+        r.hash = disk_format::Hash(w.data);
         plans.push_back(PlanWrite(r.extents, w.data));
         reqs.insert(reqs.end(), plans.back().reqs.begin(), plans.back().reqs.end());
         PutEntry put;
         put.object_id = r.object_id;
         put.generation = w.generation;
         put.size = w.data.size();
-        put.data_hash = hashes.back();
+        put.data_hash = r.hash;
         put.extents = r.extents;
         put.key = std::string(w.key);
         puts.push_back(std::move(put));
@@ -882,22 +881,21 @@ std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items
     Status st;
     bool data_failed = false;
     if (!reserved.empty()) {
-        s.Admit(priority, bytes);
-        st = s.journal->Commit(std::move(puts), {}, reqs, &data_failed);
-        s.Done(priority);
+        Admit(priority, bytes);
+        st = journal->Commit(std::move(puts), {}, reqs, &data_failed);
+        Done(priority);
     }
 
     std::vector<ObjectPtr> to_drop;
     std::vector<size_t> dropping;  // the items whose write replaced or lost to a record
     {
-        MutexLock lock(s.mu);
-        for (size_t j = 0; j < reserved.size(); ++j) {
-            Reserved& r = reserved[j];
+        MutexLock lock(mu);
+        for (Reserved& r : reserved) {
             const DiskWrite& w = items[r.item];
-            auto [first, last] = s.writing.equal_range(w.key);
+            auto [first, last] = writing.equal_range(w.key);
             for (auto it = first; it != last; ++it) {
                 if (it->second == w.generation) {
-                    s.writing.erase(it);
+                    writing.erase(it);
                     break;
                 }
             }
@@ -906,25 +904,25 @@ std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items
                 // The Puts may be on disk unless only the data write failed: then the space
                 // is free again; otherwise it is left alone.
                 if (data_failed) {
-                    for (const Extent& e : r.extents) s.allocator->Free(e);
-                    s.index_bytes -= r.index_cost;
+                    for (const Extent& e : r.extents) allocator->Free(e);
+                    index_bytes -= r.index_cost;
                 }
                 continue;
             }
-            s.writes.fetch_add(1, std::memory_order_relaxed);  // written, if perhaps stale
-            s.write_bytes.fetch_add(w.data.size(), std::memory_order_relaxed);
+            writes.fetch_add(1, std::memory_order_relaxed);  // written, if perhaps stale
+            write_bytes.fetch_add(w.data.size(), std::memory_order_relaxed);
             auto o = std::make_shared<Object>();
             o->key = std::string(w.key);
             o->gen = w.generation;
             o->size = w.data.size();
-            o->hash = hashes[j];
+            o->hash = r.hash;
             o->id = r.object_id;
             o->extents = std::move(r.extents);
             o->index_bytes = r.index_cost;
-            auto it = s.index.find(w.key);
-            if (it != s.index.end() && it->second->gen > w.generation) {
+            auto it = index.find(w.key);
+            if (it != index.end() && it->second->gen > w.generation) {
                 // A newer generation landed while this one was written: this one is stale.
-                s.DetachLocked(*o);
+                DetachLocked(*o);
                 to_drop.push_back(o);
                 dropping.push_back(r.item);
                 out[r.item] =
@@ -932,18 +930,18 @@ std::vector<Status> DiskStore::Impl::WriteBatch(std::span<const DiskWrite> items
                                             ", newer than " + std::to_string(w.generation));
                 continue;
             }
-            if (it != s.index.end()) {
+            if (it != index.end()) {
                 ObjectPtr old = it->second;
-                s.DetachLocked(*old);
+                DetachLocked(*old);
                 to_drop.push_back(old);
                 dropping.push_back(r.item);
             }
-            s.InsertLocked(o);
+            InsertLocked(o);
         }
-        s.cv.NotifyAll();
+        cv.NotifyAll();
     }
     if (!to_drop.empty()) {
-        Status dropped = s.Drop(to_drop, std::nullopt);
+        Status dropped = Drop(to_drop, std::nullopt);
         if (!dropped.ok()) {
             for (size_t i : dropping) {
                 if (out[i].ok()) out[i] = dropped;
